@@ -1,0 +1,3 @@
+"""Shared CLI commands: cache management."""
+
+from __future__ import annotations

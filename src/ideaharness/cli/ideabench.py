@@ -1,0 +1,1 @@
+"""IdeaBench CLI."""

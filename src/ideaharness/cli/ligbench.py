@@ -1,0 +1,1 @@
+"""CLI commands of this part (registered on import)."""

@@ -1,0 +1,143 @@
+"""One vocabulary shared by every benchmark: papers, references, instances, ideas and judgments.
+
+All models are pydantic v2 and round-trip through JSON (``model_dump(mode="json")`` /
+``model_validate``). Later benchmarks extend these models (subclass or the ``extra`` dicts); they
+never fork them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Paper(_Model):
+    """A scholarly paper as the benchmarks see it.
+
+    ``id`` is whatever identifies the paper in its source (Semantic Scholar paperId, DOI,
+    a corpus index); ``external_ids`` keeps the others (e.g. ``{"DOI": "10.1/x", "ArXiv": "2401.1"}``).
+    ``citation_count`` is the total count in the source at retrieval time (None = unknown).
+    """
+
+    id: str
+    title: str
+    abstract: str | None = None
+    year: int | None = None
+    publication_date: dt.date | None = None
+    venue: str | None = None
+    citation_count: int | None = None
+    publication_types: list[str] | None = None
+    external_ids: dict[str, str] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reference(Paper):
+    """A paper cited by a target paper, with the citation edge's metadata.
+
+    ``contexts``: the citing sentences; ``intents``: Semantic Scholar / SciCite intent labels
+    (subset of ``background``, ``methodology``, ``result``); ``is_influential``: S2's flag;
+    ``sections``: section headings where the target cites it, when full text is known.
+    ``relation``: free text on how it inspired the target (ResearchBench / TOMATO-Chem).
+    """
+
+    contexts: list[str] = Field(default_factory=list)
+    intents: list[str] = Field(default_factory=list)
+    is_influential: bool | None = None
+    sections: list[str] = Field(default_factory=list)
+    relation: str | None = None
+
+
+class GroundTruth(_Model):
+    """The target paper's own idea, in whichever fields the benchmark defines.
+
+    ``idea`` is the free-text idea (IdeaBench's target summary, ResearchBench's main hypothesis);
+    ``key_points`` are annotated points a matched-score judge checks (TOMATO-Chem ``Note``).
+    """
+
+    idea: str | None = None
+    hypothesis: str | None = None
+    fine_grained_hypothesis: str | None = None
+    motivation: str | None = None
+    experiment_plan: str | None = None
+    key_points: str | None = None
+    main_target: str | None = None
+    core_breakthrough: str | None = None
+    innovative_methods: str | None = None
+    experimental_design: str | None = None
+
+
+class Instance(_Model):
+    """One benchmark item: a target paper and what a generator may see.
+
+    ``references`` holds the references (IdeaBench) or inspirations (AI Idea Bench,
+    ResearchBench); ``knowledge_cutoff`` is the date after which literature counts as
+    contemporary (AI Idea Bench novelty) or must be hidden from retrieval.
+    """
+
+    id: str
+    dataset: str
+    target: Paper
+    references: list[Reference] = Field(default_factory=list)
+    research_question: str | None = None
+    topic: str | None = None
+    background_survey: str | None = None
+    ground_truth: GroundTruth = Field(default_factory=GroundTruth)
+    domain: str | None = None
+    knowledge_cutoff: dt.date | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Provenance(_Model):
+    """Where an idea came from: generator name, model string, prompt hash and seed."""
+
+    generator: str
+    model: str | None = None
+    prompt_hash: str | None = None
+    seed: int | None = None
+    sample_index: int = 0
+
+
+class Idea(_Model):
+    """A research idea, free text plus optional structured fields.
+
+    ``text`` always holds a complete free-text rendering (what similarity metrics compare);
+    the structured fields are filled by generators or decomposition steps that produce them.
+    """
+
+    id: str
+    instance_id: str
+    title: str | None = None
+    text: str
+    motivation: str | None = None
+    experiment_plan: str | None = None
+    hypothesis: str | None = None
+    main_target: str | None = None
+    core_breakthrough: str | None = None
+    innovative_methods: str | None = None
+    experimental_design: str | None = None
+    provenance: Provenance
+
+
+class Judgment(_Model):
+    """One LLM judgment: what was asked, what came back, what we made of it.
+
+    ``parsed`` is None whenever ``parse_ok`` is False; a failed parse is never replaced by a
+    default. ``positions`` records the order in which items were shown (e.g. idea ids), so
+    position bias can be analysed; ``attempts`` counts the calls made (1 = first try parsed).
+    """
+
+    judge_model: str
+    prompt_hash: str
+    raw_text: str
+    parsed: Any = None
+    parse_ok: bool
+    attempts: int = 1
+    errors: list[str] = Field(default_factory=list)
+    positions: list[str] | None = None
+    usage: dict[str, int] = Field(default_factory=dict)
