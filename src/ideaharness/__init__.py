@@ -1,3 +1,18 @@
-"""ideaharness: benchmarks for research-idea generation over one vocabulary."""
+"""ideaharness: benchmarks for research-idea generation over one vocabulary.
+
+``ideaharness.run("ideabench", generator="local/qwen2.5-coder-0.5b", limit=2)`` runs a benchmark
+from Python with the CLI's parameters; see :mod:`ideaharness.api`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+
+def run(benchmark: str = "ideabench", **kwargs: Any) -> dict[str, Any]:
+    """Run a benchmark; see :func:`ideaharness.api.run`."""
+    from ideaharness.api import run as _run
+
+    return _run(benchmark, **kwargs)

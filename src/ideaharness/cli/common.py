@@ -1,3 +1,43 @@
-"""Shared CLI commands: cache management."""
+"""Shared CLI commands: ``ideaharness cache info`` and ``ideaharness cache clear``."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ideaharness.cli.app import cache_app
+from ideaharness.llm.cache import cache_info, clear_cache, default_cache_path
+
+_PATH_HELP = "Cache file (default: $IDEAHARNESS_CACHE_DIR/llm-cache.sqlite or ~/.cache/ideaharness/...)."
+PathOption = Annotated[Path | None, typer.Option("--path", help=_PATH_HELP)]
+
+
+@cache_app.command("info")
+def info(path: PathOption = None) -> None:
+    """Print the cache file, its number of entries (per model) and its size on disk."""
+    result = cache_info(path)
+    if not result.exists:
+        typer.echo(f"{result.path}: no cache yet (0 entries)")
+        return
+    typer.echo(f"{result.path}: {result.entries} entries, {_human(result.size_bytes)}")
+    for model, count in sorted(result.entries_by_model.items()):
+        typer.echo(f"  {model}: {count}")
+
+
+@cache_app.command("clear")
+def clear(path: PathOption = None) -> None:
+    """Delete the response cache (the next run calls the models again)."""
+    target = path or default_cache_path()
+    freed = clear_cache(target)
+    typer.echo(f"{target}: cleared ({_human(freed)} freed)")
+
+
+def _human(n_bytes: int) -> str:
+    size = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"

@@ -1,0 +1,59 @@
+"""Python API mirroring the CLI: ``ideaharness.run("ideabench", generator=..., limit=3, ...)``.
+
+Keyword arguments are the CLI flags with underscores (``n_ideas``, ``base_url``, ``no_cache`` or
+``use_cache``); ``generator``/``judge`` also accept any :class:`~ideaharness.llm.types.ChatModel`
+object (e.g. a :class:`~ideaharness.llm.scripted.ScriptedModel` or an already built client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
+
+from pydantic import BaseModel
+
+from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness.errors import UserError
+
+# benchmark name -> (module, config class name, async run function name)
+BENCHMARKS: dict[str, tuple[str, str, str]] = {
+    "ideabench": ("ideaharness.benchmarks.ideabench", "IdeaBenchConfig", "run_ideabench_async"),
+}
+
+
+def split_kwargs(config_cls: type[BaseModel], kwargs: dict[str, Any]) -> tuple[BaseModel, ExecutionOptions, dict[str, Any]]:
+    """Split flat keyword arguments into (config, execution options, model objects)."""
+    kwargs = dict(kwargs)
+    models: dict[str, Any] = {}
+    for role in ("generator", "judge"):
+        value = kwargs.get(role)
+        if value is not None and not isinstance(value, str):
+            models[role] = value
+            kwargs[role] = getattr(value, "model", type(value).__name__)
+    if "no_cache" in kwargs:
+        kwargs["use_cache"] = not kwargs.pop("no_cache")
+    option_fields = set(ExecutionOptions.model_fields)
+    config_fields = set(config_cls.model_fields)
+    unknown = set(kwargs) - option_fields - config_fields
+    if unknown:
+        raise UserError(f"unknown argument(s) {', '.join(sorted(unknown))}")
+    options = ExecutionOptions(**{k: v for k, v in kwargs.items() if k in option_fields})
+    config = config_cls(**{k: v for k, v in kwargs.items() if k in config_fields})
+    return config, options, models
+
+
+def run(benchmark: str = "ideabench", **kwargs: Any) -> dict[str, Any]:
+    """Run (or resume) a benchmark and return its results dict (also written to results.json).
+
+    Raises:
+        UserError: unknown benchmark or argument, bad data, missing key.
+    """
+    if benchmark not in BENCHMARKS:
+        raise UserError(f"unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}")
+    module_name, config_name, runner_name = BENCHMARKS[benchmark]
+    module = import_module(module_name)
+    config, options, models = split_kwargs(getattr(module, config_name), kwargs)
+    runner: Callable[..., Any] = getattr(module, runner_name)
+    return asyncio.run(runner(config, options, **models))

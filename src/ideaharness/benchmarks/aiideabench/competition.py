@@ -1,0 +1,201 @@
+"""Idea competition between systems (AI Idea Bench 2025, Eq. 5-6) and a Bradley-Terry fit.
+
+Systems are this run and the ``compare`` run directories (same data). On every topic each system
+contributes one of its ideas (chosen with the run seed; the published code picks one at random,
+unseeded); a Swiss tournament of ``tournament_rounds`` rounds is played per topic and points are
+summed over topics. A match is the judge's ``final_choice`` between two ideas (six criteria are
+recorded too). By default each pair is judged in both orders: the same winner in both is a win;
+different winners is an *inconsistent* pair, recorded as such and counted as a tie (each side gets
+the mean of win and loss points, half a win in Bradley-Terry) or, with ``inconsistent="exclude"``,
+giving no points and no battle. ``parity``: judged once with the higher-ranked player as idea 0 and
+1 point per loss, as in the published ``competition.py``. A pair that meets again in a later round
+reuses its verdict. Judgments that never parse give no verdict and are counted.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.errors import UserError
+from ideaharness.metrics.tournament import (
+    Battle,
+    Outcome,
+    TournamentResult,
+    bradley_terry_bootstrap,
+    swiss_tournament,
+)
+from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR
+from ideaharness.schema import Idea, Instance
+from ideaharness.seeding import derive_seed
+
+if TYPE_CHECKING:
+    from ideaharness.benchmarks.aiideabench.run import AIIdeaBench
+
+
+def load_run_ideas(run_dir: Path) -> tuple[str, dict[str, list[Idea]]]:
+    """(system name, {instance_id: ideas}) of another AI Idea Bench run directory.
+
+    Raises:
+        UserError: not a run directory of this benchmark.
+    """
+    config_path = run_dir / CONFIG_FILE
+    if not config_path.exists():
+        raise UserError(f"--compare {run_dir}: no {CONFIG_FILE}; give an AI Idea Bench run directory")
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    if config.get("benchmark") != "aiideabench":
+        raise UserError(f"--compare {run_dir}: not an AI Idea Bench run "
+                        f"(benchmark={config.get('benchmark')!r})")
+    name = config.get("system") or (Path(config["ideas_file"]).stem if config.get("ideas_file") else None)
+    name = name or config.get("generator") or run_dir.name
+    ideas: dict[str, list[Idea]] = {}
+    path = run_dir / RECORDS_DIR / "ideas.jsonl"
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            ideas[rec["instance_id"]] = [Idea.model_validate(i) for i in rec["data"]["ideas"]]
+    return str(name), ideas
+
+
+def verdict(first: dict[str, Any] | None, second: dict[str, Any] | None, inconsistent: str) -> dict[str, Any]:
+    """Combine the two orders' judgments of systems (x, y): x shown first, then y shown first.
+
+    Returns ``{"outcome": "a" (x wins) | "b" | "tie" | None, "consistent": bool | None}``.
+    """
+    if first is None or second is None or not first["parse_ok"] or not second["parse_ok"]:
+        return {"outcome": None, "consistent": None}
+    x_wins_first = first["parsed"]["final_choice"] == 0
+    x_wins_second = second["parsed"]["final_choice"] == 1
+    if x_wins_first == x_wins_second:
+        return {"outcome": "a" if x_wins_first else "b", "consistent": True}
+    return {"outcome": "tie" if inconsistent == "tie" else None, "consistent": False}
+
+
+class _Competition:
+    """State of one competition: verdict cache per topic, battles, counters."""
+
+    def __init__(self, bench: AIIdeaBench) -> None:
+        self.bench = bench
+        self.cfg = bench.config
+        self.battles: list[Battle] = []
+        self.counts = {"judgments": 0, "parse_failures": 0, "inconsistent_pairs": 0, "pairs": 0,
+                       "no_verdict": 0, "idea0_chosen": 0}
+
+    async def judge_order(self, inst: Instance, picked: dict[str, Idea], first: str,
+                          second: str) -> dict[str, Any] | None:
+        rec = await self.bench.steps.judge_step(
+            "compete", inst.id, f"{first}|{second}", self.bench.judge,
+            J.compete_messages(inst.topic or "", picked[first].text, picked[second].text),
+            J.parse_compete, positions=[picked[first].id, picked[second].id],
+            extra={"idea0_system": first, "idea1_system": second}, json_schema=J.COMPETE_SCHEMA,
+            **self.bench._sampling(),
+        )
+        if rec is None:
+            return None
+        self.counts["judgments"] += 1
+        judgment: dict[str, Any] = rec["judgment"]
+        if not judgment["parse_ok"]:
+            self.counts["parse_failures"] += 1
+        elif judgment["parsed"]["final_choice"] == 0:
+            self.counts["idea0_chosen"] += 1
+        return judgment
+
+    async def pair_verdict(self, inst: Instance, picked: dict[str, Idea], x: str, y: str) -> dict[str, Any]:
+        first = await self.judge_order(inst, picked, x, y)
+        if self.cfg.parity:
+            if first is None or not first["parse_ok"]:
+                v: dict[str, Any] = {"outcome": None, "consistent": None}
+            else:
+                v = {"outcome": "a" if first["parsed"]["final_choice"] == 0 else "b", "consistent": None}
+        else:
+            second = await self.judge_order(inst, picked, y, x)
+            v = verdict(first, second, self.cfg.inconsistent)
+        self.counts["pairs"] += 1
+        self.counts["inconsistent_pairs"] += v["consistent"] is False
+        self.counts["no_verdict"] += v["outcome"] is None and v["consistent"] is not False
+        if v["outcome"] is not None:
+            self.battles.append(Battle(a=x, b=y, winner=v["outcome"]))
+        return v
+
+    async def topic(self, inst: Instance, picked: dict[str, Idea], names: list[str]) -> TournamentResult:
+        verdicts: dict[tuple[str, str], dict[str, Any]] = {}
+
+        async def play(a: str, b: str, _round: int) -> Outcome | None:
+            x, y = (a, b) if self.cfg.parity else sorted((a, b))
+            if (x, y) not in verdicts:
+                verdicts[(x, y)] = await self.pair_verdict(inst, picked, x, y)
+            outcome: Outcome | None = verdicts[(x, y)]["outcome"]
+            if outcome is None or outcome == "tie" or x == a:
+                return outcome
+            return "b" if outcome == "a" else "a"
+
+        return await swiss_tournament(
+            names, play, rounds=self.cfg.tournament_rounds, win_points=3.0, loss_points=self.cfg.loss_points,
+            seed=derive_seed(self.cfg.seed, inst.id, "swiss"),
+        )
+
+
+async def run_competition(
+    bench: AIIdeaBench, instances: list[Instance], compare_dirs: list[Path]
+) -> dict[str, Any]:
+    """Swiss tournament per topic + Bradley-Terry over all verdicts; judgments recorded in ``bench``."""
+    cfg = bench.config
+    systems: dict[str, dict[str, list[Idea]]] = {
+        cfg.system_name: {i.id: bench.ideas(i) or [] for i in instances}
+    }
+    run_dirs = {cfg.system_name: str(bench.options.out)}
+    for run_dir in compare_dirs:
+        name, ideas = load_run_ideas(run_dir)
+        if name in systems:
+            name = f"{name} ({run_dir.name})"
+        systems[name] = ideas
+        run_dirs[name] = str(run_dir)
+    names = list(systems)
+    if len(names) < 2:
+        raise UserError("the competition needs at least 2 systems: give --compare RUN_DIR")
+    comp = _Competition(bench)
+    points = {n: 0.0 for n in names}
+    per_topic: list[dict[str, Any]] = []
+    topics = [i for i in instances if all(systems[n].get(i.id) for n in names)]
+    for inst in topics:
+        picked: dict[str, Idea] = {}
+        for n in names:
+            options = systems[n][inst.id]
+            rng = random.Random(derive_seed(cfg.seed, inst.id, "compete-pick", n))
+            picked[n] = options[rng.randrange(len(options))]
+        result = await comp.topic(inst, picked, names)
+        for n, p in result.points.items():
+            points[n] += p
+        per_topic.append({"instance_id": inst.id, "points": result.points, "rounds": result.rounds,
+                          "ideas": {n: picked[n].id for n in names}})
+    values = sorted(points.values(), reverse=True)
+    bt: dict[str, Any] = {}
+    if len({s for b in comp.battles for s in (b.a, b.b)}) >= 2:
+        anchor = cfg.system_name if any(cfg.system_name in (b.a, b.b) for b in comp.battles) else None
+        intervals = bradley_terry_bootstrap(
+            comp.battles, anchor=anchor, n_resamples=min(cfg.bootstrap_resamples, 1000), seed=cfg.seed
+        )
+        bt = {n: iv.model_dump() for n, iv in intervals.items()}
+    return {
+        "systems": names,
+        "run_dirs": run_dirs,
+        "topics": len(topics),
+        "rounds": cfg.tournament_rounds,
+        "win_points": 3.0,
+        "loss_points": cfg.loss_points,
+        "both_orders": not cfg.parity,
+        "inconsistent_counts_as": cfg.inconsistent,
+        "points": points,
+        "rank": {n: 1 + values.index(p) for n, p in points.items()},
+        "bradley_terry": bt,
+        "bradley_terry_anchor": cfg.system_name,
+        "battles": len(comp.battles),
+        **comp.counts,
+        "per_topic": per_topic,
+    }

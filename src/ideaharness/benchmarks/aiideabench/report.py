@@ -1,0 +1,268 @@
+"""Aggregation of an AI Idea Bench run: results.json, the paper's Table 1 / Table 2 layout, report.html.
+
+Per-instance values follow the paper: IMCQ S_M = 1 if any idea picks the ground truth (Eq. 2); I2I
+and I2T = the maximum rating over the instance's ideas (Eq. 3-4); NA and FA = the mean over the
+instance's ideas. Means over instances carry percentile-bootstrap 95% intervals; judgments that never
+parsed are counted and left out (an instance whose judgments all failed has no value).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION
+from ideaharness.metrics.choice import imcq_hit
+from ideaharness.metrics.stats import bootstrap_ci, summarize
+from ideaharness.report.html import Section, Table
+from ideaharness.schema import Instance
+
+if TYPE_CHECKING:
+    from ideaharness.benchmarks.aiideabench.run import AIIdeaBench
+
+LIT_KEYS = ("motivation/novelty", "motivation/novelty_bounded", "experiment_plan/novelty", "feasibility")
+
+
+def _metric(values: list[float], failures: int, boot: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {**summarize(values), "ci95_mean": bootstrap_ci(values, **boot), "parse_failures": failures,
+            **extra}
+
+
+def _judgments(bench: AIIdeaBench, step: str, inst: Instance, prefix: str = "") -> list[dict[str, Any]]:
+    return [d["judgment"] | {"_extra": d} for i, k, d in bench.store.records(step)
+            if i == inst.id and k.startswith(prefix)]
+
+
+def aggregate(
+    bench: AIIdeaBench, instances: list[Instance], competition: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The results dict (also written to results.json)."""
+    cfg = bench.config
+    boot = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
+    ideas = {i.id: bench.ideas(i) for i in instances}
+    gen_fail = sum(1 for _, _, d in bench.store.records("generate") if not d["judgment"]["parse_ok"])
+    decomp = [bench.store.get("decompose", i.id) for i in instances]
+    results: dict[str, Any] = {
+        "benchmark": "aiideabench",
+        "benchmark_version": BENCHMARK_VERSION,
+        "system": cfg.system_name,
+        "generator": None if cfg.ideas_file else cfg.generator,
+        "ideas_file": cfg.ideas_file,
+        "judge": cfg.judge,
+        "seed": cfg.seed,
+        "data": cfg.data,
+        "instances": len(instances),
+        "instances_with_ideas": sum(1 for v in ideas.values() if v),
+        "ideas": sum(len(v or []) for v in ideas.values()),
+        "generation_parse_failures": gen_fail,
+        "decomposition_parse_failures": sum(1 for d in decomp if d and not d["judgment"]["parse_ok"]),
+        "instances_without_ground_truth": sum(1 for i in instances if bench.ground_truth(i) is None),
+        "rating_scale": list(J.RATING_SCALE),
+        "imcq": {}, "i2i": {}, "i2t": {},
+    }
+    for comp in J.COMPONENTS:
+        hits, fails, skipped, letters = [], 0, 0, Counter()
+        for inst in instances:
+            q = bench.store.get("imcq_question", inst.id, comp)
+            if q is None:
+                continue
+            if "skipped" in q:
+                skipped += 1
+                continue
+            js = _judgments(bench, "imcq", inst, f"{comp}/")
+            fails += sum(1 for j in js if not j["parse_ok"])
+            choices = [j["parsed"] if j["parse_ok"] else None for j in js]
+            letters.update(c for c in choices if c)
+            hit = imcq_hit(choices, q["question"]["answer"]) if js else None
+            if hit is not None:
+                hits.append(float(hit))
+        results["imcq"][comp] = _metric(hits, fails, boot, questions_skipped=skipped,
+                                        letters_chosen=dict(sorted(letters.items())))
+        for step in ("i2i", "i2t"):
+            best, fails = [], 0
+            for inst in instances:
+                prefix = f"{comp}/" if step == "i2i" else ""
+                js = _judgments(bench, step, inst, prefix)
+                fails += sum(1 for j in js if not j["parse_ok"])
+                vals = [j["parsed"] if step == "i2i" else j["parsed"][comp] for j in js if j["parse_ok"]]
+                if vals:
+                    best.append(float(max(vals)))
+            results[step][comp] = _metric(best, fails, boot)
+    results["novelty"] = _literature_novelty(bench, instances, boot)
+    results["feasibility"] = _literature_feasibility(bench, instances, boot)
+    results["competition"] = competition
+    if competition:
+        results["competition_literature"] = _other_literature(competition)
+    results["llm_stats"] = {"generator": _stats(bench.generator), "judge": _stats(bench.judge)}
+    results["errors"] = bench.steps.error_count
+    results["corrupt_record_lines"] = bench.store.corrupt_lines
+    return results
+
+
+def _literature_novelty(
+    bench: AIIdeaBench, instances: list[Instance], boot: dict[str, Any]
+) -> dict[str, Any]:
+    if "novelty" not in bench.config.metrics:
+        return {"skipped": "not requested"}
+    out: dict[str, Any] = {"skipped": bench.gate.reason}
+    kw_fail = sum(1 for _, _, d in bench.store.records("keywords") if not d["judgment"]["parse_ok"])
+    for comp in J.COMPONENTS:
+        for key in ("novelty", "novelty_bounded"):
+            per_inst = []
+            for inst in instances:
+                vals = [d[comp][key] for i, _, d in bench.store.records("novelty")
+                        if i == inst.id and d[comp][key] is not None]
+                if vals:
+                    per_inst.append(sum(vals) / len(vals))
+            out[f"{comp}/{key}"] = _metric(per_inst, kw_fail, boot)
+    return out
+
+
+def _literature_feasibility(
+    bench: AIIdeaBench, instances: list[Instance], boot: dict[str, Any]
+) -> dict[str, Any]:
+    if "feasibility" not in bench.config.metrics:
+        return {"skipped": "not requested"}
+    fails = sum(1 for _, _, d in bench.store.records("concepts") if not d["judgment"]["parse_ok"])
+    per_inst, papers = [], 0
+    for inst in instances:
+        recs = [d for i, _, d in bench.store.records("feasibility") if i == inst.id]
+        papers += sum(d["n_papers"] for d in recs)
+        vals = [d["feasibility"] for d in recs if d["feasibility"] is not None]
+        if vals:
+            per_inst.append(sum(vals) / len(vals))
+    return {"skipped": bench.gate.reason, "lambda": bench.config.influence_lambda,
+            "latest_year": bench.config.latest_year, "papers": papers, **_metric(per_inst, fails, boot)}
+
+
+def _other_literature(competition: dict[str, Any]) -> dict[str, Any]:
+    """NA/FA means of the compared systems, read from their own results.json when present."""
+    out: dict[str, Any] = {}
+    for name, run_dir in (competition.get("run_dirs") or {}).items():
+        other = load_results(Path(run_dir))
+        if not other:
+            continue
+        nov, fea = other.get("novelty") or {}, other.get("feasibility") or {}
+        out[name] = {
+            "motivation/novelty": _mean(nov.get("motivation/novelty")),
+            "motivation/novelty_bounded": _mean(nov.get("motivation/novelty_bounded")),
+            "experiment_plan/novelty": _mean(nov.get("experiment_plan/novelty")),
+            "feasibility": fea.get("mean"),
+        }
+    return out
+
+
+def _stats(model: Any) -> dict[str, Any] | None:
+    stats = getattr(model, "stats", None)
+    if stats is None:
+        return None
+    return stats.model_dump() if hasattr(stats, "model_dump") else dict(vars(stats))
+
+
+def _mean(block: dict[str, Any] | None) -> Any:
+    return None if not block else block.get("mean")
+
+
+def results_tables(results: dict[str, Any]) -> list[Table]:
+    """Table 1 (I2T, I2I, IMCQ per component), Table 2 (competition, NA, FA) and a details table."""
+    comps = J.COMPONENTS
+    t1_cols = ["system", "I2T motivation", "I2T plan", "I2I motivation", "I2I plan", "IMCQ motivation",
+               "IMCQ plan", "instances", "parse failures"]
+    failures = sum(results[m][c]["parse_failures"] for m in ("imcq", "i2i", "i2t") for c in comps)
+    row = [results["system"], *[_mean(results[m][c]) for m in ("i2t", "i2i", "imcq") for c in comps],
+           results["instances_with_ideas"], failures]
+    tables = [Table(
+        title="AI Idea Bench 2025 (Table 1 layout)", columns=t1_cols, rows=[row],
+        note=f"judge {results['judge']}; I2T/I2I: mean over instances of the best idea's rating on "
+             f"{results['rating_scale'][0]}-{results['rating_scale'][1]} (published code's scale; the paper "
+             "writes [0,5]); IMCQ: share of instances where any idea picked the ground truth (4 options, "
+             "chance 0.25).",
+    )]
+    comp = results.get("competition")
+    nov, fea = results["novelty"], results["feasibility"]
+    t2_cols = ["system", "points", "rank", "BT rating", "BT 95% CI", "NA motivation", "NA bounded",
+               "NA plan", "FA"]
+    t2_rows = []
+    systems = comp["systems"] if comp else [results["system"]]
+    for name in systems:
+        bt = (comp or {}).get("bradley_terry", {}).get(name)
+        if name == results["system"]:
+            lit = {k: _mean(nov.get(k)) for k in LIT_KEYS[:3]} | {"feasibility": fea.get("mean")}
+        else:
+            lit = (results.get("competition_literature") or {}).get(name, {})
+        t2_rows.append([
+            name, comp["points"][name] if comp else None, comp["rank"][name] if comp else None,
+            bt["rating"] if bt else None, [bt["lower"], bt["upper"]] if bt else None,
+            *[lit.get(k) for k in LIT_KEYS],
+        ])
+    notes = []
+    if comp:
+        notes.append(f"Swiss tournament, {comp['rounds']} rounds per topic over {comp['topics']} topics, "
+                     f"{comp['win_points']:g} points per win, {comp['loss_points']:g} per loss; "
+                     f"{'each pair judged in both orders' if comp['both_orders'] else 'one order (parity)'}; "
+                     f"{comp['inconsistent_pairs']} inconsistent pair(s) counted as "
+                     f"{comp['inconsistent_counts_as']}; {comp['parse_failures']} judgment parse failure(s); "
+                     f"BT anchored at 1000 for {comp['bradley_terry_anchor']}.")
+    else:
+        notes.append("no competition: give --compare RUN_DIR with runs of other systems on the same data")
+    for label, block in (("NA", nov), ("FA", fea)):
+        if block.get("skipped"):
+            notes.append(f"{label} skipped: {block['skipped']}")
+    tables.append(Table(title="AI Idea Bench 2025 (Table 2 layout)", columns=t2_cols, rows=t2_rows,
+                        note=" ".join(notes)))
+    detail = []
+    for m in ("imcq", "i2i", "i2t"):
+        for c in comps:
+            b = results[m][c]
+            detail.append([f"{m.upper()} {c}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"]])
+    for key, b in nov.items():
+        if isinstance(b, dict):
+            detail.append([f"NA {key}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"]])
+    if "n" in fea:
+        detail.append(["FA", fea["n"], fea["mean"], fea["ci95_mean"], fea["parse_failures"]])
+    tables.append(Table(title="Details with bootstrap 95% intervals over instances",
+                        columns=["metric", "instances", "mean", "95% CI", "parse failures"], rows=detail,
+                        note=f"{results['ideas']} ideas on {results['instances_with_ideas']} of "
+                             f"{results['instances']} instances; generation parse failures "
+                             f"{results['generation_parse_failures']}; decomposition parse failures "
+                             f"{results['decomposition_parse_failures']}."))
+    return tables
+
+
+def example_sections(bench: AIIdeaBench, instances: list[Instance], limit: int = 3) -> list[Section]:
+    items = []
+    for inst in instances[:limit]:
+        ideas = bench.ideas(inst)
+        gt = bench.ground_truth(inst)
+        if not ideas:
+            continue
+        body = f"Topic:\n{inst.topic}\n\n"
+        if gt:
+            body += (f"Ground-truth motivation:\n{gt['motivation']}\n\n"
+                     f"Ground-truth plan:\n{gt['experiment_plan']}\n\n")
+        body += "\n\n".join(f"Idea {k + 1}:\n{idea.text}" for k, idea in enumerate(ideas))
+        items.append((f"{inst.id}: {inst.target.title}", body))
+    return [Section(title="Examples", items=items)] if items else []
+
+
+def write_outputs(bench: AIIdeaBench, instances: list[Instance], results: dict[str, Any]) -> Path:
+    """Write report.html next to results.json; returns its path."""
+    from ideaharness.report.html import write_report
+
+    notes = bench.steps.notes()
+    if results["instances_without_ground_truth"]:
+        notes.append(f"{results['instances_without_ground_truth']} instance(s) without a ground truth "
+                     "(decomposition failed or not done): no IMCQ/I2I for them")
+    return write_report(
+        Path(bench.options.out) / "report.html", title="AI Idea Bench 2025 results",
+        config=bench.config.model_dump(mode="json"), tables=results_tables(results), notes=notes,
+        sections=example_sections(bench, instances),
+    )
+
+
+def load_results(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / "results.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

@@ -1,0 +1,374 @@
+"""AI Idea Bench 2025 (Qiu et al., arXiv 2504.14191): ideas as motivation + experiment plan from a
+topic and its inspiration papers, scored against the target paper.
+
+Per instance: (0) ground truth by decomposition when the data has none (TOMATO-Chem), optional
+inspiration digests; (1) ``n_ideas`` ideas from the generator, or imported external ideas;
+(2) IMCQ per component (Eq. 2), I2I per component (1-5, max over ideas, Eq. 3), I2T (1-5, max over
+ideas, Eq. 4); (3) novelty NA (Eq. 7) and feasibility FA (Eq. 8-10) against Semantic Scholar, or
+skipped with a note; (4) with ``compare`` run directories, a Swiss tournament and a Bradley-Terry
+fit between the systems (:mod:`.competition`). Every step is a record; a re-run resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
+from ideaharness.benchmarks.aiideabench.literature import (
+    ScholarGate,
+    feasibility_record,
+    novelty_record,
+    search_split,
+)
+from ideaharness.data.aiideabench import (
+    decompose_target,
+    digest_inspiration,
+    from_tomato,
+    inspiration_text,
+    load_target_paper_data,
+    needs_decomposition,
+)
+from ideaharness.errors import UserError
+from ideaharness.generation.aiideabench import generate_idea
+from ideaharness.generation.external import load_external_ideas
+from ideaharness.llm.types import ChatModel
+from ideaharness.metrics.choice import MCQuestion, build_mcq
+from ideaharness.runs.store import RunStore
+from ideaharness.schema import Idea, Instance
+from ideaharness.seeding import derive_seed
+
+Phase = tuple[str, Callable[[Instance], Awaitable[None]]]
+
+
+def load_aiideabench_instances(config: AIIdeaBenchConfig) -> list[Instance]:
+    """Instances of ``config.data``: a ``.json`` target_paper_data file, else the shared registry
+    (``tomato-chem`` or Instance JSONL) mapped with :func:`from_tomato`."""
+    if config.data.endswith(".json"):
+        return load_target_paper_data(config.data, cutoff=config.cutoff)
+    from ideaharness.data.registry import load_instances
+
+    return from_tomato(load_instances(config.data), cutoff=config.cutoff)
+
+
+class AIIdeaBench:
+    """One AI Idea Bench run over a run directory. Use :func:`run_aiideabench` unless embedding it."""
+
+    def __init__(
+        self,
+        config: AIIdeaBenchConfig,
+        options: ExecutionOptions,
+        generator: ChatModel | None,
+        judge: ChatModel,
+        *,
+        scholar: Any = None,
+        embed_fn: Callable[[Sequence[str]], Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.options = options
+        self.generator = generator
+        self.judge = judge
+        identity = tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url",))
+        self.store = RunStore(options.out, config.model_dump(mode="json"), identity_keys=identity)
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
+        self.gate = ScholarGate(config.scholar_base_url, client=scholar,
+                                cache_dir=str(Path(options.out) / "scholar_cache"))
+        self._embed_fn = embed_fn
+        self.external: dict[str, list[Idea]] | None = None
+        if config.ideas_file:
+            self.external = load_external_ideas(config.ideas_file, system=config.system_name)
+
+    # -- helpers -------------------------------------------------------------
+    def embed(self, texts: Sequence[str]) -> Any:
+        if self._embed_fn is not None:
+            return self._embed_fn(texts)
+        from ideaharness.metrics.embeddings import embed
+
+        return embed(texts, model=self.config.embedding_model)
+
+    def _sampling(self, max_tokens: int | None = None) -> dict[str, Any]:
+        return {"temperature": self.config.judge_temperature, "seed": self.config.seed,
+                "max_tokens": max_tokens or self.config.judge_max_tokens}
+
+    def ground_truth(self, inst: Instance) -> dict[str, str] | None:
+        """{"motivation", "experiment_plan"} from the data or the decomposition record; None if missing."""
+        if not needs_decomposition(inst):
+            return {"motivation": inst.ground_truth.motivation or "",
+                    "experiment_plan": inst.ground_truth.experiment_plan or ""}
+        rec = self.store.get("decompose", inst.id)
+        if rec and rec["judgment"]["parse_ok"]:
+            parsed = rec["judgment"]["parsed"]
+            return {"motivation": parsed["motivation"], "experiment_plan": parsed["experiment_plan"]}
+        return None
+
+    def inspirations(self, inst: Instance) -> list[str]:
+        texts = []
+        for ref in inst.references:
+            rec = self.store.get("digest", inst.id, ref.id)
+            if rec and rec["judgment"]["parse_ok"]:
+                texts.append(rec["judgment"]["parsed"]["idea"])
+            else:
+                texts.append(inspiration_text(ref))
+        return texts
+
+    def ideas(self, inst: Instance) -> list[Idea] | None:
+        rec = self.store.get("ideas", inst.id)
+        if rec is None:
+            return None
+        return [Idea.model_validate(i) for i in rec["ideas"]]
+
+    # -- steps ---------------------------------------------------------------
+    async def decompose(self, inst: Instance) -> None:
+        if not needs_decomposition(inst) or self.store.has("decompose", inst.id):
+            return
+        from ideaharness.llm.errors import LLMError
+
+        try:
+            judgment = await decompose_target(
+                self.judge, inst, max_tokens=self.config.decomposition_max_tokens, seed=self.config.seed,
+                temperature=self.config.judge_temperature,
+            )
+        except LLMError as exc:
+            self.steps.error_count += 1
+            self.steps._error_messages.append(f"decompose {inst.id}: {exc}")
+            return
+        self.store.put("decompose", inst.id, {"judgment": judgment.model_dump(mode="json")})
+
+    async def digest(self, inst: Instance) -> None:
+        if not self.config.digest_inspirations:
+            return
+        for ref in inst.references:
+            if self.store.has("digest", inst.id, ref.id):
+                continue
+            judgment = await digest_inspiration(self.judge, ref, inst.topic or "", seed=self.config.seed)
+            self.store.put("digest", inst.id, {"judgment": judgment.model_dump(mode="json")}, ref.id)
+
+    async def generate(self, inst: Instance) -> None:
+        if self.store.has("ideas", inst.id):
+            return
+        if self.external is not None:
+            ideas = self.external.get(inst.id, [])
+            self.store.put("ideas", inst.id, {"source": "external", "ideas": [i.model_dump(mode="json")
+                                                                              for i in ideas]})
+            return
+        if self.generator is None:
+            raise UserError("no generator model and no --ideas file: nothing produces ideas")
+        inspirations = self.inspirations(inst)
+
+        async def one(k: int) -> None:
+            if self.store.has("generate", inst.id, str(k)):
+                return
+            from ideaharness.llm.errors import LLMError
+
+            try:
+                idea, judgment = await generate_idea(
+                    self.generator, inst, inspirations, sample_index=k,  # type: ignore[arg-type]
+                    temperature=self.config.generation_temperature,
+                    max_tokens=self.config.generation_max_tokens, seed=self.config.seed,
+                )
+            except LLMError as exc:
+                self.steps.error_count += 1
+                self.steps._error_messages.append(f"generate {inst.id}#{k}: {exc}")
+                return
+            self.store.put("generate", inst.id, {
+                "judgment": judgment.model_dump(mode="json"),
+                "idea": idea.model_dump(mode="json") if idea else None,
+            }, str(k))
+
+        await asyncio.gather(*(one(k) for k in range(self.config.n_ideas)))
+        recs = [self.store.get("generate", inst.id, str(k)) for k in range(self.config.n_ideas)]
+        if all(r is not None for r in recs):
+            ideas_json = [r["idea"] for r in recs if r and r["idea"]]
+            self.store.put("ideas", inst.id, {"source": "generator", "ideas": ideas_json})
+
+    def build_questions(self, instances: Sequence[Instance], pool: Sequence[Instance]) -> None:
+        """Record the IMCQ questions (seeded shuffle) of every instance with a ground truth."""
+        for inst in instances:
+            gt = self.ground_truth(inst)
+            if gt is None:
+                continue
+            own = self.inspirations(inst)
+            others = [inspiration_text(r) for o in pool if o.id != inst.id for r in o.references]
+            for comp in J.COMPONENTS:
+                if self.store.has("imcq_question", inst.id, comp):
+                    continue
+                rng = random.Random(derive_seed(self.config.seed, inst.id, "imcq", comp))
+                try:
+                    q = build_mcq(comp, gt[comp], own, others, rng, self.embed)
+                except ValueError as exc:
+                    self.store.put("imcq_question", inst.id, {"skipped": str(exc)}, comp)
+                    continue
+                self.store.put("imcq_question", inst.id, {"question": q.model_dump()}, comp)
+
+    async def imcq(self, inst: Instance) -> None:
+        ideas = self.ideas(inst) or []
+        jobs = []
+        for comp in J.COMPONENTS:
+            rec = self.store.get("imcq_question", inst.id, comp)
+            if not rec or "question" not in rec:
+                continue
+            q = MCQuestion.model_validate(rec["question"])
+            for k, idea in enumerate(ideas):
+                part = getattr(idea, comp) or idea.text
+                jobs.append(self.steps.judge_step(
+                    "imcq", inst.id, f"{comp}/{k}", self.judge, J.imcq_messages(comp, part, q.options),
+                    J.parse_imcq, extra={"answer": q.answer, "idea_id": idea.id}, positions=q.sources,
+                    json_schema=J.IMCQ_SCHEMA, **self._sampling(),
+                ))
+        await asyncio.gather(*jobs)
+
+    async def i2i(self, inst: Instance) -> None:
+        gt = self.ground_truth(inst)
+        if gt is None:
+            return
+        jobs = []
+        for k, idea in enumerate(self.ideas(inst) or []):
+            for comp in J.COMPONENTS:
+                part = getattr(idea, comp) or idea.text
+                jobs.append(self.steps.judge_step(
+                    "i2i", inst.id, f"{comp}/{k}", self.judge, J.i2i_messages(comp, part, gt[comp]),
+                    J.parse_i2i, extra={"idea_id": idea.id, "scale": list(J.RATING_SCALE)},
+                    json_schema=J.I2I_SCHEMA, **self._sampling(),
+                ))
+        await asyncio.gather(*jobs)
+
+    async def i2t(self, inst: Instance) -> None:
+        jobs = []
+        for k, idea in enumerate(self.ideas(inst) or []):
+            messages = J.i2t_messages(inst.topic or "", idea.motivation or idea.text,
+                                      idea.experiment_plan or idea.text)
+            jobs.append(self.steps.judge_step(
+                "i2t", inst.id, str(k), self.judge, messages, J.parse_i2t,
+                extra={"idea_id": idea.id, "scale": list(J.RATING_SCALE)}, json_schema=J.I2T_SCHEMA,
+                **self._sampling(),
+            ))
+        await asyncio.gather(*jobs)
+
+    def latest_year(self, inst: Instance) -> int:
+        if self.config.latest_year == "current":
+            return dt.date.today().year
+        return (inst.knowledge_cutoff or self.config.cutoff).year
+
+    async def novelty(self, inst: Instance) -> None:
+        ideas = self.ideas(inst) or []
+        if not ideas or all(self.store.has("novelty", inst.id, str(k)) for k in range(len(ideas))):
+            return
+        keywords = [k for k in inst.extra.get("keywords") or [] if k]
+        if not keywords:
+            rec = await self.steps.judge_step(
+                "keywords", inst.id, "", self.judge, J.keywords_messages(inst.topic or ""),
+                J.parse_keywords, json_schema=J.KEYWORDS_SCHEMA, **self._sampling(200),
+            )
+            if not rec or not rec["judgment"]["parse_ok"]:
+                return
+            keywords = rec["judgment"]["parsed"]
+        lit = self.store.get("literature", inst.id)
+        if lit is None:
+            cutoff = inst.knowledge_cutoff or self.config.cutoff
+            split = await search_split(self.gate, " ".join(keywords[:3]), cutoff, self.config.search_limit)
+            if split is None:
+                return
+            lit = {"query": " ".join(keywords[:3]), "cutoff": cutoff.isoformat(),
+                   "historical": [p.model_dump(mode="json") for p in split[0]],
+                   "contemporary": [p.model_dump(mode="json") for p in split[1]]}
+            self.store.put("literature", inst.id, lit)
+        from ideaharness.schema import Paper
+
+        hist = [Paper.model_validate(p) for p in lit["historical"]]
+        cont = [Paper.model_validate(p) for p in lit["contemporary"]]
+        for k, idea in enumerate(ideas):
+            if self.store.has("novelty", inst.id, str(k)):
+                continue
+            texts = {"motivation": idea.motivation or idea.text,
+                     "experiment_plan": idea.experiment_plan or idea.text}
+            rec = novelty_record(texts, hist, cont, self.embed, self.config.influence_lambda)
+            self.store.put("novelty", inst.id, {"idea_id": idea.id, **rec}, str(k))
+
+    async def feasibility(self, inst: Instance) -> None:
+        for k, idea in enumerate(self.ideas(inst) or []):
+            if self.store.has("feasibility", inst.id, str(k)):
+                continue
+            rec = await self.steps.judge_step(
+                "concepts", inst.id, str(k), self.judge,
+                J.concepts_messages(idea.motivation or idea.text, idea.experiment_plan or idea.text),
+                J.parse_concepts, json_schema=J.CONCEPTS_SCHEMA, **self._sampling(300),
+            )
+            if not rec or not rec["judgment"]["parse_ok"]:
+                continue
+            concepts = rec["judgment"]["parsed"][: self.config.max_concepts]
+            fa = await feasibility_record(
+                self.gate, concepts, inst.knowledge_cutoff or self.config.cutoff, self.config.search_limit,
+                self.latest_year(inst), self.config.influence_lambda,
+            )
+            if fa is None:
+                return
+            self.store.put("feasibility", inst.id, {"idea_id": idea.id, **fa}, str(k))
+
+    # -- orchestration -------------------------------------------------------
+    async def execute(self, instances: Sequence[Instance], pool: Sequence[Instance]) -> None:
+        metrics = set(self.config.metrics)
+        await self.steps.run_phases(instances, [("decompose", self.decompose), ("digest", self.digest),
+                                                ("generate", self.generate)])
+        if "imcq" in metrics:
+            self.build_questions(instances, pool)
+        later: list[Phase] = [(name, fn) for name, fn in
+                              (("imcq", self.imcq), ("i2i", self.i2i), ("i2t", self.i2t)) if name in metrics]
+        await self.steps.run_phases(instances, later)
+        lit: list[Phase] = [(name, fn) for name, fn in
+                            (("novelty", self.novelty), ("feasibility", self.feasibility)) if name in metrics]
+        await self.steps.run_phases(instances, lit)  # the scholarly client paces its own requests
+
+
+async def run_aiideabench_async(
+    config: AIIdeaBenchConfig,
+    options: ExecutionOptions,
+    *,
+    compare: Sequence[str | Path] = (),
+    generator: ChatModel | None = None,
+    judge: ChatModel | None = None,
+    scholar: Any = None,
+    embed_fn: Callable[[Sequence[str]], Any] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) AI Idea Bench; returns the results dict also written to ``results.json``.
+
+    Args:
+        compare: run directories of other systems on the same data; adds the competition (Table 2).
+        generator, judge: chat models (built from the config's model strings when None).
+        scholar: a Semantic Scholar client (default one built from ``config.scholar_base_url``).
+        embed_fn: texts -> L2-normalised embeddings (default the configured sentence model).
+    """
+    from ideaharness.benchmarks.aiideabench.competition import run_competition
+    from ideaharness.benchmarks.aiideabench.report import aggregate, write_outputs
+
+    pool = load_aiideabench_instances(config)
+    instances = pool[: options.limit] if options.limit is not None else pool
+    if not instances:
+        raise UserError(f"--data {config.data}: no instances to run")
+    if judge is None or (generator is None and not config.ideas_file):
+        gen_model, judge_model = make_models(config.generator, config.judge, options)
+        generator = generator or (None if config.ideas_file else gen_model)
+        judge = judge or judge_model
+    assert judge is not None
+    bench = AIIdeaBench(config, options, generator, judge, scholar=scholar, embed_fn=embed_fn)
+    competition: dict[str, Any] | None = None
+    try:
+        await bench.execute(instances, pool)
+        if compare:
+            competition = await run_competition(bench, instances, [Path(c) for c in compare])
+    finally:
+        results = aggregate(bench, instances, competition)
+        bench.store.write_results(results)
+        await bench.gate.aclose()
+    write_outputs(bench, instances, results)
+    return results
+
+
+def run_aiideabench(config: AIIdeaBenchConfig, options: ExecutionOptions, **kwargs: Any) -> dict[str, Any]:
+    """Synchronous wrapper of :func:`run_aiideabench_async`."""
+    return asyncio.run(run_aiideabench_async(config, options, **kwargs))

@@ -1,0 +1,616 @@
+"""IdeaBench (Guo et al. 2024, arXiv 2411.02429): ideas from reference abstracts, scored against
+the target paper by BERTScore, an LLM idea-overlap rating and the Insight Score.
+
+Protocol per instance and scenario:
+
+1. target idea: the instance's ground-truth idea, else extracted from the target abstract by the
+   judge (the paper's Figure 5 step);
+2. generation: the generator, profiled as a researcher of the instance's domain, reads the
+   reference abstracts and proposes ``n_ideas`` ideas (low resource: ``k_references`` filtered
+   references; high resource: all references, truncated to ``max_prompt_tokens``);
+3. similarity: BERTScore F1 of every idea against the target abstract (the target idea when the
+   instance has no abstract, e.g. TOMATO-Chem); the best of n is kept;
+4. overlap: the judge rates the best-by-BERTScore idea against the same target text, 1–10;
+5. Insight Score: for each quality indicator the judge ranks the n ideas plus the target idea,
+   shown in a seeded random order (``parity=True``: target first, as published).
+
+Every step is a record in the run directory; a re-run resumes. Parse failures are counted and
+excluded from the metric they belong to, never scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.data.registry import load_instances
+from ideaharness.errors import ParseError, UserError
+from ideaharness.llm.judge import prompt_hash
+from ideaharness.llm.parsing import extract_json, extract_json_object, parse_rating
+from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
+from ideaharness.metrics.similarity import DEFAULT_BERTSCORE_MODEL, BertScorer
+from ideaharness.metrics.stats import bootstrap_ci, summarize
+from ideaharness.prompts import render
+from ideaharness.report.html import Section, Table
+from ideaharness.runs.store import RunStore, shard_of
+from ideaharness.schema import Idea, Instance, Judgment, Provenance, Reference
+from ideaharness.seeding import rng_for
+
+BENCHMARK_VERSION = "1"
+DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
+Scenario = Literal["low", "high"]
+
+
+class Indicator(BaseModel):
+    """A quality indicator for the Insight Score: a name and an optional definition shown to the judge."""
+
+    name: str
+    definition: str | None = None
+
+
+DEFAULT_INDICATORS = [
+    Indicator(
+        name="novelty",
+        definition="how original the idea is: it proposes something not already known or obvious "
+        "from prior work.",
+    ),
+    Indicator(
+        name="feasibility",
+        definition="how practical the idea is to carry out with current methods, data and resources.",
+    ),
+]
+
+TARGET_IDEA_MIN_CHARS = 20
+
+
+class IdeaBenchConfig(BaseModel):
+    """Everything that determines an IdeaBench run's results (recorded in config.json)."""
+
+    benchmark: Literal["ideabench"] = "ideabench"
+    benchmark_version: str = BENCHMARK_VERSION
+    data: str = "tomato-chem"
+    generator: str = DEFAULT_MODEL
+    judge: str = DEFAULT_MODEL
+    seed: int = 0
+    n_ideas: int = Field(3, ge=1, le=25)
+    scenarios: list[Scenario] = Field(default_factory=lambda: ["low"])
+    k_references: int = Field(5, ge=1)
+    reference_filter: Literal["auto", "relevance", "random", "none"] = "auto"
+    min_reference_citations: int = 5
+    min_references: int = 3
+    indicators: list[Indicator] = Field(default_factory=lambda: list(DEFAULT_INDICATORS))
+    parity: bool = False
+    bertscore_model: str = DEFAULT_BERTSCORE_MODEL
+    bertscore_layers: int | None = None
+    generation_temperature: float = 0.7
+    judge_temperature: float = 0.0
+    generation_max_tokens: int = 0
+    max_attempts: int = Field(3, ge=1, le=10)
+    max_prompt_tokens: int = 6000
+    bootstrap_resamples: int = 2000
+
+
+# ----------------------------------------------------------------------------- parsers
+
+
+def parse_ideas(text: str, n_ideas: int) -> list[dict[str, str]]:
+    """Exactly ``n_ideas`` ideas ``{"title", "idea"}`` from a generation reply.
+
+    Accepts ``{"ideas": [...]}`` or a bare list; items may be objects with ``idea``/``text``/
+    ``hypothesis``/``description`` or plain strings.
+
+    Raises:
+        ParseError: fewer or more than ``n_ideas`` non-empty ideas.
+    """
+    value = extract_json(text)
+    if isinstance(value, dict):
+        items = next((v for k, v in value.items() if str(k).lower() in ("ideas", "hypotheses")), None)
+        if items is None and len(value) == 1:
+            items = next(iter(value.values()))
+        value = items
+    if not isinstance(value, list):
+        raise ParseError("expected a list of ideas")
+    ideas: list[dict[str, str]] = []
+    for item in value:
+        if isinstance(item, str):
+            title, body = "", item
+        elif isinstance(item, dict):
+            lowered = {str(k).lower(): v for k, v in item.items()}
+            title = str(lowered.get("title") or "")
+            body = next(
+                (str(lowered[k]) for k in ("idea", "text", "hypothesis", "description") if lowered.get(k)),
+                "",
+            )
+        else:
+            continue
+        if body.strip():
+            ideas.append({"title": title.strip(), "idea": body.strip()})
+    if len(ideas) != n_ideas:
+        raise ParseError(f"expected {n_ideas} ideas, got {len(ideas)}")
+    return ideas
+
+
+def parse_overlap(text: str) -> dict[str, Any]:
+    """``{"rating": int 1..10, "explanation": str}`` from an overlap reply (JSON or free text)."""
+    try:
+        value = extract_json_object(text, required=("rating",))
+        rating = parse_rating(str(value["rating"]), 1, 10)
+        explanation = str(value.get("explanation", ""))
+    except ParseError:
+        rating = parse_rating(text, 1, 10)
+        explanation = text.strip()
+    return {"rating": int(rating), "explanation": explanation}
+
+
+def parse_target_idea(text: str) -> str:
+    idea = text.strip().strip('"').strip()
+    if len(idea) < TARGET_IDEA_MIN_CHARS:
+        raise ParseError("target idea reply is empty or too short")
+    return idea
+
+
+def _ideas_schema(n: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "ideas": {
+                "type": "array",
+                "minItems": n,
+                "maxItems": n,
+                "items": {
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}, "idea": {"type": "string"}},
+                    "required": ["title", "idea"],
+                },
+            }
+        },
+        "required": ["ideas"],
+    }
+
+
+OVERLAP_SCHEMA = {
+    "type": "object",
+    "properties": {"rating": {"type": "integer"}, "explanation": {"type": "string"}},
+    "required": ["rating", "explanation"],
+}
+
+
+def _ranking_schema(labels: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "ranking": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(labels)},
+                "minItems": len(labels),
+                "maxItems": len(labels),
+            },
+            "rationale": {"type": "string"},
+        },
+        "required": ["ranking", "rationale"],
+    }
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def has_citation_metadata(instance: Instance) -> bool:
+    """Whether the references carry the citation counts / intents the relevance filter needs."""
+    return any(r.citation_count is not None or r.intents for r in instance.references)
+
+
+def select_references(
+    instance: Instance, scenario: Scenario, config: IdeaBenchConfig
+) -> tuple[list[Reference], str | None]:
+    """The references shown to the generator, and a reason when the instance must be skipped.
+
+    Low resource: the filtered references (relevance filter of the paper, a seeded random
+    baseline, or none), of which ``k_references`` are sampled with the run seed. High resource:
+    every reference with an abstract.
+    """
+    usable = [r for r in instance.references if r.abstract and r.abstract.strip()]
+    if scenario == "high":
+        return usable, None if usable else "no reference has an abstract"
+    mode = config.reference_filter
+    if mode == "auto":
+        mode = "relevance" if has_citation_metadata(instance) else "none"
+    if mode == "relevance":
+        from ideaharness.data.ideabench_csv import filter_references
+
+        filtered = filter_references(
+            instance, min_citations=config.min_reference_citations, min_references=config.min_references
+        )
+        if filtered is None:
+            return [], f"fewer than {config.min_references} references survive the relevance filter"
+        usable = [r for r in filtered.references if r.abstract]
+    if not usable:
+        return [], "no reference has an abstract"
+    if len(usable) <= config.k_references:
+        return usable, None
+    rng = rng_for(config.seed, instance.id, "references", mode)
+    picked = sorted(rng.choice(len(usable), size=config.k_references, replace=False).tolist())
+    return [usable[i] for i in picked], None
+
+
+def truncate_references(references: list[Reference], max_tokens: int) -> tuple[list[Reference], bool]:
+    """Keep leading references while their abstracts fit in ~max_tokens (4 characters a token)."""
+    kept: list[Reference] = []
+    budget = max_tokens * 4
+    for ref in references:
+        cost = len(ref.abstract or "") + len(ref.title)
+        if kept and cost > budget:
+            return kept, True
+        kept.append(ref)
+        budget -= cost
+    return kept, False
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+class IdeaBench:
+    """One IdeaBench run over a run directory. Use :func:`run_ideabench` unless embedding it."""
+
+    def __init__(self, config: IdeaBenchConfig, options: ExecutionOptions, generator: Any, judge: Any):
+        self.config = config
+        self.options = options
+        self.generator = generator
+        self.judge = judge
+        self.store = RunStore(
+            options.out,
+            config.model_dump(mode="json"),
+        )
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts)
+        self.scorer = BertScorer(config.bertscore_model, config.bertscore_layers)
+
+    # -- steps ---------------------------------------------------------------
+    async def target_idea(self, inst: Instance) -> None:
+        if inst.ground_truth.idea or not inst.target.abstract:
+            return
+        messages = render("ideabench_target_idea", abstract=inst.target.abstract)
+        await self.steps.judge_step(
+            "target_idea", inst.id, "", self.judge, messages, parse_target_idea,
+            temperature=self.config.judge_temperature, max_tokens=400, seed=self.config.seed,
+        )
+
+    def target_text(self, inst: Instance) -> tuple[str | None, str]:
+        """(target idea, source) — ground truth, extracted, or None when extraction failed."""
+        if inst.ground_truth.idea:
+            return inst.ground_truth.idea, "ground_truth"
+        record = self.store.get("target_idea", inst.id)
+        if record and record["judgment"]["parse_ok"]:
+            return record["judgment"]["parsed"], "extracted"
+        return None, "missing"
+
+    async def generate(self, inst: Instance, scenario: Scenario) -> None:
+        step = f"generate/{scenario}"
+        if self.store.has(step, inst.id):
+            return
+        refs, skip = select_references(inst, scenario, self.config)
+        if skip:
+            self.store.put(step, inst.id, {"skipped": skip})
+            return
+        refs, truncated = truncate_references(refs, self.config.max_prompt_tokens)
+        messages = render(
+            "ideabench_generate",
+            domain=inst.domain or "scientific",
+            references=[{"title": r.title, "abstract": r.abstract} for r in refs],
+            n_ideas=self.config.n_ideas,
+        )
+        n = self.config.n_ideas
+        max_tokens = self.config.generation_max_tokens or 80 + 220 * n
+        await self.steps.judge_step(
+            step, inst.id, "", self.generator, messages, lambda t: parse_ideas(t, n),
+            temperature=self.config.generation_temperature, max_tokens=max_tokens,
+            seed=self.config.seed, json_schema=_ideas_schema(n),
+            extra={"references": [r.id for r in refs], "truncated": truncated},
+        )
+
+    def ideas(self, inst: Instance, scenario: Scenario) -> list[Idea] | None:
+        record = self.store.get(f"generate/{scenario}", inst.id)
+        if not record or "judgment" not in record or not record["judgment"]["parse_ok"]:
+            return None
+        provenance = Provenance(
+            generator="ideabench-baseline", model=self.config.generator,
+            prompt_hash=record["judgment"]["prompt_hash"], seed=self.config.seed,
+        )
+        return [
+            Idea(id=f"{inst.id}/{scenario}/{i}", instance_id=inst.id, title=item["title"] or None,
+                 text=item["idea"], provenance=provenance)
+            for i, item in enumerate(record["judgment"]["parsed"])
+        ]
+
+    def comparison_text(self, inst: Instance) -> tuple[str | None, str]:
+        """What similarity and overlap compare against: the abstract, else the target idea."""
+        if inst.target.abstract and inst.target.abstract.strip():
+            return inst.target.abstract, "abstract"
+        text, _ = self.target_text(inst)
+        return text, "target_idea"
+
+    def similarity(self, instances: Sequence[Instance], scenario: Scenario) -> None:
+        step = f"similarity/{scenario}"
+        todo = []
+        for inst in instances:
+            ideas = self.ideas(inst, scenario)
+            reference, kind = self.comparison_text(inst)
+            if ideas and reference and not self.store.has(step, inst.id):
+                todo.append((inst, ideas, reference, kind))
+        if not todo:
+            return
+        candidates = [idea.text for _, ideas, _, _ in todo for idea in ideas]
+        references = [ref for _, ideas, ref, _ in todo for _ in ideas]
+        scores = self.scorer.f1(candidates, references)
+        offset = 0
+        for inst, ideas, _, kind in todo:
+            f1 = scores[offset : offset + len(ideas)]
+            offset += len(ideas)
+            best = max(range(len(f1)), key=f1.__getitem__)
+            self.store.put(step, inst.id, {
+                "f1": f1, "best_index": best, "best_f1": f1[best], "compared_with": kind,
+                "settings": self.scorer.settings, "settings_hash": self.scorer.settings_hash,
+            })
+
+    async def overlap(self, inst: Instance, scenario: Scenario) -> None:
+        sim = self.store.get(f"similarity/{scenario}", inst.id)
+        ideas = self.ideas(inst, scenario)
+        reference, kind = self.comparison_text(inst)
+        if not sim or not ideas or not reference:
+            return
+        best = ideas[sim["best_index"]]
+        messages = render("ideabench_overlap", idea=best.text, target=reference)
+        await self.steps.judge_step(
+            f"overlap/{scenario}", inst.id, "", self.judge, messages, parse_overlap,
+            temperature=self.config.judge_temperature, max_tokens=300, seed=self.config.seed,
+            json_schema=OVERLAP_SCHEMA, extra={"idea_id": best.id, "compared_with": kind},
+        )
+
+    async def rank(self, inst: Instance, scenario: Scenario, indicator: Indicator) -> None:
+        ideas = self.ideas(inst, scenario)
+        target, _ = self.target_text(inst)
+        if not ideas or not target:
+            return
+        items = [("target", target)] + [(idea.id, idea.text) for idea in ideas]
+        if self.config.parity:
+            order = list(range(len(items)))
+        else:
+            order = rng_for(self.config.seed, inst.id, scenario, "rank", indicator.name).permutation(
+                len(items)
+            ).tolist()
+        labels = idea_labels(len(items))
+        shown = [items[i] for i in order]
+        target_label = labels[order.index(0)]
+        messages = render(
+            "ideabench_rank", domain=inst.domain or "scientific",
+            ideas=[(label, text) for label, (_, text) in zip(labels, shown, strict=True)],
+            indicator_name=indicator.name, indicator_definition=indicator.definition, labels=labels,
+        )
+        await self.steps.judge_step(
+            f"rank/{scenario}/{indicator.name}", inst.id, "", self.judge, messages,
+            lambda t: parse_ranking(t, labels),
+            temperature=self.config.judge_temperature, max_tokens=120 + 40 * len(items),
+            seed=self.config.seed, json_schema=_ranking_schema(labels),
+            positions=[item_id for item_id, _ in shown],
+            extra={"labels": labels, "target_label": target_label},
+        )
+
+    # -- orchestration -------------------------------------------------------
+    async def execute(self, instances: Sequence[Instance]) -> None:
+        cfg = self.config
+        phases: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [
+            ("target ideas", self.target_idea)
+        ]
+        for scenario in cfg.scenarios:
+            phases.append((f"generate ({scenario})", lambda i, s=scenario: self.generate(i, s)))
+        await self.steps.run_phases(instances, phases)
+        for scenario in cfg.scenarios:
+            self.similarity(instances, scenario)
+        later: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = []
+        for scenario in cfg.scenarios:
+            later.append((f"overlap ({scenario})", lambda i, s=scenario: self.overlap(i, s)))
+            for ind in cfg.indicators:
+                later.append((f"rank {ind.name} ({scenario})",
+                              lambda i, s=scenario, q=ind: self.rank(i, s, q)))
+        await self.steps.run_phases(instances, later)
+
+    def aggregate(self, instances: Sequence[Instance]) -> dict[str, Any]:
+        cfg = self.config
+        results: dict[str, Any] = {
+            "benchmark": "ideabench",
+            "benchmark_version": BENCHMARK_VERSION,
+            "generator": cfg.generator,
+            "judge": cfg.judge,
+            "seed": cfg.seed,
+            "n": cfg.n_ideas,
+            "instances": len(instances),
+            "similarity_settings": self.scorer.settings,
+            "similarity_settings_hash": self.scorer.settings_hash,
+            "scenarios": {},
+        }
+        boot = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
+        target_sources = Counter(self.target_text(i)[1] for i in instances)
+        results["target_idea_sources"] = dict(target_sources)
+        for scenario in cfg.scenarios:
+            gen = [self.store.get(f"generate/{scenario}", i.id) for i in instances]
+            skipped = Counter(g["skipped"] for g in gen if g and "skipped" in g)
+            gen_fail = sum(1 for g in gen if g and "judgment" in g and not g["judgment"]["parse_ok"])
+            sims = [self.store.get(f"similarity/{scenario}", i.id) for i in instances]
+            best_f1 = [s["best_f1"] for s in sims if s]
+            overlaps = [self.store.get(f"overlap/{scenario}", i.id) for i in instances]
+            ratings = [o["judgment"]["parsed"]["rating"] for o in overlaps if o and o["judgment"]["parse_ok"]]
+            block: dict[str, Any] = {
+                "instances_generated": sum(1 for g in gen if g and "judgment" in g and g["judgment"]["parse_ok"]),
+                "generation_parse_failures": gen_fail,
+                "skipped": dict(skipped),
+                "not_done": sum(1 for g in gen if g is None),
+                "similarity": {**summarize(best_f1), "ci95_mean": bootstrap_ci(best_f1, **boot),
+                               "ci95_p80": bootstrap_ci(best_f1, _p80, **boot)},
+                "overlap": {**summarize(ratings), "ci95_mean": bootstrap_ci(ratings, **boot),
+                            "ci95_p80": bootstrap_ci(ratings, _p80, **boot),
+                            "parse_failures": sum(1 for o in overlaps if o and not o["judgment"]["parse_ok"])},
+                "insight": {},
+            }
+            for ind in cfg.indicators:
+                recs = [self.store.get(f"rank/{scenario}/{ind.name}", i.id) for i in instances]
+                ranks = [target_rank(r["judgment"]["parsed"], r["target_label"])
+                         for r in recs if r and r["judgment"]["parse_ok"]]
+                per_instance = [(r - 1) / cfg.n_ideas for r in ranks]
+                block["insight"][ind.name] = {
+                    "insight_score": insight_score(ranks, cfg.n_ideas) if ranks else None,
+                    "m": len(ranks),
+                    "ci95": bootstrap_ci(per_instance, **boot),
+                    "parse_failures": sum(1 for r in recs if r and not r["judgment"]["parse_ok"]),
+                    "rank_counts": {str(k): v for k, v in sorted(Counter(ranks).items())},
+                }
+            results["scenarios"][scenario] = block
+        results["corrupt_record_lines"] = self.store.corrupt_lines
+        results["errors"] = self.steps.error_count
+        return results
+
+
+def _p80(values: Any) -> float:
+    import numpy as np
+
+    return float(np.quantile(values, 0.8))
+
+
+def results_tables(results: dict[str, Any]) -> list[Table]:
+    """The paper's Table 1 layout (similarity p80, overlap p80, Insight Scores) plus counts."""
+    indicators = sorted({name for b in results["scenarios"].values() for name in b["insight"]})
+    columns = ["generator", "scenario", "similarity p80", "overlap p80"]
+    columns += [f"insight {name}" for name in indicators]
+    columns += ["n", "m", "parse failures"]
+    rows = []
+    for scenario, block in results["scenarios"].items():
+        ins = block["insight"]
+        failures = (block["generation_parse_failures"] + block["overlap"]["parse_failures"]
+                    + sum(v["parse_failures"] for v in ins.values()))
+        rows.append([
+            results["generator"], scenario, block["similarity"]["p80"], block["overlap"]["p80"],
+            *[ins[name]["insight_score"] for name in indicators],
+            results["n"], min((v["m"] for v in ins.values()), default=0), failures,
+        ])
+    detail_rows = []
+    for scenario, block in results["scenarios"].items():
+        for label, summary in (("similarity (BERTScore F1)", block["similarity"]),
+                               ("overlap (1–10)", block["overlap"])):
+            detail_rows.append([f"{scenario}: {label}", summary["n"], summary["mean"], summary["median"],
+                                summary["p80"], summary["ci95_mean"]])
+        for name, v in block["insight"].items():
+            detail_rows.append([f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, v["ci95"]])
+    return [
+        Table(title="IdeaBench (Table 1 layout)", columns=columns, rows=rows,
+              note=f"judge {results['judge']}; similarity {results['similarity_settings']['model']} "
+                   f"layer {results['similarity_settings']['num_layers']} (not comparable with the "
+                   "paper's deberta-xlarge-mnli BERTScores); Insight Score 0 = target idea always "
+                   "ranked first."),
+        Table(title="Details with bootstrap 95% intervals over instances",
+              columns=["metric", "count", "mean", "median", "p80", "95% CI of mean"], rows=detail_rows),
+    ]
+
+
+def rank_figure(results: dict[str, Any]) -> Any:
+    """Bar chart: where the target idea lands in the judge's rankings, per indicator and scenario."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = results["n"]
+    panels = [(s, name, v) for s, b in results["scenarios"].items() for name, v in b["insight"].items()]
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4 * max(1, len(panels)), 3), squeeze=False)
+    for ax, (scenario, name, v) in zip(axes[0], panels, strict=False):
+        positions = list(range(1, n + 2))
+        ax.bar(positions, [v["rank_counts"].get(str(p), 0) for p in positions], color="#4c72b0")
+        ax.set_xticks(positions)
+        ax.set_xlabel("rank of the target idea (1 = best)")
+        ax.set_ylabel("instances")
+        ax.set_title(f"{name} ({scenario})")
+    fig.tight_layout()
+    return fig
+
+
+def example_sections(bench: IdeaBench, instances: Sequence[Instance], limit: int = 3) -> list[Section]:
+    items: list[tuple[str, str]] = []
+    for inst in list(instances)[:limit]:
+        for scenario in bench.config.scenarios:
+            ideas = bench.ideas(inst, scenario)
+            target, _ = bench.target_text(inst)
+            if not ideas:
+                continue
+            body = f"Target idea:\n{target}\n\n" + "\n\n".join(
+                f"Generated idea {i + 1}: {idea.title or ''}\n{idea.text}" for i, idea in enumerate(ideas)
+            )
+            overlap = bench.store.get(f"overlap/{scenario}", inst.id)
+            if overlap:
+                body += f"\n\nOverlap judge reply:\n{overlap['judgment']['raw_text']}"
+            items.append((f"{inst.id} — {inst.target.title} ({scenario})", body))
+    return [Section(title="Examples", items=items)] if items else []
+
+
+async def run_ideabench_async(
+    config: IdeaBenchConfig, options: ExecutionOptions, *, generator: Any = None, judge: Any = None
+) -> dict[str, Any]:
+    """Run (or resume) IdeaBench; returns the results dict also written to ``results.json``."""
+    instances = load_instances(config.data)
+    if options.shard is not None:
+        index, count = options.shard
+        instances = [i for i in instances if shard_of(i.id, count) == index]
+    if options.limit is not None:
+        instances = instances[: options.limit]
+    if not instances:
+        raise UserError(f"--data {config.data}: no instances to run")
+    if generator is None or judge is None:
+        gen_model, judge_model = make_models(config.generator, config.judge, options)
+        generator = generator or gen_model
+        judge = judge or judge_model
+    bench = IdeaBench(config, options, generator, judge)
+    try:
+        await bench.execute(instances)
+    finally:
+        results = bench.aggregate(instances)
+        results["llm_stats"] = {
+            "generator": _stats(generator), "judge": _stats(judge) if judge is not generator else None
+        }
+        bench.store.write_results(results)
+    from ideaharness.report.html import write_report
+
+    write_report(
+        Path(options.out) / "report.html", title="IdeaBench results", config=config.model_dump(mode="json"),
+        tables=results_tables(results), figures=[("Rank of the target idea", rank_figure(results))],
+        notes=bench.steps.notes() + _skip_notes(results), sections=example_sections(bench, instances),
+    )
+    return results
+
+
+def _skip_notes(results: dict[str, Any]) -> list[str]:
+    notes = []
+    for scenario, block in results["scenarios"].items():
+        for reason, count in block["skipped"].items():
+            notes.append(f"{scenario}: {count} instance(s) skipped: {reason}")
+        if block["not_done"]:
+            notes.append(f"{scenario}: {block['not_done']} instance(s) not done yet; re-run to resume")
+    return notes
+
+
+def _stats(model: Any) -> dict[str, Any] | None:
+    stats = getattr(model, "stats", None)
+    if stats is None:
+        return None
+    return stats.model_dump() if hasattr(stats, "model_dump") else dict(vars(stats))
+
+
+def run_ideabench(config: IdeaBenchConfig, options: ExecutionOptions, **models: Any) -> dict[str, Any]:
+    """Synchronous wrapper of :func:`run_ideabench_async`."""
+    return asyncio.run(run_ideabench_async(config, options, **models))
+
+
+__all__ = [
+    "DEFAULT_INDICATORS", "IdeaBenchConfig", "Indicator", "insight_score", "parse_ideas",
+    "parse_overlap", "results_tables", "run_ideabench", "run_ideabench_async", "Judgment", "prompt_hash",
+]

@@ -1,0 +1,98 @@
+"""LigBench's scored reference corpus: PAIR-IQ records, debiased scores, hybrid retrieval.
+
+The corpus is read with :func:`ideaharness.data.pairiq.load_pairiq` (the paper's record format or
+the ``pairiq`` builder's output), venue-debiased (ŝ = s − μ_venue + μ_all) and indexed for hybrid
+BM25 + MiniLM retrieval. Embeddings are computed once and persisted next to the corpus
+(``<corpus>.minilm.npy`` / ``.json`` for a file, ``<dir>/.minilm.npy`` for a directory); the stored
+hash of model and texts decides whether they are reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from ideaharness.data.pairiq import PAPER_VENUE_MEANS, SCORE_DIMENSIONS, PairIQRecord, debias, load_pairiq
+from ideaharness.errors import DataError
+from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL, embed
+from ideaharness.retrieval import HybridIndex, RetrievalHit, cached_embeddings
+
+DebiasMeans = Literal["corpus", "paper", "none"]
+
+
+def embeddings_stem(path: Path, model: str) -> Path:
+    """Where a corpus's embeddings live: next to the file, or inside the directory."""
+    tag = "minilm" if model == DEFAULT_EMBEDDING_MODEL else "emb-" + Path(model).name
+    return path / f".{tag}" if path.is_dir() else path.with_name(f"{path.name}.{tag}")
+
+
+class ReferenceCorpus:
+    """Scored reference papers with a hybrid index.
+
+    Args:
+        records: PAIR-IQ records (scores on 0-5); those lacking any of rating, contribution,
+            soundness cannot serve as Elo references and are dropped.
+        embeddings: (n, dim) rows for the kept records; computed if None.
+        debias_means: ``"corpus"`` (μ from these records), ``"paper"`` (LigBench's published venue
+            means; only for ICLR 2024/2025 and NeurIPS 2024) or ``"none"`` (raw projected scores).
+
+    Raises:
+        DataError: fewer than 4 usable records (3 calibration papers plus one comparison).
+    """
+
+    def __init__(self, records: Sequence[PairIQRecord], *, embeddings: np.ndarray | None = None,
+                 embedding_model: str = DEFAULT_EMBEDDING_MODEL, debias_means: DebiasMeans = "corpus",
+                 source: str = "<records>") -> None:
+        usable = [r for r in records if all(getattr(r, d) is not None for d in SCORE_DIMENSIONS)]
+        if len(usable) < 4:
+            raise DataError(source, f"only {len(usable)} record(s) carry rating, contribute and soundness; "
+                                    "LigBench needs at least 4 scored reference papers")
+        if debias_means != "none":
+            try:
+                usable = debias(usable, means=PAPER_VENUE_MEANS if debias_means == "paper" else None)
+            except ValueError as exc:
+                raise DataError(source, f"{exc}; use debias_means='corpus'") from None
+        self.records = usable
+        self.source = source
+        self.debias_means = debias_means
+        self.embedding_model = embedding_model
+        self.by_id = {r.id: r for r in usable}
+        self.index = HybridIndex([r.id for r in usable], [r.text() for r in usable], embeddings,
+                                 embedding_model=embedding_model)
+
+    @classmethod
+    def load(cls, path: str | Path, *, embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+             debias_means: DebiasMeans = "corpus") -> ReferenceCorpus:
+        """Load a PAIR-IQ file or directory; embeddings are reused from disk when up to date."""
+        source = Path(path)
+        records = load_pairiq(source)
+        usable = [r for r in records if all(getattr(r, d) is not None for d in SCORE_DIMENSIONS)]
+        vectors = cached_embeddings([r.text() for r in usable], embeddings_stem(source, embedding_model),
+                                    embedding_model) if len(usable) >= 4 else None
+        return cls(usable, embeddings=vectors, embedding_model=embedding_model,
+                   debias_means=debias_means, source=str(source))
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def score(self, record_id: str, dimension: str) -> float:
+        """The (debiased) reference score s_ref of one record on one dimension."""
+        value = self.by_id[record_id].score(dimension, debiased=self.debias_means != "none")
+        if value is None:
+            raise KeyError(f"{record_id} has no {dimension} score")
+        return value
+
+    def query_embedding(self, text: str) -> np.ndarray:
+        return embed([text], model=self.embedding_model)[0]
+
+    def retrieve(self, text: str, k: int, *, exclude: Sequence[str] = ()) -> list[RetrievalHit]:
+        """Top-k reference papers for ``text`` by hybrid retrieval (RRF of BM25 and cosine)."""
+        return self.index.search(text, k, query_embedding=self.query_embedding(text), exclude=exclude)
+
+    def similarities(self, text: str, n: int) -> list[float]:
+        """Cosine similarities of ``text`` to its ``n`` nearest records (dense only), best first."""
+        cos = self.index.embeddings @ self.query_embedding(text)
+        return [float(x) for x in np.sort(cos)[::-1][:n]]

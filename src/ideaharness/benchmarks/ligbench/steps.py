@@ -1,0 +1,342 @@
+"""LigBench's LLM steps and the scoring of one idea (formalise → s0 → pairwise Elo → novelty).
+
+Pipeline (Wang et al., LigBench, §3 and Appendices B, E, F):
+
+1. **Formalise** the idea into ``{main_target, core_breakthrough, innovative_methods,
+   experimental_design}`` (``ligbench_formalize.j2``). The paper asks for a positional list of
+   four strings; we ask for named keys.
+2. **Retrieve** reference papers by hybrid BM25 + cosine retrieval; the first
+   ``n_calibration`` (3) calibrate the initial score, the following ones are Elo opponents.
+3. **Initial score** s0 = ``{rating, contribution, soundness, novelty}`` on 0-5 from the judge
+   given the calibration papers and their debiased scores (``ligbench_initial_score.j2``).
+4. **Pairwise comparisons** with each opponent on ``{rating, soundness, contribution}``, each
+   1 / 0.5 / 0 (``ligbench_compare.j2``), in both orders by default; the idea's outcome is the
+   mean over the orders that parsed, and an order disagreement is recorded. Each dimension is
+   updated by one-sided Elo (:mod:`ideaharness.metrics.elo`) until its stopping rule fires.
+5. **Novelty** = β·s_sim + (1 − β)·s0.novelty with s_sim from the cosine similarity to related
+   papers (:mod:`ideaharness.metrics.novelty_ligbench`).
+
+A step whose reply never parses stops that idea (``status`` says where) or, for one comparison,
+drops that comparison; it is counted, never turned into a score or an outcome.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ideaharness.benchmarks._common import StepRunner
+from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+from ideaharness.data.pairiq import SCORE_DIMENSIONS, PairIQAnalysis, PairIQRecord
+from ideaharness.errors import ParseError
+from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.types import ChatModel
+from ideaharness.metrics.elo import EloSettings, EloTrajectory, elo_score, needs_more
+from ideaharness.metrics.novelty_ligbench import NoveltySettings, hybrid_novelty
+from ideaharness.prompts import render
+
+FORMAL_KEYS = ("main_target", "core_breakthrough", "innovative_methods", "experimental_design")
+INITIAL_KEYS = ("rating", "contribution", "soundness", "novelty")
+COMPARE_KEYS = ("rating", "soundness", "contribution")
+Order = Literal["both", "random", "fixed"]
+
+FORMAL_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {k: {"type": "string"} for k in FORMAL_KEYS},
+    "required": list(FORMAL_KEYS),
+}
+INITIAL_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {k: {"type": "number"} for k in INITIAL_KEYS},
+    "required": list(INITIAL_KEYS),
+}
+COMPARE_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {k: {"type": "number", "enum": [0, 0.5, 1]} for k in COMPARE_KEYS},
+    "required": list(COMPARE_KEYS),
+}
+
+
+# ----------------------------------------------------------------------------- parsers
+
+
+def parse_formalization(text: str) -> dict[str, str]:
+    """The four named parts of a formalised idea; list values are numbered and joined.
+
+    Raises:
+        ParseError: no JSON object with all four keys, or an empty part.
+    """
+    data = extract_json_object(text, required=FORMAL_KEYS)
+    out: dict[str, str] = {}
+    for key in FORMAL_KEYS:
+        value = PairIQAnalysis.model_validate({key: data[key]}).model_dump()[key]
+        if not isinstance(value, str) or not value.strip():
+            raise ParseError(f"'{key}' is empty or not text")
+        out[key] = value.strip()
+    return out
+
+
+def parse_initial_scores(text: str) -> dict[str, float]:
+    """``{rating, contribution, soundness, novelty}``, each a number in [0, 5].
+
+    Raises:
+        ParseError: a key is missing, not a number, or outside [0, 5].
+    """
+    data = extract_json_object(text, required=INITIAL_KEYS)
+    out: dict[str, float] = {}
+    for key in INITIAL_KEYS:
+        try:
+            value = float(data[key])
+        except (TypeError, ValueError):
+            raise ParseError(f"'{key}' is not a number: {data[key]!r}") from None
+        if not 0.0 <= value <= 5.0:
+            raise ParseError(f"'{key}' = {value:g} outside [0, 5]")
+        out[key] = value
+    return out
+
+
+_OUTCOME_WORDS = {"a": 1.0, "first": 1.0, "b": 0.0, "second": 0.0, "tie": 0.5, "equal": 0.5, "same": 0.5}
+
+
+def parse_comparison(text: str) -> dict[str, float]:
+    """``{rating, soundness, contribution}``, each 1 (A better), 0.5 (equal) or 0 (B better).
+
+    "A"/"B"/"tie"/"equal" are read as 1/0/0.5; any other value is a parse error.
+    """
+    data = extract_json_object(text, required=COMPARE_KEYS)
+    out: dict[str, float] = {}
+    for key in COMPARE_KEYS:
+        value = data[key]
+        if isinstance(value, str):
+            word = value.strip().lower()
+            value = _OUTCOME_WORDS.get(word, word)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ParseError(f"'{key}' is not 1, 0.5 or 0: {data[key]!r}") from None
+        if number not in (0.0, 0.5, 1.0):
+            raise ParseError(f"'{key}' = {number:g}, expected 1, 0.5 or 0")
+        out[key] = number
+    return out
+
+
+# ----------------------------------------------------------------------------- results
+
+
+class Comparison(BaseModel):
+    """One opponent: outcomes per order (1 = the idea better), their mean and disagreement."""
+
+    reference_id: str
+    title: str
+    s_ref: dict[str, float]
+    outcomes: dict[str, dict[str, float] | None]  # order ("idea-first"/"ref-first") -> outcomes
+    outcome: dict[str, float] | None  # mean over parsed orders; None = no order parsed
+    disagreement: dict[str, bool] = Field(default_factory=dict)
+
+
+class IdeaScore(BaseModel):
+    """LigBench scores of one idea and everything that produced them.
+
+    ``status``: ``"scored"``, or the step that failed for good (``"formalize_failed"``,
+    ``"initial_score_failed"``, ``"llm_error"``). ``scores`` holds rating, contribution,
+    soundness (Elo outputs) and novelty (hybrid) on 0-5 when scored.
+    """
+
+    idea_id: str
+    status: str
+    formalization: dict[str, str] | None = None
+    calibration: list[str] = Field(default_factory=list)
+    initial: dict[str, float] | None = None
+    comparisons: list[Comparison] = Field(default_factory=list)
+    trajectories: dict[str, EloTrajectory] = Field(default_factory=dict)
+    novelty: dict[str, Any] | None = None
+    scores: dict[str, float] | None = None
+    parse_failures: dict[str, int] = Field(default_factory=dict)
+
+
+class ScoringSettings(BaseModel):
+    """Settings of the scoring pipeline (all recorded in the run config)."""
+
+    n_calibration: int = Field(3, ge=1)
+    order: Order = "both"
+    elo: EloSettings = Field(default_factory=EloSettings)
+    novelty: NoveltySettings = Field(default_factory=NoveltySettings)
+    n_related: int = Field(10, ge=1)
+    novelty_source: Literal["corpus", "semantic-scholar"] = "corpus"
+    scholar_base_url: str | None = None
+    extra_opponents: int = Field(2, ge=0)
+    judge_temperature: float = 0.0
+    structured_output: bool = True
+    seed: int = 0
+
+
+def reference_text(record: PairIQRecord) -> str:
+    """A reference paper as the judge sees it: title plus formalisation (or abstract)."""
+    body = record.analysis.text() if record.analysis is not None else f"Abstract: {record.abstract}"
+    return f"Title: {record.title}\n{body}"
+
+
+def formal_text(formal: dict[str, str]) -> str:
+    return PairIQAnalysis.model_validate(formal).text()
+
+
+def _stable_int(*parts: object) -> int:
+    return int(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:12], 16)
+
+
+class IdeaScorer:
+    """Scores ideas against a reference corpus with one judge, recording every step.
+
+    Records (step, instance id = idea id, key): ``ligbench/formalize``, ``ligbench/initial_score``,
+    ``ligbench/compare`` (key ``<reference id>|idea-first`` or ``|ref-first``), ``ligbench/novelty``.
+    """
+
+    def __init__(self, corpus: ReferenceCorpus, judge_model: ChatModel, steps: StepRunner,
+                 settings: ScoringSettings | None = None) -> None:
+        self.corpus = corpus
+        self.judge = judge_model
+        self.steps = steps
+        self.settings = settings or ScoringSettings()
+
+    def _sampling(self, schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        cfg = self.settings
+        return {"temperature": cfg.judge_temperature, "max_tokens": max_tokens, "seed": cfg.seed,
+                "json_schema": schema if cfg.structured_output else None}
+
+    def orders(self, idea_id: str, ref_id: str) -> list[str]:
+        """Orders to show: both by default; one seeded coin flip for ``random``; idea first for ``fixed``."""
+        if self.settings.order == "both":
+            return ["idea-first", "ref-first"]
+        if self.settings.order == "fixed":
+            return ["idea-first"]
+        rng = np.random.default_rng(_stable_int(self.settings.seed, idea_id, ref_id))
+        return ["idea-first" if rng.random() < 0.5 else "ref-first"]
+
+    async def score(self, idea_id: str, text: str, *, cutoff: Any = None) -> IdeaScore:
+        """Run the whole pipeline for one idea (resuming recorded steps)."""
+        failures = {"formalize": 0, "initial_score": 0, "compare": 0}
+        rec = await self.steps.judge_step(
+            "ligbench/formalize", idea_id, "", self.judge, render("ligbench_formalize", idea_text=text),
+            parse_formalization, **self._sampling(FORMAL_SCHEMA, 700))
+        if rec is None:
+            return IdeaScore(idea_id=idea_id, status="llm_error", parse_failures=failures)
+        if not rec["judgment"]["parse_ok"]:
+            failures["formalize"] += 1
+            return IdeaScore(idea_id=idea_id, status="formalize_failed", parse_failures=failures)
+        formal: dict[str, str] = rec["judgment"]["parsed"]
+        query = formal_text(formal)
+        cfg = self.settings
+        hits = self.corpus.retrieve(query, cfg.n_calibration + cfg.elo.max_comparisons + cfg.extra_opponents)
+        calibration = [self.corpus.by_id[h.id] for h in hits[: cfg.n_calibration]]
+        opponents = [self.corpus.by_id[h.id] for h in hits[cfg.n_calibration:]]
+        result = IdeaScore(idea_id=idea_id, status="scored", formalization=formal,
+                           calibration=[r.id for r in calibration], parse_failures=failures)
+
+        rec = await self.steps.judge_step(
+            "ligbench/initial_score", idea_id, "", self.judge,
+            render("ligbench_initial_score", idea=query, calibration=[
+                {"title": r.title, "analysis": reference_text(r).split("\n", 1)[1],
+                 **{d: self.corpus.score(r.id, d) for d in SCORE_DIMENSIONS}} for r in calibration]),
+            parse_initial_scores, extra={"calibration": result.calibration},
+            **self._sampling(INITIAL_SCHEMA, 200))
+        if rec is None:
+            return result.model_copy(update={"status": "llm_error", "parse_failures": failures})
+        if not rec["judgment"]["parse_ok"]:
+            failures["initial_score"] += 1
+            return result.model_copy(update={"status": "initial_score_failed", "parse_failures": failures})
+        s0: dict[str, float] = rec["judgment"]["parsed"]
+        result.initial = s0
+
+        trajectories = {d: elo_score(s0[d], [], cfg.elo) for d in COMPARE_KEYS}
+        for ref in opponents:
+            if not any(needs_more(t, cfg.elo) for t in trajectories.values()):
+                break
+            comparison = await self.compare(idea_id, query, ref)
+            if comparison is None:
+                return result.model_copy(update={"status": "llm_error", "parse_failures": failures})
+            failures["compare"] += sum(1 for v in comparison.outcomes.values() if v is None)
+            result.comparisons.append(comparison)
+            used = [c for c in result.comparisons if c.outcome is not None]
+            trajectories = {d: elo_score(s0[d], [(c.reference_id, c.s_ref[d], c.outcome[d])  # type: ignore[index]
+                                                 for c in used], cfg.elo) for d in COMPARE_KEYS}
+        result.trajectories = trajectories
+        result.parse_failures = failures
+        result.novelty = await self.novelty(idea_id, query, formal, s0["novelty"], cutoff)
+        result.scores = {"rating": trajectories["rating"].final,
+                         "contribution": trajectories["contribution"].final,
+                         "soundness": trajectories["soundness"].final,
+                         "novelty": result.novelty["novelty"]}
+        return result
+
+    async def compare(self, idea_id: str, idea_text: str, ref: PairIQRecord) -> Comparison | None:
+        """Judge the idea against one reference in the configured orders; None on an LLM error."""
+        import asyncio
+
+        ref_text = reference_text(ref)
+        orders = self.orders(idea_id, ref.id)
+
+        async def one(order: str) -> dict[str, Any] | None:
+            a, b = (idea_text, ref_text) if order == "idea-first" else (ref_text, idea_text)
+            positions = [idea_id, ref.id] if order == "idea-first" else [ref.id, idea_id]
+            return await self.steps.judge_step(
+                "ligbench/compare", idea_id, f"{ref.id}|{order}", self.judge,
+                render("ligbench_compare", idea_a=a, idea_b=b), parse_comparison,
+                positions=positions, **self._sampling(COMPARE_SCHEMA, 400))
+
+        records = await asyncio.gather(*(one(o) for o in orders))
+        if any(r is None for r in records):
+            return None
+        outcomes: dict[str, dict[str, float] | None] = {}
+        for order, rec in zip(orders, records, strict=True):
+            parsed = rec["judgment"]["parsed"] if rec and rec["judgment"]["parse_ok"] else None
+            if parsed is not None and order == "ref-first":
+                parsed = {d: 1.0 - v for d, v in parsed.items()}  # outcome of the idea, shown second
+            outcomes[order] = parsed
+        ok = [o for o in outcomes.values() if o is not None]
+        mean = {d: sum(o[d] for o in ok) / len(ok) for d in COMPARE_KEYS} if ok else None
+        disagreement = ({d: ok[0][d] != ok[1][d] for d in COMPARE_KEYS} if len(ok) == 2 else {})
+        return Comparison(reference_id=ref.id, title=ref.title,
+                          s_ref={d: self.corpus.score(ref.id, d) for d in COMPARE_KEYS},
+                          outcomes=outcomes, outcome=mean, disagreement=disagreement)
+
+    async def novelty(self, idea_id: str, query: str, formal: dict[str, str], s_llm: float,
+                      cutoff: Any = None) -> dict[str, Any]:
+        """Hybrid novelty; related papers from Semantic Scholar when configured, else the corpus."""
+        cfg = self.settings
+        source, note, sims = "corpus", None, None
+        if cfg.novelty_source == "semantic-scholar":
+            recorded = self.steps.store.get("ligbench/novelty_search", idea_id)
+            if recorded is None:
+                recorded = await _scholar_similarities(self.corpus, query, formal["main_target"], cfg, cutoff)
+                if recorded.get("similarities"):
+                    self.steps.store.put("ligbench/novelty_search", idea_id, recorded)
+            sims, note = recorded.get("similarities"), recorded.get("note")
+            if sims:
+                source = "semantic-scholar"
+        if not sims:
+            sims = self.corpus.similarities(query, cfg.n_related)
+        detail = hybrid_novelty(sims, s_llm, cfg.novelty)
+        return {**detail, "source": source, "n_related": len(sims), "note": note}
+
+
+async def _scholar_similarities(corpus: ReferenceCorpus, query: str, search: str, cfg: ScoringSettings,
+                                cutoff: Any) -> dict[str, Any]:
+    """Cosine similarities of the idea to Semantic Scholar search results (title + abstract)."""
+    from ideaharness.metrics.embeddings import embed
+    from ideaharness.scholarly import SemanticScholar
+
+    kwargs: dict[str, Any] = {"base_url": cfg.scholar_base_url} if cfg.scholar_base_url else {}
+    try:
+        async with SemanticScholar(**kwargs) as client:
+            papers = await client.search(search[:300], limit=min(100, cfg.n_related),
+                                         publication_date_window=(None, cutoff) if cutoff else None)
+    except Exception as exc:  # any failure of the optional online search: fall back, say so
+        return {"similarities": None,
+                "note": f"Semantic Scholar search unavailable ({exc}); novelty uses the local corpus"}
+    texts = [f"{p.title}\n{p.abstract or ''}" for p in papers]
+    if not texts:
+        return {"similarities": None,
+                "note": "Semantic Scholar returned no papers; novelty uses the local corpus"}
+    vectors = embed(texts, model=corpus.embedding_model)
+    sims = [float(x) for x in vectors @ corpus.query_embedding(query)]
+    return {"similarities": sims, "paper_ids": [p.id for p in papers], "note": None}

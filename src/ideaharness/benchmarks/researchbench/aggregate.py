@@ -1,0 +1,236 @@
+"""ResearchBench results: per-instance outcomes aggregated overall, per discipline and on the
+"strict" subset (papers published after ``published_after``, for contamination analysis).
+
+Every mean comes with its count, a 95% percentile bootstrap interval over papers
+(:func:`ideaharness.metrics.stats.bootstrap_ci`) and the parse failures behind it; a parse failure
+is never averaged in as a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ideaharness.benchmarks.researchbench.config import discipline_of
+from ideaharness.metrics.matched_score import mean_excluding_zeros, mean_including_zeros
+from ideaharness.metrics.pairwise_ranking import (
+    PairResult,
+    consistency_counts,
+    directional_accuracy,
+    rank_score,
+    two_order_outcome,
+)
+from ideaharness.metrics.retrieval import LEVELS
+from ideaharness.metrics.stats import bootstrap_ci
+from ideaharness.report.html import Table
+from ideaharness.schema import Instance
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def groups(instances: Sequence[Instance], published_after: Any) -> tuple[dict[str, list[str]], list[str]]:
+    """Group name -> instance ids: ``overall``, ``discipline: X`` and (if set) ``strict``."""
+    out: dict[str, list[str]] = {"overall": [i.id for i in instances]}
+    for inst in instances:
+        out.setdefault(f"discipline: {discipline_of(inst)}", []).append(inst.id)
+    notes = []
+    if published_after is not None:
+        dated = [i for i in instances if i.target.publication_date is not None]
+        out[f"strict (published after {published_after})"] = [
+            i.id for i in dated if i.target.publication_date and i.target.publication_date > published_after
+        ]
+        if len(dated) < len(instances):
+            notes.append(
+                f"strict subset: {len(instances) - len(dated)} paper(s) without a publication date excluded"
+            )
+    return out, notes
+
+
+def _retrieval_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, n_boot: int) -> list[dict]:
+    rows = []
+    done = [per[i] for i in ids if i in per]
+    max_round = max((len(r["rounds"]) for r in done), default=0)
+    for rnd in range(1, max_round + 1):
+        entries = [r["rounds"][rnd - 1] for r in done if len(r["rounds"]) >= rnd]
+        hits = [e["hit_ratio"] for e in entries if e["hit_ratio"] is not None]
+        rows.append({
+            "round": rnd,
+            "nominal_retention": entries[0]["nominal_retention"],
+            "n": len(hits),
+            "hit_ratio": _mean(hits),
+            "hit_ratio_ci": bootstrap_ci(hits, n_resamples=n_boot, seed=seed),
+            "hit_ratio_top1": _mean([e["hit_ratio_top1"] for e in entries]),
+            "negative_selection_ratio": {
+                lvl: _mean([e["negative_selection_ratio"][lvl] for e in entries]) for lvl in LEVELS
+            },
+            "windows_called": sum(e["windows_called"] for e in entries),
+            "parse_failures": sum(e["parse_failures"] for e in entries),
+            "misses": sum(e["misses"] for e in entries),
+        })
+    return rows
+
+
+def _composition_group(per: dict[str, dict[str, Any]], ids: list[str], methods: list[str], seed: int,
+                       n_boot: int) -> dict[str, Any]:
+    out = {}
+    for method in methods:
+        entries = {i: per[i][method] for i in ids if i in per and method in per[i]}
+        scores = [e["score"] for e in entries.values()]
+        parsed = [s for s in scores if s is not None]
+        out[method] = {
+            "n_papers": len(entries),
+            "hypotheses": sum(e["hypothesis"] is not None for e in entries.values()),
+            "scored": len(parsed),
+            "mean_matched_score": mean_including_zeros(scores),
+            "mean_matched_score_ci": bootstrap_ci(parsed, n_resamples=n_boot, seed=seed),
+            "mean_excluding_zeros_parity": mean_excluding_zeros(
+                {i: [e["score"]] for i, e in entries.items()}
+            ),
+            "generation_failures": sum(e["hypothesis"] is None and e["done"] for e in entries.values()),
+            "generation_parse_failures": sum(e["generation_parse_failures"] for e in entries.values()),
+            "score_parse_failures": sum(e["score_parse_ok"] is False for e in entries.values()),
+            "not_done": sum(not e["done"] for e in entries.values()),
+        }
+    return out
+
+
+def _ranking_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, n_boot: int) -> dict[str, Any]:
+    tasks = [per[i] for i in ids if i in per and "pairs" in per[i]]
+    all_pairs: list[PairResult] = []
+    scores: list[float] = []
+    outcomes = {"neither": 0, "one": 0, "both": 0, "undetermined": 0}
+    for task in tasks:
+        pairs = [PairResult.model_validate(p) for p in task["pairs"]]
+        all_pairs.extend(pairs)
+        rs = rank_score(pairs, task["orders"])
+        if rs is not None:
+            scores.append(rs[2])
+        if len(task["orders"]) == 2 and pairs:
+            outcomes[two_order_outcome(pairs)] += 1
+    return {
+        "n_tasks": len(tasks),
+        "n_pairs": len(all_pairs),
+        "directional_accuracy": directional_accuracy(all_pairs),
+        "accuracy_gold_first": directional_accuracy(all_pairs, "gold_first"),
+        "accuracy_gold_second": directional_accuracy(all_pairs, "gold_second"),
+        "pair_consistency": consistency_counts(all_pairs),
+        "task_outcomes": outcomes,
+        "rank_score": _mean(scores),
+        "rank_score_ci": bootstrap_ci(scores, n_resamples=n_boot, seed=seed),
+        "rank_score_n": len(scores),
+        "pair_parse_failures": sum(t["pair_parse_failures"] for t in tasks),
+        "negative_generation_failures": sum(t["negative_generation_failures"] for t in tasks),
+    }
+
+
+def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
+    """Results of a :class:`~ideaharness.benchmarks.researchbench.run.ResearchBench` run."""
+    config = bench.config
+    grouped, notes = groups(instances, config.published_after)
+    seed, n_boot = config.seed, config.bootstrap_resamples
+    results: dict[str, Any] = {
+        "benchmark": "researchbench",
+        "benchmark_version": config.benchmark_version,
+        "tasks": list(config.tasks),
+        "n_instances": len(instances),
+        "groups": {name: len(ids) for name, ids in grouped.items()},
+        "notes": notes,
+    }
+    if "retrieval" in config.tasks:
+        results["retrieval"] = {
+            name: _retrieval_group(bench.retrieval, ids, seed, n_boot) for name, ids in grouped.items()
+        }
+        pool_notes = sorted({n for p in bench.pools.values() for n in p.notes if not n.startswith("level 1")})
+        notes.extend(f"pools: {n}" for n in pool_notes)
+        incomplete = [i for i, r in bench.retrieval.items() if not r["complete"]]
+        if incomplete:
+            notes.append(f"retrieval: {len(incomplete)} paper(s) incomplete (a model call failed); re-run")
+    if "composition" in config.tasks:
+        results["composition"] = {
+            name: _composition_group(bench.composition, ids, list(config.methods), seed, n_boot)
+            for name, ids in grouped.items()
+        }
+        skipped = sum("skipped" in v for v in bench.composition.values())
+        if skipped:
+            notes.append(f"composition: {skipped} paper(s) skipped (no ground-truth hypothesis)")
+    if "ranking" in config.tasks:
+        results["ranking"] = {
+            name: _ranking_group(bench.ranking, ids, seed, n_boot) for name, ids in grouped.items()
+        }
+        skipped = sum("skipped" in v for v in bench.ranking.values())
+        if skipped:
+            notes.append(f"ranking: {skipped} paper(s) skipped (no gold hypothesis or no given negatives)")
+    results["per_instance"] = {
+        inst.id: {
+            "discipline": discipline_of(inst),
+            "retrieval": bench.retrieval.get(inst.id),
+            "composition": bench.composition.get(inst.id),
+            "ranking": bench.ranking.get(inst.id),
+        }
+        for inst in instances
+    }
+    return results
+
+
+def results_tables(results: dict[str, Any]) -> list[Table]:
+    """Tables for the console and the HTML report, one per task."""
+    tables = []
+    if "retrieval" in results:
+        rows = []
+        for name, rounds in results["retrieval"].items():
+            for r in rounds:
+                nsr = r["negative_selection_ratio"]
+                rows.append([
+                    name, r["round"], f"{100 * r['nominal_retention']:.0f}%", r["n"], r["hit_ratio"],
+                    r["hit_ratio_ci"], r["hit_ratio_top1"], nsr["negative_t1"], nsr["negative_t2"],
+                    nsr["negative_t3"], f"{r['parse_failures']}/{r['windows_called']}", r["misses"],
+                ])
+        tables.append(Table(
+            title="Inspiration retrieval",
+            columns=["group", "round", "retention", "papers", "gold hit ratio", "95% CI",
+                     "top-1 hit (parity)", "NSR level 1", "NSR level 2", "NSR level 3",
+                     "parse failures / windows", "title misses"],
+            rows=rows,
+            note="Hit ratio = share of gold inspirations kept after the round; NSR = share of a level's "
+                 "negatives kept (lower is better). A window whose reply matched no candidate keeps nothing.",
+        ))
+    if "composition" in results:
+        rows = []
+        for name, methods in results["composition"].items():
+            for method, m in methods.items():
+                rows.append([
+                    name, method, m["n_papers"], m["hypotheses"], m["scored"], m["mean_matched_score"],
+                    m["mean_matched_score_ci"], m["mean_excluding_zeros_parity"], m["generation_failures"],
+                    m["score_parse_failures"], m["not_done"],
+                ])
+        tables.append(Table(
+            title="Hypothesis composition (matched score 0-5)",
+            columns=["group", "method", "papers", "hypotheses", "scored", "mean (incl. zeros)", "95% CI",
+                     "mean excl. zeros (parity)", "generation failures", "score parse failures", "not done"],
+            rows=rows,
+            note="Parse failures are excluded from means and counted; the published figure drops "
+                 "zero scores.",
+        ))
+    if "ranking" in results:
+        rows = []
+        for name, g in results["ranking"].items():
+            pc, to = g["pair_consistency"], g["task_outcomes"]
+            rows.append([
+                name, g["n_tasks"], g["n_pairs"], g["directional_accuracy"], g["accuracy_gold_first"],
+                g["accuracy_gold_second"], f"{pc['both_gold']}/{pc['both_negative']}/{pc['disagree']}",
+                pc["incomplete"], f"{to['neither']}/{to['one']}/{to['both']}/{to['undetermined']}",
+                g["rank_score"], g["rank_score_ci"], g["pair_parse_failures"],
+            ])
+        tables.append(Table(
+            title="Hypothesis ranking (gold vs negatives, both orders)",
+            columns=["group", "tasks", "pairs", "accuracy", "acc. gold first", "acc. gold second",
+                     "pairs both gold/both neg./disagree", "pairs incomplete",
+                     "tasks gold wins neither/one/both/undet. orders", "rank score Rank/(k+1)", "95% CI",
+                     "parse failures"],
+            rows=rows,
+            note="A pair is a gold win only when both orders choose gold; unparsable replies are never wins.",
+        ))
+    return tables

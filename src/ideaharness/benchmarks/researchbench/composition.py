@@ -1,0 +1,188 @@
+"""Hypothesis composition from a research question + survey + inspirations, and its matched score.
+
+Two generators (ResearchBench hypothesis composition; engine MOOSE-Chem, Yang et al., ICLR 2025):
+
+* ``one_step``: one prompt with the question, the survey and all inspirations.
+* ``pipeline``: per inspiration, ``n_mutations`` distinct hypotheses (mutate), each improved
+  ``n_refine`` times by critique-and-rewrite (refine), then all refined hypotheses merged into one
+  (recombine). MOOSE-Chem's published settings are 2 mutations and 2 self-refine iterations.
+
+Every model call goes through :class:`~ideaharness.benchmarks._common.StepRunner` (judge loop with
+bounded retries) and is stored as a record (raw text, parsed value, parse status, attempts); a
+step whose reply cannot be parsed leaves its output out (recorded), never replaced by a default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from ideaharness.benchmarks._common import StepRunner
+from ideaharness.llm.types import ChatModel
+from ideaharness.metrics.matched_score import MIN_HYPOTHESIS_CHARS, parse_matched_score
+from ideaharness.prompts import render
+
+STEP_GENERATE = "researchbench_generate"
+STEP_SCORE = "researchbench_matched_score"
+
+_LABEL = re.compile(r"^[\s#>*\-]*\**\s*hypothesis\s*\**\s*[:：]\**", re.IGNORECASE | re.MULTILINE)
+_NEXT = re.compile(
+    r"^[\s#>*\-]*\**\s*(?:reasoning|reason|critique|analysis)\s*\**\s*[:：]", re.IGNORECASE | re.MULTILINE
+)
+
+
+def parse_hypothesis(text: str) -> dict[str, Any]:
+    """The hypothesis in a generation reply: the text after the last line-initial ``Hypothesis:``
+    label up to a following ``Reasoning:``/``Critique:`` label; without a label, the whole reply.
+
+    Returns:
+        ``{"hypothesis": str, "labelled": bool}``.
+
+    Raises:
+        ValueError: the hypothesis is shorter than 20 characters (the published scorer's floor).
+    """
+    labels = list(_LABEL.finditer(text))
+    if labels:
+        body = text[labels[-1].end() :]
+        nxt = _NEXT.search(body)
+        if nxt:
+            body = body[: nxt.start()]
+    else:
+        nxt = _NEXT.search(text)
+        body = text[: nxt.start()] if nxt and nxt.start() > 0 else text
+    hypothesis = " ".join(body.replace("**", "").split())
+    if len(hypothesis) < MIN_HYPOTHESIS_CHARS:
+        raise ValueError(f"hypothesis has {len(hypothesis)} characters (< {MIN_HYPOTHESIS_CHARS})")
+    return {"hypothesis": hypothesis, "labelled": bool(labels)}
+
+
+def hypothesis_of(record: dict[str, Any] | None) -> str | None:
+    """The parsed hypothesis of a generation record; None when not parsed or not done."""
+    if record is None or not record["judgment"]["parse_ok"]:
+        return None
+    return str(record["judgment"]["parsed"]["hypothesis"])
+
+
+class Composer:
+    """Runs the generation steps for one instance against one generator model.
+
+    Args:
+        context: template variables shared by all steps (``discipline``, ``question``, ``survey``).
+        key_prefix: distinguishes records (e.g. ``"one_step"``, ``"negative3"``).
+    """
+
+    def __init__(
+        self,
+        steps: StepRunner,
+        model: ChatModel,
+        instance_id: str,
+        context: dict[str, Any],
+        *,
+        temperature: float = 0.7,
+        max_tokens: int = 512,
+        seed: int = 0,
+    ) -> None:
+        self.steps = steps
+        self.model = model
+        self.instance_id = instance_id
+        self.context = context
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    async def _call(
+        self, key: str, template: str, sample_index: int = 0, **variables: Any
+    ) -> dict[str, Any] | None:
+        messages = render(template, **self.context, **variables)
+        return await self.steps.judge_step(
+            STEP_GENERATE, self.instance_id, key, self.model, messages, parse_hypothesis,
+            extra={"key": key}, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed,
+            sample_index=sample_index,
+        )
+
+    async def one_step(
+        self, inspirations: list[dict[str, Any]], key: str = "one_step"
+    ) -> dict[str, Any] | None:
+        """One-step baseline: question + survey + all inspirations -> one hypothesis."""
+        return await self._call(key, "researchbench_compose", inspirations=inspirations)
+
+    async def pipeline(
+        self, inspirations: list[dict[str, Any]], *, n_mutations: int = 2, n_refine: int = 1,
+        key: str = "pipeline",
+    ) -> dict[str, Any]:
+        """Mutate -> refine -> recombine.
+
+        Returns:
+            ``{"final": hypothesis or None, "steps": [records, None = call failed for good],
+            "recombined": bool, "complete": bool}``; a failed refinement keeps the previous version.
+
+        Raises:
+            ValueError: ``n_mutations < 1`` or ``n_refine < 0``.
+        """
+        if n_mutations < 1 or n_refine < 0:
+            raise ValueError("need n_mutations >= 1 and n_refine >= 0")
+
+        async def branch(i: int, insp: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+            steps: list[dict[str, Any]] = []
+            finals: list[str] = []
+            previous: list[str] = []
+            for m in range(n_mutations):
+                mutation = await self._call(
+                    f"{key}/insp{i}/mut{m}", "researchbench_mutate", sample_index=m,
+                    inspiration=insp, previous=list(previous),
+                )
+                steps.append(mutation)
+                current = hypothesis_of(mutation)
+                if current is None:
+                    continue
+                previous.append(current)
+                for r in range(n_refine):
+                    refined = await self._call(
+                        f"{key}/insp{i}/mut{m}/ref{r}", "researchbench_refine",
+                        inspirations=[insp], hypothesis=current,
+                    )
+                    steps.append(refined)
+                    current = hypothesis_of(refined) or current
+                finals.append(current)
+            return steps, finals
+
+        branches = await asyncio.gather(*(branch(i, insp) for i, insp in enumerate(inspirations)))
+        steps = [s for b in branches for s in b[0]]
+        candidates = [h for b in branches for h in b[1]]
+        if len(candidates) <= 1:
+            final = candidates[0] if candidates else None
+            return {"final": final, "steps": steps, "recombined": False, "complete": None not in steps}
+        combined = await self._call(f"{key}/recombine", "researchbench_recombine", hypotheses=candidates)
+        steps.append(combined)
+        final = hypothesis_of(combined)
+        return {"final": final, "steps": steps, "recombined": True, "complete": None not in steps}
+
+
+async def score_hypothesis(
+    steps: StepRunner,
+    judge_model: ChatModel,
+    instance_id: str,
+    key: str,
+    *,
+    proposed: str,
+    gold: str,
+    key_points: str,
+    discipline: str,
+    max_tokens: int = 384,
+    seed: int = 0,
+) -> dict[str, Any] | None:
+    """Matched score (0-5, MOOSE-Chem ``evaluate.py``) of ``proposed`` against the gold hypothesis.
+
+    Temperature 0, as published. Returns the record; its ``judgment.parsed`` is the integer score,
+    or None (``parse_ok`` False) for a reply without a valid ``Matched score:`` line. None = the
+    call failed for good (not recorded; a re-run retries).
+    """
+    messages = render(
+        "researchbench_matched_score", discipline=discipline, proposed=proposed, gold=gold,
+        key_points=key_points,
+    )
+    return await steps.judge_step(
+        STEP_SCORE, instance_id, key, judge_model, messages, parse_matched_score,
+        temperature=0.0, max_tokens=max_tokens, seed=seed,
+    )

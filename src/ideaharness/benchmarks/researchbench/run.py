@@ -1,0 +1,324 @@
+"""One ResearchBench run: pools, screening, composition and ranking per instance, resumable.
+
+Phases (each over all instances, concurrently, bounded by the model clients):
+
+1. ``pool``: the candidate pool of every instance (given by the release, or built with
+   :func:`ideaharness.data.pools.build_pool`); saved as record ``researchbench_pool``.
+2. ``retrieval``: screening rounds (:mod:`.screening`).
+3. ``composition``: hypotheses by each method (:mod:`.composition`) and their matched scores.
+4. ``ranking``: negatives (given or generated) and two-order pairwise judgments (:mod:`.ranking`).
+
+Everything the model returns is recorded before it is used; a re-run with the same directory
+skips recorded work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
+from ideaharness.benchmarks.researchbench.composition import Composer, score_hypothesis
+from ideaharness.benchmarks.researchbench.config import (
+    BenchData,
+    ResearchBenchConfig,
+    discipline_of,
+    identity_keys,
+    load_data,
+)
+from ideaharness.benchmarks.researchbench.ranking import generate_negatives, judge_pairs
+from ideaharness.benchmarks.researchbench.screening import screen_pool
+from ideaharness.data.pools import CandidatePool, build_pool, derive_seed, paper_text, similarity_to_queries
+from ideaharness.errors import UserError
+from ideaharness.llm.types import ChatModel
+from ideaharness.metrics.pairwise_ranking import ORDERS, PairResult
+from ideaharness.metrics.retrieval import hit_ratio, hit_ratio_top1, negative_selection_ratio
+from ideaharness.runs.store import RunStore, shard_of
+from ideaharness.schema import Instance
+
+STEP_POOL = "researchbench_pool"
+
+
+class ResearchBench:
+    """One ResearchBench run over a run directory. Use :func:`run_researchbench` unless embedding it."""
+
+    def __init__(
+        self,
+        config: ResearchBenchConfig,
+        options: ExecutionOptions,
+        generator: ChatModel,
+        judge: ChatModel,
+        data: BenchData,
+    ) -> None:
+        self.config = config
+        self.options = options
+        self.generator = generator
+        self.judge = judge
+        self.data = data
+        self.store = RunStore(
+            options.out, config.model_dump(mode="json"), identity_keys=identity_keys(config)
+        )
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
+        self.pools: dict[str, CandidatePool] = {}
+        self.retrieval: dict[str, dict[str, Any]] = {}
+        self.composition: dict[str, dict[str, Any]] = {}
+        self.ranking: dict[str, dict[str, Any]] = {}
+        self._embeddings: Any = None
+        self._embedded_ids: dict[str, int] = {}
+
+    # -- pools ---------------------------------------------------------------
+    def _source_embeddings(self, papers: list[Any]) -> Any:
+        import numpy as np
+
+        from ideaharness.metrics.embeddings import embed
+
+        if self._embeddings is None:
+            everything = self.data.all_source_papers()
+            self._embedded_ids = {}
+            for p in everything:
+                self._embedded_ids.setdefault(f"{p.id}\x1f{p.title}", len(self._embedded_ids))
+            unique = {key: p for p in everything for key in [f"{p.id}\x1f{p.title}"]}
+            self._embeddings = embed([paper_text(p) for p in unique.values()])
+        rows = [self._embedded_ids[f"{p.id}\x1f{p.title}"] for p in papers]
+        return np.asarray(self._embeddings)[rows]
+
+    async def pool(self, inst: Instance) -> None:
+        record = self.store.get(STEP_POOL, inst.id)
+        if record is not None:
+            self.pools[inst.id] = CandidatePool.model_validate(record)
+            return
+        given = self.data.given_pools.get(inst.id)
+        if given is not None:
+            pool = given
+        else:
+            same, other = self.data.negative_sources(inst)
+            similarity = None
+            if same:
+                queries = [inst.research_question or inst.target.title]
+                queries += [paper_text(g) for g in inst.references]
+                similarity = similarity_to_queries(queries, same, self._source_embeddings(same))
+            pool = build_pool(
+                inst.id, inst.references, same_discipline=same, other_disciplines=other,
+                similarity=similarity if similarity is not None else [], size=self.config.pool_size,
+                per_level=self.config.per_level, seed=derive_seed(self.config.seed, inst.id, "pool"),
+                level3_fill=self.config.level3_fill, title_threshold=self.config.title_threshold,
+            )
+        self.store.put(STEP_POOL, inst.id, pool.model_dump(mode="json"))
+        self.pools[inst.id] = pool
+
+    # -- retrieval -----------------------------------------------------------
+    async def retrieve(self, inst: Instance) -> None:
+        pool = self.pools[inst.id]
+        result = await screen_pool(
+            self.steps, self.generator, pool, question=inst.research_question or inst.target.title,
+            survey=inst.background_survey if self.config.use_background_survey else None,
+            discipline=discipline_of(inst), window_size=self.config.window_size,
+            keep_size=self.config.keep_size, seed=self.config.seed, threshold=self.config.title_threshold,
+            temperature=self.config.judge_temperature, max_tokens=self.config.judge_max_tokens,
+        )
+        gold = [c.index for c in pool.gold()]
+        labels = {c.index: c.label for c in pool.candidates}
+        ratio = self.config.keep_size / self.config.window_size
+        rounds = []
+        for r in result.rounds:
+            called = [w for w in r.windows if w.called]
+            rounds.append({
+                "round": r.round,
+                "nominal_retention": ratio ** r.round,
+                "n_input": len(r.input),
+                "n_kept": len(r.kept),
+                "hit_ratio": hit_ratio(r.kept, gold),
+                "hit_ratio_top1": hit_ratio_top1(r.window_firsts, gold),
+                "negative_selection_ratio": negative_selection_ratio(r.kept, labels),
+                "windows_called": len(called),
+                "parse_failures": sum(not w.parse_ok and not w.error for w in called),
+                "misses": sum(len(w.misses) for w in called),
+                "kept": r.kept,
+            })
+        self.retrieval[inst.id] = {
+            "pool_size": len(pool.candidates), "n_gold": len(gold), "label_counts": pool.label_counts(),
+            "pool_source": pool.source, "rounds": rounds, "complete": result.complete,
+        }
+
+    # -- composition ---------------------------------------------------------
+    def _composer(self, inst: Instance) -> Composer:
+        context = {
+            "discipline": discipline_of(inst),
+            "question": inst.research_question or inst.target.title,
+            "survey": inst.background_survey,
+        }
+        return Composer(
+            self.steps, self.generator, inst.id, context, temperature=self.config.generation_temperature,
+            max_tokens=self.config.generation_max_tokens, seed=self.config.seed,
+        )
+
+    async def compose(self, inst: Instance) -> None:
+        gold = inst.ground_truth.hypothesis or inst.ground_truth.idea
+        if not gold:
+            self.composition[inst.id] = {"skipped": "no ground-truth hypothesis"}
+            return
+        key_points, kp_source = inst.ground_truth.key_points, "key_points"
+        if not key_points:
+            key_points, kp_source = inst.ground_truth.fine_grained_hypothesis, "fine_grained_hypothesis"
+        if not key_points:
+            key_points, kp_source = "(no key points annotated; compare with the hypothesis itself)", "none"
+        composer = self._composer(inst)
+        insps = [{"title": r.title, "abstract": r.abstract} for r in inst.references]
+        out: dict[str, Any] = {"key_points_source": kp_source}
+        for method in self.config.methods:
+            if method == "one_step":
+                record = await composer.one_step(insps)
+                done = record is not None
+                hypothesis = record["judgment"]["parsed"]["hypothesis"] if done and record["judgment"][
+                    "parse_ok"] else None
+                n_calls, n_failed = 1, int(done and not record["judgment"]["parse_ok"])
+            else:
+                res = await composer.pipeline(
+                    insps, n_mutations=self.config.n_mutations, n_refine=self.config.n_refine
+                )
+                done, hypothesis = res["complete"], res["final"]
+                n_calls = len(res["steps"])
+                n_failed = sum(1 for s in res["steps"] if s is not None and not s["judgment"]["parse_ok"])
+            entry: dict[str, Any] = {
+                "hypothesis": hypothesis, "done": done, "generation_calls": n_calls,
+                "generation_parse_failures": n_failed, "score": None, "score_parse_ok": None,
+            }
+            if hypothesis is not None:
+                scored = await score_hypothesis(
+                    self.steps, self.judge, inst.id, method, proposed=hypothesis, gold=gold,
+                    key_points=key_points, discipline=discipline_of(inst),
+                    max_tokens=self.config.judge_max_tokens, seed=self.config.seed,
+                )
+                if scored is None:
+                    entry["done"] = False
+                else:
+                    entry["score_parse_ok"] = scored["judgment"]["parse_ok"]
+                    entry["score"] = scored["judgment"]["parsed"] if scored["judgment"]["parse_ok"] else None
+            out[method] = entry
+        self.composition[inst.id] = out
+
+    # -- ranking -------------------------------------------------------------
+    async def rank(self, inst: Instance) -> None:
+        given = self.data.given_ranking.get(inst.id)
+        mode = self.config.ranking_negatives
+        if mode == "given" and given is None:
+            self.ranking[inst.id] = {"skipped": "no ranking.jsonl negatives for this task"}
+            return
+        use_given = given is not None and mode in ("given", "auto")
+        gold = given.gold_hypothesis if use_given and given else (
+            inst.ground_truth.hypothesis or inst.ground_truth.idea)
+        if not gold:
+            self.ranking[inst.id] = {"skipped": "no ground-truth hypothesis"}
+            return
+        negative_failures = 0
+        if use_given and given:
+            negatives = [(f"given{j}", h) for j, h in enumerate(given.negatives)]
+        else:
+            generated = await generate_negatives(
+                self._composer(inst), self.pools[inst.id], n_negatives=self.config.n_negatives,
+                per_negative=self.config.inspirations_per_negative, seed=self.config.seed,
+            )
+            negatives = [(g["id"], g["hypothesis"]) for g in generated if g["hypothesis"]]
+            negative_failures = sum(1 for g in generated if g["hypothesis"] is None)
+        orders = ORDERS[:1] if self.config.parity else ORDERS
+        pairs = await judge_pairs(
+            self.steps, self.judge, inst.id, question=inst.research_question or inst.target.title,
+            gold=gold, negatives=negatives, discipline=discipline_of(inst), orders=orders,
+            temperature=self.config.judge_temperature, max_tokens=self.config.judge_max_tokens,
+            seed=self.config.seed,
+        )
+        self.ranking[inst.id] = {
+            "source": "given" if use_given else "generated",
+            "orders": list(orders),
+            "negative_generation_failures": negative_failures,
+            "pairs": [p.model_dump(mode="json") for p in pairs],
+            "pair_parse_failures": sum(1 for p in pairs for c in p.choices.values() if c is None),
+            "missing_judgments": sum(len(orders) - len(p.choices) for p in pairs),
+        }
+
+    # -- driver --------------------------------------------------------------
+    async def execute(self, instances: list[Instance]) -> None:
+        tasks = self.config.tasks
+        phases: list[tuple[str, Any]] = []
+        if "retrieval" in tasks or "ranking" in tasks:
+            phases.append(("candidate pools", self.pool))
+        if "retrieval" in tasks:
+            phases.append(("inspiration retrieval", self.retrieve))
+        if "composition" in tasks:
+            phases.append(("hypothesis composition", self.compose))
+        if "ranking" in tasks:
+            phases.append(("hypothesis ranking", self.rank))
+        await self.steps.run_phases(instances, phases)
+
+
+def _stats(model: Any) -> dict[str, Any] | None:
+    stats = getattr(model, "stats", None)
+    if stats is None:
+        return None
+    return stats.model_dump() if hasattr(stats, "model_dump") else dict(vars(stats))
+
+
+def select_instances(data: BenchData, options: ExecutionOptions) -> list[Instance]:
+    instances = data.instances
+    if options.shard is not None:
+        index, count = options.shard
+        instances = [i for i in instances if shard_of(i.id, count) == index]
+    if options.limit is not None:
+        instances = instances[: options.limit]
+    return instances
+
+
+async def run_researchbench_async(
+    config: ResearchBenchConfig,
+    options: ExecutionOptions,
+    *,
+    generator: ChatModel | None = None,
+    judge: ChatModel | None = None,
+    data: BenchData | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) ResearchBench; returns the results dict also written to ``results.json``.
+
+    Args:
+        generator, judge: model clients (default: built from ``config.generator``/``config.judge``).
+        data: preloaded data (default: :func:`load_data` of ``config``).
+
+    Raises:
+        UserError: no instances, or a run directory holding a run with other settings.
+    """
+    data = data if data is not None else load_data(config)
+    instances = select_instances(data, options)
+    if not instances:
+        raise UserError(f"--data {config.data}: no instances to run")
+    if generator is None or judge is None:
+        gen_model, judge_model = make_models(config.generator, config.judge, options)
+        generator = generator or gen_model
+        judge = judge or judge_model
+    bench = ResearchBench(config, options, generator, judge, data)
+    try:
+        await bench.execute(instances)
+    finally:
+        results = aggregate(bench, instances)
+        results["llm_stats"] = {
+            "generator": _stats(generator), "judge": _stats(judge) if judge is not generator else None
+        }
+        bench.store.write_results(results)
+    from ideaharness.report.html import write_report
+
+    write_report(
+        Path(options.out) / "report.html", title="ResearchBench results",
+        config=config.model_dump(mode="json"),
+        tables=results_tables(results), notes=bench.steps.notes() + data.notes + results["notes"],
+    )
+    return results
+
+
+def run_researchbench(
+    config: ResearchBenchConfig, options: ExecutionOptions, **kwargs: Any
+) -> dict[str, Any]:
+    """Synchronous wrapper of :func:`run_researchbench_async`."""
+    return asyncio.run(run_researchbench_async(config, options, **kwargs))
+
+
+__all__ = ["PairResult", "ResearchBench", "run_researchbench", "run_researchbench_async", "select_instances"]

@@ -1,0 +1,244 @@
+"""AI Idea Bench 2025 data: the published ``target_paper_data.json``, decomposition, TOMATO-Chem mapping.
+
+Qiu et al. 2025 (arXiv 2504.14191); schema as used by the published code (``yansheng-qiu/
+AI_Idea_Bench_2025``, see research/seed-benchmarks.md section 2.2). Per record: ``index``,
+``target_paper``, ``summary`` = {``topic``, ``revised_topic`` (may be null), ``motivation``,
+``method`` = {``targeted_designs_summary``, ``targeted_designs_details``: [{``design_name``,
+``description``, ``problems_solved``}], ``datasets``, ``metrics``}, ``split_topic``: [{``rank``,
+``keyword``, ``explanation``}]}, ``find_cite`` = {``top_references``: [{``title``, ``paper_local_path``,
+...}]}. Topic = ``revised_topic`` if present else ``topic``; the ground-truth experiment plan is the
+``design_name: description`` lines.
+
+For datasets built from text (TOMATO-Chem) the ground truth is produced by an LLM decomposition of
+the target (topic, motivation, experiment plan), recorded like every other LLM step.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from ideaharness.errors import DataError, ParseError
+from ideaharness.llm.judge import judge
+from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.types import ChatModel
+from ideaharness.prompts import render
+from ideaharness.schema import GroundTruth, Instance, Judgment, Paper, Reference
+
+DATASET = "aiideabench"
+DEFAULT_CUTOFF = dt.date(2023, 10, 3)
+
+DECOMPOSITION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "topic": {"type": "string"},
+        "motivation": {"type": "string"},
+        "experiment_plan": {"type": "string"},
+    },
+    "required": ["topic", "motivation", "experiment_plan"],
+}
+DIGEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"idea": {"type": "string"}, "experiment_steps": {"type": "string"}},
+    "required": ["idea", "experiment_steps"],
+}
+
+
+def _field(record: dict[str, Any], key: str, where: str, path: Path, row: int, kind: type | tuple) -> Any:
+    if not isinstance(record, dict) or key not in record:
+        raise DataError(path, f"row {row}, field '{where}{key}': missing")
+    value = record[key]
+    if not isinstance(value, kind):
+        raise DataError(path, f"row {row}, field '{where}{key}': expected {kind}, got {type(value).__name__}")
+    return value
+
+
+def experiment_plan_from_designs(designs: list[dict[str, Any]]) -> str:
+    """The ground-truth plan of the published code: one ``design_name: description`` line per design."""
+    lines = (f"{d.get('design_name', '').strip()}: {d.get('description', '').strip()}" for d in designs)
+    return "\n".join(lines)
+
+
+def load_target_paper_data(
+    path: str | Path, *, cutoff: dt.date = DEFAULT_CUTOFF, limit: int | None = None
+) -> list[Instance]:
+    """Load AI Idea Bench 2025's ``target_paper_data.json`` into instances.
+
+    Args:
+        path: the JSON file (a list of records in the published schema).
+        cutoff: knowledge cutoff of every instance (the paper's 2023-10-03 by default).
+        limit: keep only the first ``limit`` records.
+
+    Returns:
+        One :class:`Instance` per record: ``topic`` (revised topic if present), ``ground_truth``
+        motivation and experiment plan, ``references`` = the top references (inspiration papers),
+        ``extra["keywords"]`` = split_topic keywords by rank.
+
+    Raises:
+        DataError: unreadable file or a record lacking a field (names the row and field).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(path, f"cannot read JSON: {exc}") from exc
+    if not isinstance(data, list):
+        raise DataError(path, "expected a JSON list of target-paper records")
+    instances: list[Instance] = []
+    for row, record in enumerate(data[:limit] if limit else data):
+        index = _field(record, "index", "", path, row, (int, str))
+        title = _field(record, "target_paper", "", path, row, str)
+        summary = _field(record, "summary", "", path, row, dict)
+        topic = summary.get("revised_topic") or _field(summary, "topic", "summary.", path, row, str)
+        motivation = _field(summary, "motivation", "summary.", path, row, str)
+        method = _field(summary, "method", "summary.", path, row, dict)
+        designs = _field(method, "targeted_designs_details", "summary.method.", path, row, list)
+        for k, d in enumerate(designs):
+            for key in ("design_name", "description"):
+                _field(d, key, f"summary.method.targeted_designs_details[{k}].", path, row, str)
+        split = summary.get("split_topic") or []
+        keywords = [s["keyword"] for s in sorted(split, key=lambda s: s.get("rank", 0)) if s.get("keyword")]
+        refs_raw = (record.get("find_cite") or {}).get("top_references") or []
+        references = []
+        for k, ref in enumerate(refs_raw):
+            ref_title = _field(ref, "title", f"find_cite.top_references[{k}].", path, row, str)
+            extra = {key: v for key, v in ref.items() if key not in ("title", "abstract")}
+            references.append(
+                Reference(id=f"{index}-ref{k}", title=ref_title, abstract=ref.get("abstract"), extra=extra)
+            )
+        instances.append(
+            Instance(
+                id=f"aiib-{index}",
+                dataset=DATASET,
+                target=Paper(id=str(index), title=title, extra={"path": record.get("target_paper_path")}),
+                references=references,
+                research_question=topic,
+                topic=topic,
+                ground_truth=GroundTruth(
+                    motivation=motivation, experiment_plan=experiment_plan_from_designs(designs)
+                ),
+                knowledge_cutoff=cutoff,
+                extra={
+                    "keywords": keywords,
+                    "original_topic": summary.get("topic"),
+                    "datasets": method.get("datasets"),
+                    "metrics": method.get("metrics"),
+                },
+            )
+        )
+    return instances
+
+
+def inspiration_text(reference: Reference) -> str:
+    """Text of an inspiration paper used by IMCQ and generation: its digest if any, else title + abstract."""
+    digest = reference.extra.get("digest")
+    if isinstance(digest, dict) and digest.get("idea"):
+        return str(digest["idea"])
+    if reference.abstract:
+        return f"{reference.title}. {reference.abstract}"
+    return reference.title
+
+
+def needs_decomposition(instance: Instance) -> bool:
+    """True when the instance lacks a ground-truth motivation or experiment plan."""
+    gt = instance.ground_truth
+    return not (gt.motivation and gt.experiment_plan)
+
+
+def parse_decomposition(text: str) -> dict[str, str]:
+    """Parse the decomposition reply: a JSON object with non-empty topic, motivation, experiment_plan."""
+    obj = extract_json_object(text, required=("topic", "motivation", "experiment_plan"))
+    out = {}
+    for key in ("topic", "motivation", "experiment_plan"):
+        value = obj[key]
+        if isinstance(value, list):
+            value = "\n".join(str(v) for v in value)
+        if not isinstance(value, str) or not value.strip():
+            raise ParseError(f"field {key!r} is empty or not text")
+        out[key] = value.strip()
+    return out
+
+
+def parse_digest(text: str) -> dict[str, str]:
+    """Parse an inspiration digest: JSON with non-empty ``idea`` and ``experiment_steps``."""
+    obj = extract_json_object(text, required=("idea", "experiment_steps"))
+    out = {}
+    for key in ("idea", "experiment_steps"):
+        value = obj[key]
+        if isinstance(value, list):
+            value = "\n".join(str(v) for v in value)
+        if not isinstance(value, str) or not value.strip():
+            raise ParseError(f"field {key!r} is empty or not text")
+        out[key] = value.strip()
+    return out
+
+
+async def decompose_target(
+    model: ChatModel, instance: Instance, *, max_tokens: int = 1024, seed: int = 0, temperature: float = 0.0
+) -> Judgment:
+    """LLM decomposition of a target into anonymised topic, motivation and experiment plan.
+
+    Input: the target's research question/topic, background survey and hypothesis (or idea).
+    Template ``prompts/aiideabench_decompose.j2``. The returned judgment's ``parsed`` is
+    ``{"topic", "motivation", "experiment_plan"}`` or None when the reply never parsed.
+    """
+    gt = instance.ground_truth
+    messages = render(
+        "aiideabench_decompose",
+        title=instance.target.title,
+        question=instance.research_question or instance.topic or "",
+        background=instance.background_survey or instance.target.abstract or "",
+        hypothesis=gt.hypothesis or gt.idea or gt.fine_grained_hypothesis or "",
+    )
+    return await judge(
+        model, messages, parse_decomposition, max_tokens=max_tokens, seed=seed, temperature=temperature,
+        json_schema=DECOMPOSITION_SCHEMA,
+    )
+
+
+async def digest_inspiration(
+    model: ChatModel, reference: Reference, topic: str, *, max_tokens: int = 512, seed: int = 0
+) -> Judgment:
+    """LLM digest (idea, experiment steps) of an inspiration paper from its title and abstract.
+
+    Template ``prompts/aiideabench_digest.j2``; ``parsed`` = ``{"idea", "experiment_steps"}`` or None.
+    """
+    messages = render(
+        "aiideabench_digest", topic=topic, title=reference.title, abstract=reference.abstract or ""
+    )
+    return await judge(
+        model, messages, parse_digest, max_tokens=max_tokens, seed=seed, json_schema=DIGEST_SCHEMA
+    )
+
+
+def apply_decomposition(instance: Instance, parsed: dict[str, str], *, keep_topic: bool = True) -> Instance:
+    """A copy of ``instance`` with the decomposed motivation and plan as ground truth.
+
+    ``keep_topic`` keeps the dataset's own topic (TOMATO-Chem: the background question) and stores the
+    LLM's anonymised topic in ``extra["decomposed_topic"]``.
+    """
+    gt = instance.ground_truth.model_copy(
+        update={"motivation": parsed["motivation"], "experiment_plan": parsed["experiment_plan"]}
+    )
+    topic = (instance.topic or instance.research_question) if keep_topic else parsed["topic"]
+    extra = {**instance.extra, "decomposed_topic": parsed["topic"]}
+    return instance.model_copy(update={"ground_truth": gt, "topic": topic, "extra": extra})
+
+
+def from_tomato(instances: list[Instance], *, cutoff: dt.date = DEFAULT_CUTOFF) -> list[Instance]:
+    """Map TOMATO-Chem instances to AI Idea Bench: topic = background question, inspirations = refs.
+
+    The ground-truth motivation and plan are still missing afterwards; :func:`decompose_target`
+    fills them from background + hypothesis. An instance's own ``knowledge_cutoff`` wins over
+    ``cutoff``.
+    """
+    out = []
+    for inst in instances:
+        topic = inst.topic or inst.research_question
+        if not topic:
+            raise DataError(inst.dataset, f"instance {inst.id}, field 'research_question': empty")
+        update = {"topic": topic, "knowledge_cutoff": inst.knowledge_cutoff or cutoff}
+        out.append(inst.model_copy(update=update))
+    return out

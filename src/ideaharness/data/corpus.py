@@ -1,0 +1,116 @@
+"""Literature corpora: candidate papers that retrieval tasks draw from.
+
+Two on-disk formats are read:
+
+* MOOSE-Chem inspiration corpora (``Inspiration_Corpus_{150,300,1000}.json``, Yang et al.,
+  ICLR 2025): one JSON list of ``[title, abstract]`` pairs.
+* ideaharness JSONL: one :class:`~ideaharness.schema.Paper` (``model_dump(mode="json")``) a line.
+
+Both load into ``list[Paper]`` in file order; duplicates are kept as they are in the file (the
+MOOSE-Chem 1000 corpus repeats two titles), so an index into the list is an index into the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ideaharness.errors import DataError
+from ideaharness.schema import Paper
+
+
+def papers_from_pairs(pairs: object, path: str | Path, id_prefix: str) -> list[Paper]:
+    """Turn a MOOSE-Chem ``[[title, abstract], ...]`` list into Papers.
+
+    Args:
+        pairs: the decoded JSON value; must be a list of 2-item lists of strings (abstract may be
+            empty or null, which gives ``abstract=None``).
+        path: the file the value came from (for error messages).
+        id_prefix: paper ids become ``f"{id_prefix}/{i}"`` with ``i`` the 0-based list position.
+
+    Returns:
+        One Paper per pair, in order.
+
+    Raises:
+        DataError: if the value is not such a list, naming the entry index and the problem.
+    """
+    if not isinstance(pairs, list):
+        raise DataError(path, f"expected a JSON list of [title, abstract] pairs, got {type(pairs).__name__}")
+    papers: list[Paper] = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            raise DataError(path, f"entry {i}: expected [title, abstract], got {str(pair)[:80]!r}")
+        title, abstract = pair
+        if not isinstance(title, str) or not title.strip():
+            raise DataError(path, f"entry {i}, field 'title': empty or not a string")
+        if abstract is not None and not isinstance(abstract, str):
+            raise DataError(path, f"entry {i}, field 'abstract': not a string")
+        papers.append(
+            Paper(
+                id=f"{id_prefix}/{i}",
+                title=title.strip(),
+                abstract=abstract.strip() if abstract and abstract.strip() else None,
+            )
+        )
+    return papers
+
+
+def load_corpus_file(path: str | Path, id_prefix: str | None = None) -> list[Paper]:
+    """Load a corpus file: a MOOSE-Chem ``[title, abstract]`` JSON list or a JSONL of Paper.
+
+    The format is detected from the first non-blank character (``[`` = JSON list, ``{`` = JSONL).
+
+    Args:
+        path: the corpus file.
+        id_prefix: for the ``[title, abstract]`` format, paper ids are ``f"{id_prefix}/{i}"``
+            (default: the file stem, e.g. ``Inspiration_Corpus_150/0``). JSONL keeps its own ids.
+
+    Returns:
+        The papers in file order.
+
+    Raises:
+        DataError: missing or unreadable file, invalid JSON (with line number for JSONL), or an
+            entry that is not a paper.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DataError(path, f"cannot read corpus file: {exc.strerror or exc}") from exc
+    head = text.lstrip()[:1]
+    if head == "[":
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(path, f"line {exc.lineno}: invalid JSON: {exc.msg}") from exc
+        return papers_from_pairs(value, path, id_prefix or path.stem)
+    if head == "{":
+        return list(_read_paper_jsonl(path, text.splitlines()))
+    if not head:
+        raise DataError(path, "empty corpus file")
+    raise DataError(path, "not a corpus: expected a JSON list of [title, abstract] or JSONL of papers")
+
+
+def _read_paper_jsonl(path: Path, lines: Iterable[str]) -> Iterable[Paper]:
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield Paper.model_validate_json(line)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "line"
+            raise DataError(path, f"line {lineno}, field '{field}': {err['msg']}") from exc
+
+
+def write_corpus_jsonl(papers: Iterable[Paper], path: str | Path) -> Path:
+    """Write papers as ideaharness corpus JSONL (one ``Paper`` a line); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for paper in papers:
+            fh.write(paper.model_dump_json() + "\n")
+    return path

@@ -1,0 +1,149 @@
+"""ScholarIdeas research plans (ScholarEval, Moussa et al. 2025; MIT): loader.
+
+Layout (see ``/work/shared/data/raw/scholarideas/SOURCE.md``)::
+
+    ScholarIdeas/<domain>_<n>/<domain>_<n>.txt     Markdown plan: "# title", "## Problem",
+                                                    "## Method", "## Experiment Design"
+    ScholarIdeas/<domain>_<n>/<domain>_<n>.jsonl   expert rubrics, one per line
+    ScholarIdeas/<domain>_<n>/cutoff.txt           ISO date, the literature cut-off
+
+LigBench uses these plans as real ideas to formalise and score; :meth:`ScholarIdea.to_idea`
+turns one into a :class:`ideaharness.schema.Idea`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from ideaharness.errors import DataError
+from ideaharness.schema import Idea, Provenance
+
+DEFAULT_ROOT = Path("/work/shared/data/raw/scholarideas")
+SECTIONS = ("Problem", "Method", "Experiment Design")
+
+_HEADING = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
+_TITLE = re.compile(r"^#\s+(?:Research Plan:\s*)?(.+?)\s*$", re.MULTILINE)
+
+
+class Rubric(BaseModel):
+    """One expert rubric statement about a plan."""
+
+    statement: str
+    type: Literal["strength", "weakness"]
+    axis: Literal["soundness", "contribution"]
+    severity: Literal["major", "minor"]
+
+
+class ScholarIdea(BaseModel):
+    """One ScholarIdeas plan: sections by name, rubrics and cut-off date."""
+
+    id: str
+    domain: str
+    title: str
+    problem: str
+    method: str
+    experiment_design: str
+    text: str
+    rubrics: list[Rubric]
+    cutoff: dt.date | None
+
+    def to_idea(self) -> Idea:
+        """The plan as an :class:`Idea` (full Markdown as ``text``; sections as fields)."""
+        return Idea(
+            id=self.id, instance_id=self.id, title=self.title, text=self.text,
+            motivation=self.problem, experiment_plan=self.experiment_design,
+            provenance=Provenance(generator="scholarideas", model=None),
+        )
+
+
+def parse_plan(text: str, *, path: object = "<text>") -> dict[str, str]:
+    """Split a plan's Markdown into ``title``, ``problem``, ``method``, ``experiment_design``.
+
+    Raises:
+        DataError: a required ``## Problem`` / ``## Method`` / ``## Experiment Design`` is missing.
+    """
+    title_match = _TITLE.search(text)
+    parts = _HEADING.split(text)
+    sections = {name.strip(): body.strip() for name, body in zip(parts[1::2], parts[2::2], strict=True)}
+    out = {"title": title_match.group(1) if title_match else ""}
+    for name in SECTIONS:
+        if name not in sections:
+            raise DataError(path, f"field '## {name}': section missing")
+        out[name.lower().replace(" ", "_")] = sections[name]
+    return out
+
+
+def load_plan(folder: str | Path) -> ScholarIdea:
+    """Read one ``<domain>_<n>`` folder (plan, rubrics, cutoff).
+
+    Raises:
+        DataError: missing plan file, bad section layout, bad rubric row or cut-off date.
+    """
+    root = Path(folder)
+    name = root.name
+    plan_path = root / f"{name}.txt"
+    if not plan_path.is_file():
+        raise DataError(plan_path, "plan file missing")
+    text = plan_path.read_text(encoding="utf-8")
+    fields = parse_plan(text, path=plan_path)
+    rubrics: list[Rubric] = []
+    rubric_path = root / f"{name}.jsonl"
+    if rubric_path.is_file():
+        for row, line in enumerate(rubric_path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rubrics.append(Rubric.model_validate(json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise DataError(rubric_path, f"row {row}: invalid JSON ({exc.msg})") from None
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                field = ".".join(str(p) for p in err["loc"])
+                raise DataError(rubric_path, f"row {row}, field '{field}': {err['msg']}") from None
+    cutoff: dt.date | None = None
+    cutoff_path = root / "cutoff.txt"
+    if cutoff_path.is_file():
+        raw = cutoff_path.read_text(encoding="utf-8").strip()
+        try:
+            cutoff = dt.date.fromisoformat(raw)
+        except ValueError:
+            raise DataError(cutoff_path, f"row 1: {raw!r} is not an ISO date") from None
+    return ScholarIdea(id=name, domain=name.rsplit("_", 1)[0], title=fields["title"] or name,
+                       problem=fields["problem"], method=fields["method"],
+                       experiment_design=fields["experiment_design"], text=text,
+                       rubrics=rubrics, cutoff=cutoff)
+
+
+def load_scholarideas(root: str | Path = DEFAULT_ROOT, *, domains: tuple[str, ...] | None = None,
+                      limit: int | None = None) -> list[ScholarIdea]:
+    """All plans under ``root`` (the dataset folder or its ``ScholarIdeas/`` subfolder).
+
+    Plans are ordered by domain then number (``ai_2`` before ``ai_10``); ``domains`` filters
+    (``ai``, ``neuro``, ``biochem``, ``eco``); ``limit`` keeps the first n.
+
+    Raises:
+        DataError: ``root`` holds no plan folders, or any plan is malformed.
+    """
+    base = Path(root)
+    if (base / "ScholarIdeas").is_dir():
+        base = base / "ScholarIdeas"
+    if not base.is_dir():
+        raise DataError(base, "no such directory")
+    folders = [p for p in base.iterdir() if p.is_dir() and (p / f"{p.name}.txt").is_file()]
+    if not folders:
+        raise DataError(base, "no ScholarIdeas plan folders (<domain>_<n>/<domain>_<n>.txt) found")
+
+    def order(p: Path) -> tuple[str, int]:
+        dom, _, num = p.name.rpartition("_")
+        return (dom, int(num) if num.isdigit() else 0)
+
+    ideas = [load_plan(p) for p in sorted(folders, key=order)]
+    if domains:
+        ideas = [i for i in ideas if i.domain in domains]
+    return ideas[:limit] if limit is not None else ideas

@@ -1,0 +1,101 @@
+"""AI Idea Bench 2025 baseline generator: ideas as motivation + experiment plan.
+
+Qiu et al. 2025 (arXiv 2504.14191), Sec. 3: a system sees the (anonymised) topic and digests of the
+target's inspiration papers and proposes ideas, each a motivation and an experiment plan. The
+published baseline is AI-Scientist's idea prompt (with 3 reflection rounds); this baseline asks for
+one idea per call as JSON (``title``, ``motivation``, ``experiment_plan``; template
+``prompts/aiideabench_generate.j2``), n calls per instance distinguished by ``sample_index``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ideaharness.errors import ParseError
+from ideaharness.llm.judge import judge, prompt_hash
+from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.types import ChatModel
+from ideaharness.prompts import render
+from ideaharness.schema import Idea, Instance, Judgment, Provenance
+
+GENERATOR_NAME = "aiideabench-baseline"
+IDEA_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "motivation": {"type": "string"},
+        "experiment_plan": {"type": "string"},
+    },
+    "required": ["title", "motivation", "experiment_plan"],
+}
+
+
+def idea_text(motivation: str, experiment_plan: str, title: str | None = None) -> str:
+    """Free-text rendering of an idea (``Idea.text``)."""
+    head = f"Title: {title}\n" if title else ""
+    return f"{head}Motivation: {motivation}\nExperiment plan: {experiment_plan}"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+def parse_idea(text: str) -> dict[str, str]:
+    """Parse one generated idea: JSON with non-empty ``motivation`` and ``experiment_plan``.
+
+    ``title`` is optional. AI-Scientist key names (``Motivation``, ``Experiment``) are accepted.
+    """
+    obj = extract_json_object(text)
+    lowered = {str(k).lower().replace(" ", "_"): v for k, v in obj.items()}
+    motivation = _text(lowered.get("motivation")).strip()
+    plan = _text(lowered.get("experiment_plan", lowered.get("experiment"))).strip()
+    if not motivation or not plan:
+        raise ParseError("the idea lacks a non-empty 'motivation' or 'experiment_plan'")
+    return {"title": _text(lowered.get("title")).strip(), "motivation": motivation, "experiment_plan": plan}
+
+
+def generation_messages(instance: Instance, inspirations: Sequence[str]) -> list[dict[str, str]]:
+    """Rendered generation prompt for an instance and its inspiration digests."""
+    return render("aiideabench_generate", topic=instance.topic or instance.research_question or "",
+                  inspirations=list(inspirations))
+
+
+async def generate_idea(
+    model: ChatModel,
+    instance: Instance,
+    inspirations: Sequence[str],
+    *,
+    sample_index: int = 0,
+    temperature: float = 0.7,
+    max_tokens: int = 1024,
+    seed: int = 0,
+) -> tuple[Idea | None, Judgment]:
+    """Generate one idea for ``instance`` (the ``sample_index``-th of n).
+
+    Returns:
+        (idea, judgment): idea is None when the reply never parsed (the judgment says why).
+    """
+    messages = generation_messages(instance, inspirations)
+    result = await judge(
+        model, messages, parse_idea, temperature=temperature, max_tokens=max_tokens, seed=seed,
+        json_schema=IDEA_SCHEMA, sample_index=sample_index,
+    )
+    if not result.parse_ok:
+        return None, result
+    p = result.parsed
+    idea = Idea(
+        id=f"{instance.id}#{sample_index}",
+        instance_id=instance.id,
+        title=p["title"] or None,
+        text=idea_text(p["motivation"], p["experiment_plan"], p["title"] or None),
+        motivation=p["motivation"],
+        experiment_plan=p["experiment_plan"],
+        provenance=Provenance(
+            generator=GENERATOR_NAME, model=model.model, prompt_hash=prompt_hash(messages), seed=seed,
+            sample_index=sample_index,
+        ),
+    )
+    return idea, result

@@ -1,0 +1,118 @@
+"""Import ideas produced by external systems, so any system can be benchmarked.
+
+Two formats, chosen by the file suffix:
+
+* ``.json`` -- AI-Scientist style ideas (keys ``Name``, ``Title``, ``Motivation``, ``Experiment``, as
+  written by AI Idea Bench 2025's ``generate_ideas_fron_papers.py``), either an object
+  ``{instance_id: [idea, ...]}`` or a list of ideas each carrying an ``instance_id`` key.
+* ``.jsonl`` -- one idea per line: ``instance_id`` plus ``motivation`` and ``experiment_plan``
+  (AI-Scientist key names also accepted), optional ``title`` / ``text`` / ``id``.
+
+Every idea becomes an :class:`~ideaharness.schema.Idea` with provenance ``generator = system name``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ideaharness.errors import DataError
+from ideaharness.schema import Idea, Provenance
+
+_MOTIVATION_KEYS = ("motivation", "Motivation")
+_PLAN_KEYS = ("experiment_plan", "Experiment", "experiment", "Experiment_Plan", "experiment plan")
+_TITLE_KEYS = ("title", "Title", "Name", "name")
+
+
+def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if obj.get(key):
+            return obj[key]
+    return None
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        value = "\n".join(str(v) for v in value)
+    return str(value).strip() or None
+
+
+def _idea(obj: Any, instance_id: str, k: int, system: str, path: Path, where: str) -> Idea:
+    if not isinstance(obj, dict):
+        raise DataError(path, f"{where}: expected an object, got {type(obj).__name__}")
+    motivation = _as_text(_first(obj, _MOTIVATION_KEYS))
+    plan = _as_text(_first(obj, _PLAN_KEYS))
+    if not motivation:
+        raise DataError(path, f"{where}, field 'Motivation': missing or empty")
+    if not plan:
+        raise DataError(path, f"{where}, field 'Experiment': missing or empty")
+    title = _as_text(_first(obj, _TITLE_KEYS))
+    text = _as_text(obj.get("text")) or (
+        (f"Title: {title}\n" if title else "") + f"Motivation: {motivation}\nExperiment plan: {plan}"
+    )
+    return Idea(
+        id=str(obj.get("id") or f"{instance_id}#{system}#{k}"),
+        instance_id=instance_id,
+        title=title,
+        text=text,
+        motivation=motivation,
+        experiment_plan=plan,
+        provenance=Provenance(generator=system, model=obj.get("model"), sample_index=k),
+    )
+
+
+def load_external_ideas(path: str | Path, *, system: str | None = None) -> dict[str, list[Idea]]:
+    """Read external ideas into ``{instance_id: [Idea, ...]}`` (file order kept).
+
+    Args:
+        path: a ``.json`` (AI-Scientist style) or ``.jsonl`` file (formats in the module docstring).
+        system: name recorded as the ideas' generator; default the file's stem.
+
+    Raises:
+        DataError: unreadable file, unknown suffix, or an idea without instance id, motivation or
+            experiment plan (names the row and field).
+    """
+    path = Path(path)
+    system = system or path.stem
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DataError(path, f"cannot read: {exc.strerror or exc}") from exc
+    out: dict[str, list[Idea]] = {}
+
+    def add(obj: Any, instance_id: Any, where: str) -> None:
+        if not instance_id:
+            raise DataError(path, f"{where}, field 'instance_id': missing")
+        ideas = out.setdefault(str(instance_id), [])
+        ideas.append(_idea(obj, str(instance_id), len(ideas), system, path, where))
+
+    if path.suffix == ".jsonl":
+        for lineno, line in enumerate(raw.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(path, f"line {lineno}: invalid JSON ({exc.msg})") from exc
+            add(obj, obj.get("instance_id") if isinstance(obj, dict) else None, f"line {lineno}")
+    elif path.suffix == ".json":
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise DataError(path, f"invalid JSON ({exc.msg}, line {exc.lineno})") from exc
+        if isinstance(data, dict):
+            for instance_id, ideas in data.items():
+                items = ideas if isinstance(ideas, list) else [ideas]
+                for k, obj in enumerate(items):
+                    add(obj, instance_id, f"key {instance_id!r}, idea {k}")
+        elif isinstance(data, list):
+            for row, obj in enumerate(data):
+                add(obj, obj.get("instance_id") if isinstance(obj, dict) else None, f"row {row}")
+        else:
+            raise DataError(path, "expected an object {instance_id: [ideas]} or a list of ideas")
+    else:
+        raise DataError(path, "unknown format: use .json (AI-Scientist ideas) or .jsonl")
+    return out

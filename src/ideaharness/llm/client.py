@@ -1,0 +1,310 @@
+"""The :class:`LLM` façade every benchmark talks to, and :func:`get_llm`, which builds one.
+
+``LLM.chat`` = cache lookup → (semaphore + rate limiter) → provider attempt → bounded retries with
+exponential backoff and full jitter, honouring Retry-After → cache store. An identical request that
+is already in flight is awaited rather than sent twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from ideaharness.errors import UserError
+from ideaharness.llm.cache import ResponseCache, default_cache_dir, default_cache_path, request_key
+from ideaharness.llm.errors import LLMError, ProviderError
+from ideaharness.llm.local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalProvider
+from ideaharness.llm.openai_provider import (
+    DEFAULT_BASE_URL,
+    LOOPBACK_DUMMY_KEY,
+    OpenAIProvider,
+    is_loopback_url,
+)
+from ideaharness.llm.ratelimit import DEFAULT_RETRY_CAP_S, AsyncRateLimiter, backoff_delay
+from ideaharness.llm.types import ChatRequest, Completion, Message
+
+DEFAULT_MODEL = f"local/{DEFAULT_LOCAL_MODEL}"
+
+
+class Provider(Protocol):
+    """One backend attempt; the façade adds caching, concurrency, pacing and retries."""
+
+    label: str
+
+    async def complete(self, request: ChatRequest) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+class LLMStats(BaseModel):
+    """Counters of one :class:`LLM`.
+
+    ``calls`` counts real provider attempts (retries included, cache hits excluded); token counts
+    and ``cost_usd`` cover successful provider calls only, i.e. what was actually spent.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class LLM:
+    """A model behind cache, concurrency limit, rate limit and bounded retries; a ChatModel.
+
+    Args:
+        model: full model string, e.g. ``openai/gpt-4o-mini`` or ``local/qwen2.5-coder-0.5b``.
+        provider: the backend.
+        base_url: the endpoint (part of the cache key); None for local models.
+        cache: the response cache, or None to bypass reads and writes.
+        max_concurrency: provider calls in flight at once, >= 1.
+        rpm: requests per minute (every attempt counts), or None for no limit.
+        max_retries: retries after the first attempt, >= 0.
+        price_per_mtok: (input, output) USD per million tokens, for ``cost_usd``.
+        retry_cap_s: longest single wait between attempts (also caps Retry-After), seconds.
+        backoff_base_s: base of the exponential backoff, seconds.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        provider: Provider,
+        *,
+        base_url: str | None = None,
+        cache: ResponseCache | None = None,
+        max_concurrency: int = 4,
+        rpm: float | None = None,
+        max_retries: int = 6,
+        price_per_mtok: tuple[float, float] | None = None,
+        retry_cap_s: float = DEFAULT_RETRY_CAP_S,
+        backoff_base_s: float = 1.0,
+    ) -> None:
+        self.model = model
+        self.provider = provider
+        self.base_url = base_url
+        self.cache = cache
+        self.max_concurrency = max_concurrency
+        self.rpm = rpm
+        self.max_retries = max_retries
+        self.price_per_mtok = price_per_mtok
+        self.retry_cap_s = retry_cap_s
+        self.backoff_base_s = backoff_base_s
+        self.stats = LLMStats(cost_usd=0.0 if price_per_mtok else None)
+        self._rng = random.Random()  # jitter only; never affects results
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._limiter: AsyncRateLimiter | None = None
+        self._inflight: dict[str, asyncio.Future[Completion]] = {}
+
+    def __repr__(self) -> str:
+        return f"LLM(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _loop_state(self) -> tuple[asyncio.Semaphore, AsyncRateLimiter | None]:
+        # asyncio primitives bind to one event loop; rebuild them when used from a new loop.
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._semaphore is None:
+            self._loop = loop
+            self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            self._limiter = AsyncRateLimiter(self.rpm) if self.rpm else None
+            self._inflight = {}
+        return self._semaphore, self._limiter
+
+    async def chat(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        max_tokens: int = 1024,
+        seed: int | None = 0,
+        json_schema: dict[str, Any] | None = None,
+        sample_index: int = 0,
+    ) -> Completion:
+        """One completion, from the cache when the identical request was made before.
+
+        Raises:
+            LLMError: the provider failed after ``max_retries`` retries, or with a non-retryable error.
+            ContextLengthError: the prompt does not fit the model's context.
+            UserError: authentication or configuration problems.
+        """
+        request = ChatRequest(
+            model=self.model,
+            messages=[{"role": m["role"], "content": m["content"]} for m in messages],
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            seed=seed,
+            json_schema=json_schema,
+            sample_index=sample_index,
+        )
+        key = request_key(request, self.base_url)
+        semaphore, limiter = self._loop_state()
+        if self.cache is not None:
+            hit = await asyncio.to_thread(self.cache.get, key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        pending = self._inflight.get(key)
+        if pending is not None:  # the same request is on its way: share its answer
+            self.stats.cache_hits += 1
+            result = await asyncio.shield(pending)
+            return result.model_copy(update={"cached": True})
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            completion = await self._call_with_retries(request, semaphore, limiter)
+            if self.cache is not None:
+                await asyncio.to_thread(self.cache.put, key, request, completion)
+            future.set_result(completion)
+            return completion
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it, nobody else must
+            raise
+        finally:
+            self._inflight.pop(key, None)
+
+    async def _call_with_retries(
+        self, request: ChatRequest, semaphore: asyncio.Semaphore, limiter: AsyncRateLimiter | None
+    ) -> Completion:
+        last: ProviderError | None = None
+        for attempt in range(self.max_retries + 1):
+            if attempt > 0:
+                assert last is not None
+                self.stats.retries += 1
+                if last.retry_after_s is not None:
+                    delay = min(last.retry_after_s, self.retry_cap_s)
+                else:
+                    delay = backoff_delay(attempt - 1, base_s=self.backoff_base_s, cap_s=self.retry_cap_s,
+                                          rng=self._rng)
+                await asyncio.sleep(delay)
+            async with semaphore:
+                if limiter is not None:
+                    await limiter.acquire()
+                self.stats.calls += 1
+                try:
+                    completion = await self.provider.complete(request)
+                except ProviderError as exc:
+                    if not exc.retryable:
+                        self.stats.failures += 1
+                        raise LLMError(f"{self.model}: {exc}") from exc
+                    last = exc
+                    continue
+                except Exception:
+                    self.stats.failures += 1
+                    raise
+            return self._account(completion)
+        self.stats.failures += 1
+        raise LLMError(
+            f"{self.model}: gave up after {self.max_retries + 1} attempts "
+            f"({self.max_retries} retries); last error: {last}"
+        )
+
+    def _account(self, completion: Completion) -> Completion:
+        self.stats.prompt_tokens += completion.usage.prompt_tokens
+        self.stats.completion_tokens += completion.usage.completion_tokens
+        if self.price_per_mtok is not None:
+            price_in, price_out = self.price_per_mtok
+            usage = completion.usage
+            cost = (usage.prompt_tokens * price_in + usage.completion_tokens * price_out) / 1e6
+            self.stats.cost_usd = (self.stats.cost_usd or 0.0) + cost
+            completion = completion.model_copy(update={"cost_usd": cost})
+        return completion
+
+    async def aclose(self) -> None:
+        """Close the provider's connections and the cache."""
+        await self.provider.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+
+VALID_MODEL_FORMS = (
+    "openai/<model> (any OpenAI-compatible endpoint; --base-url or OPENAI_BASE_URL), "
+    + ", ".join(f"local/{name}" for name in LOCAL_MODELS)
+)
+
+
+def get_llm(
+    model: str = DEFAULT_MODEL,
+    *,
+    base_url: str | None = None,
+    cache_path: Path | str | None = None,
+    use_cache: bool = True,
+    max_concurrency: int = 4,
+    rpm: float | None = None,
+    max_retries: int = 6,
+    timeout_s: float = 300,
+    price_per_mtok: tuple[float, float] | None = None,
+    n_ctx: int = 8192,
+    models_dir: Path | str | None = None,
+    backoff_base_s: float = 1.0,
+    retry_cap_s: float = DEFAULT_RETRY_CAP_S,
+) -> LLM:
+    """Build the :class:`LLM` for a model string ``provider/model``.
+
+    Args:
+        model: ``openai/<model>`` or ``local/qwen2.5-coder-1.5b`` (default) / ``local/qwen2.5-coder-0.5b``.
+        base_url: OpenAI-compatible endpoint (default: env OPENAI_BASE_URL, else api.openai.com).
+            The key comes from env OPENAI_API_KEY only; optional for a loopback endpoint.
+        cache_path: SQLite cache file (default :func:`default_cache_path`).
+        use_cache: False bypasses cache reads and writes (``--no-cache``).
+        max_concurrency: provider calls in flight at once (the local model runs one at a time anyway).
+        rpm: requests-per-minute limit, or None.
+        max_retries: bounded retries on 429/5xx/timeouts/connection errors.
+        timeout_s: per-attempt timeout (OpenAI-compatible endpoints), seconds.
+        price_per_mtok: (input, output) USD per million tokens; enables ``stats.cost_usd``.
+        n_ctx: context window of local models, tokens.
+        models_dir: where local GGUF files are assembled (default ``default_cache_dir()/models``).
+
+    Raises:
+        UserError: unknown provider/model, bad limits, or ``openai/`` without a key for a
+            non-loopback endpoint.
+    """
+    provider_name, _, name = model.partition("/")
+    if max_concurrency < 1:
+        raise UserError(f"max_concurrency must be >= 1, got {max_concurrency}")
+    if max_retries < 0:
+        raise UserError(f"max_retries must be >= 0, got {max_retries}")
+    if rpm is not None and rpm <= 0:
+        raise UserError(f"rpm must be > 0, got {rpm}")
+    provider: Provider
+    if provider_name == "openai" and name:
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not is_loopback_url(url):
+                raise UserError(f"{model}: set OPENAI_API_KEY in the environment (endpoint {url})")
+            key = LOOPBACK_DUMMY_KEY
+        provider = OpenAIProvider(name, base_url=url, api_key=key, timeout_s=timeout_s, label=model)
+        resolved_url: str | None = url
+    elif provider_name == "local" and name in LOCAL_MODELS:
+        if base_url:
+            raise UserError(f"{model}: --base-url applies to openai/<model> only")
+        folder = Path(models_dir).expanduser() if models_dir else default_cache_dir() / "models"
+        provider = LocalProvider(LOCAL_MODELS[name], models_dir=folder, n_ctx=n_ctx)
+        resolved_url = None
+    else:
+        raise UserError(f"unknown model {model!r}; valid forms: {VALID_MODEL_FORMS}")
+    cache = ResponseCache(Path(cache_path) if cache_path else default_cache_path()) if use_cache else None
+    return LLM(
+        model,
+        provider,
+        base_url=resolved_url,
+        cache=cache,
+        max_concurrency=max_concurrency,
+        rpm=rpm,
+        max_retries=max_retries,
+        price_per_mtok=price_per_mtok,
+        retry_cap_s=retry_cap_s,
+        backoff_base_s=backoff_base_s,
+    )
+
+

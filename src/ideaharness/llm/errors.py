@@ -1,0 +1,50 @@
+"""Errors of the LLM layer.
+
+* :class:`LLMError`: a model call failed for good (retries exhausted, or a non-retryable reply such as
+  HTTP 400). A run may catch it and record the failure for the item; the CLI prints it on one line.
+* :class:`ContextLengthError`: the prompt plus ``max_tokens`` does not fit the model's context; the
+  caller truncates its inputs and tries again.
+* :class:`ProviderError`: raised by a provider for one attempt; the :class:`~ideaharness.llm.LLM`
+  façade retries it when ``retryable`` and turns it into :class:`LLMError` otherwise.
+
+Authentication problems (HTTP 401/403, missing key) are plain :class:`~ideaharness.errors.UserError`:
+no run can continue past them.
+"""
+
+from __future__ import annotations
+
+from ideaharness.errors import UserError
+
+
+class LLMError(UserError):
+    """A model call that failed for good; the message names the model, the cause and the attempts."""
+
+
+class ContextLengthError(LLMError):
+    """The prompt does not fit: ``prompt_tokens + max_tokens > n_ctx`` (tokens; -1 where unknown)."""
+
+    def __init__(
+        self, message: str, *, prompt_tokens: int = -1, max_tokens: int = -1, n_ctx: int = -1
+    ) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.max_tokens = max_tokens
+        self.n_ctx = n_ctx
+
+
+class ProviderError(Exception):
+    """One failed provider attempt.
+
+    Attributes:
+        status: HTTP status when there was a reply, else None (timeout, connection error).
+        retryable: True for 429, 5xx, timeouts and connection errors.
+        retry_after_s: the server's Retry-After in seconds (already parsed), or None.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retryable: bool, retry_after_s: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after_s = retry_after_s

@@ -1,0 +1,138 @@
+"""Two-order pairwise ranking of a ground-truth hypothesis against negatives (ResearchBench
+hypothesis ranking, Liu, Yang et al. 2025, §3.3; published code: ``hypothesis_ranking/ranking.py``).
+
+Every (gold, negative) pair is judged twice, gold shown first (``gold_first``) and gold shown
+second (``gold_second``). A choice is ``"gold"``, ``"negative"`` or None (parse failure — never a
+win for either side). A pair counts as a gold win only when both orders choose gold, and as a loss
+only when both choose the negative; orders that disagree are a self-contradiction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ideaharness.errors import ParseError
+from ideaharness.llm.parsing import extract_json_object
+
+Order = Literal["gold_first", "gold_second"]
+Choice = Literal["gold", "negative"]
+ORDERS: tuple[Order, Order] = ("gold_first", "gold_second")
+
+_SELECTION = re.compile(
+    r"selection\s+of\s+(?:the\s+)?(?:research\s+)?hypothesis\s+candidate\**\s*[:：]?\s*\**\s*"
+    r"(?:candidate|hypothesis)?\s*(\d+)",
+    re.IGNORECASE,
+)
+
+
+def parse_pairwise_choice(text: str) -> int:
+    """Which candidate (1 or 2) the reply selects.
+
+    Accepts the published line ``**Selection of research hypothesis candidate**: candidate N``
+    (markdown optional) or JSON ``{"selection": N}``. Anything else — including a reply naming
+    neither or a number other than 1 and 2 — raises :class:`ParseError`; it is never read as a win.
+    """
+    match = _SELECTION.search(text)
+    if match:
+        value = int(match.group(1))
+    else:
+        try:
+            obj = extract_json_object(text, required=("selection",))
+        except ParseError:
+            raise ParseError("no 'Selection of research hypothesis candidate: candidate N' line") from None
+        raw = str(obj["selection"]).lower().replace("candidate", "").strip()
+        if not raw.isdigit():
+            raise ParseError(f"selection {obj['selection']!r} is not a candidate number")
+        value = int(raw)
+    if value not in (1, 2):
+        raise ParseError(f"selected candidate {value} is not 1 or 2")
+    return value
+
+
+def choice_of(selected: int | None, order: Order) -> Choice | None:
+    """Map a selected position (1/2, None = parse failure) to gold/negative for the given order."""
+    if selected is None:
+        return None
+    gold_position = 1 if order == "gold_first" else 2
+    return "gold" if selected == gold_position else "negative"
+
+
+class PairResult(BaseModel):
+    """The choices for one (gold, negative) pair, per order shown (None = parse failure)."""
+
+    negative_id: str
+    choices: dict[str, Choice | None]
+
+    def consistency(self) -> Literal["both_gold", "both_negative", "disagree", "incomplete"]:
+        """Pair-level order consistency; ``incomplete`` = an order missing or unparsed."""
+        values = [self.choices.get(o) for o in ORDERS]
+        if any(v is None for v in values):
+            return "incomplete"
+        if values[0] == values[1]:
+            return "both_gold" if values[0] == "gold" else "both_negative"
+        return "disagree"
+
+
+def directional_accuracy(pairs: Sequence[PairResult], order: Order | None = None) -> float | None:
+    """Share of parsed judgments that choose gold, in one order or (None) in all orders shown.
+
+    Returns None when no judgment parsed.
+    """
+    values = [
+        c
+        for p in pairs
+        for o, c in p.choices.items()
+        if c is not None and (order is None or o == order)
+    ]
+    return sum(c == "gold" for c in values) / len(values) if values else None
+
+
+def consistency_counts(pairs: Sequence[PairResult]) -> dict[str, int]:
+    """Counts of ``both_gold`` / ``both_negative`` / ``disagree`` / ``incomplete`` pairs."""
+    counts = {"both_gold": 0, "both_negative": 0, "disagree": 0, "incomplete": 0}
+    for p in pairs:
+        counts[p.consistency()] += 1
+    return counts
+
+
+def two_order_outcome(pairs: Sequence[PairResult]) -> Literal["neither", "one", "both", "undetermined"]:
+    """Per task: in how many of the two orders the gold hypothesis beats every negative.
+
+    Gold "wins an order" when it is chosen in every pair of that order. ``undetermined`` when an
+    order has a parse failure and no lost pair (its outcome cannot be known).
+    """
+    wins = 0
+    for order in ORDERS:
+        choices = [p.choices.get(order) for p in pairs]
+        if any(c == "negative" for c in choices):
+            continue
+        if any(c is None for c in choices) or not choices:
+            return "undetermined"
+        wins += 1
+    return ("neither", "one", "both")[wins]
+
+
+def rank_score(
+    pairs: Sequence[PairResult], orders: Sequence[Order] = ORDERS
+) -> tuple[int, int, float] | None:
+    """Rank of the gold hypothesis among the negatives and the score Rank/(k+1).
+
+    Rank = 1 + #pairs gold wins in every order of ``orders``; k = #pairs whose judgments in those
+    orders all parsed (pairs with a parse failure are left out of k and counted by the caller).
+    With one order this is the published ``Rank = (k+1) - #negatives preferred``, score
+    ``Rank/(k+1)`` (1.0 = gold beats everything); with two orders a self-contradicting pair is not
+    a win.
+
+    Returns:
+        ``(rank, k, rank / (k + 1))``, or None when no pair is complete.
+    """
+    complete = [p for p in pairs if all(p.choices.get(o) is not None for o in orders)]
+    if not complete:
+        return None
+    k = len(complete)
+    rank = 1 + sum(all(p.choices[o] == "gold" for o in orders) for p in complete)
+    return rank, k, rank / (k + 1)

@@ -1,0 +1,25 @@
+"""Results tables in the terminal (rich)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from ideaharness.report.html import Table, format_cell
+
+
+def print_tables(tables: Sequence[Table], console: Console | None = None) -> None:
+    """Print each table with its title and note; cells formatted as in the HTML report."""
+    console = console or Console()
+    for table in tables:
+        rich_table = RichTable(title=Text(table.title), title_justify="left")
+        for i, column in enumerate(table.columns):
+            rich_table.add_column(Text(column), justify="left" if i == 0 else "right")
+        for row in table.rows:
+            rich_table.add_row(*(Text(format_cell(v)) for v in row))
+        console.print(rich_table)
+        if table.note:
+            console.print(Text(table.note, style="dim"))

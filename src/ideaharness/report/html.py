@@ -1,0 +1,104 @@
+"""Self-contained HTML reports: tables, embedded PNG figures, the run's configuration.
+
+Every string that comes from a paper, a model or a user is escaped by Jinja2's autoescape;
+figures are embedded as base64 PNG, so the file can be mailed or archived alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from pydantic import BaseModel, Field
+
+from ideaharness import __version__
+
+
+class Table(BaseModel):
+    """A results table: ``rows`` are lists aligned with ``columns``; floats are shown with 3 decimals."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    note: str | None = None
+
+
+class Section(BaseModel):
+    """Free-text examples shown under the tables (e.g. one instance's ideas and judgments)."""
+
+    title: str
+    items: list[tuple[str, str]] = Field(default_factory=list)
+
+
+def format_cell(value: Any) -> str:
+    """Text of one table cell: floats to 3 decimals, intervals as [lo, hi], None as an en dash."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, tuple | list) and len(value) == 2 and all(
+        isinstance(v, float | int) for v in value
+    ):
+        return f"[{value[0]:.3f}, {value[1]:.3f}]"
+    return str(value)
+
+
+def figure_to_base64(figure: Any) -> str:
+    """PNG bytes of a matplotlib figure, base64-encoded (the figure is closed afterwards)."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ideaharness", "report/templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["cell"] = format_cell
+    return env
+
+
+def write_report(
+    path: str | Path,
+    *,
+    title: str,
+    config: dict[str, Any],
+    tables: Sequence[Table],
+    figures: Sequence[tuple[str, Any]] = (),
+    notes: Sequence[str] = (),
+    sections: Sequence[Section] = (),
+) -> Path:
+    """Write a self-contained HTML report and return its path.
+
+    Args:
+        figures: ``(caption, matplotlib Figure)`` pairs; each is embedded as base64 PNG.
+        notes: plain-text remarks (parse failures, skipped metrics) shown above the tables.
+        sections: example texts (ideas, judge replies), escaped like everything else.
+    """
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    html = _environment().get_template("report.html.j2").render(
+        title=title,
+        generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        version=__version__,
+        config_json=json.dumps(config, indent=2, sort_keys=True, default=str),
+        tables=tables,
+        figures=[(caption, figure_to_base64(fig)) for caption, fig in figures],
+        notes=notes,
+        sections=sections,
+    )
+    out.write_text(html, encoding="utf-8")
+    return out

@@ -1,0 +1,264 @@
+"""One shared async HTTP layer for every scholarly client.
+
+Polite by construction: a per-host minimum interval between requests, bounded exponential
+backoff with jitter (honouring ``Retry-After`` on 429), retries on 5xx / timeouts / connection
+errors, an on-disk response cache (:mod:`ideaharness.scholarly.cache`) and one exception per
+failure class (:mod:`ideaharness.scholarly.errors`). API keys travel in headers or secret query
+parameters and are never part of the cache key, the stored data or an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ideaharness.scholarly.cache import DEFAULT_SECRET_PARAMS, ResponseCache, cache_key, strip_secrets
+from ideaharness.scholarly.errors import (
+    BadRequest,
+    Forbidden,
+    NotFound,
+    RateLimited,
+    ScholarlyError,
+    ServerError,
+)
+
+CACHE_FILE = "responses.sqlite"
+
+
+@dataclass
+class HTTPStats:
+    """Counters of one :class:`ScholarlyHTTP`: network requests sent, cache hits, retries, waits."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    slept_s: float = 0.0
+    by_status: dict[int, int] = field(default_factory=dict)
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date); None if absent/bad."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_text(response: httpx.Response) -> str:
+    text = response.text.strip()
+    try:
+        data = response.json()
+    except ValueError:
+        return text[:300] or response.reason_phrase
+    if isinstance(data, dict):
+        for k in ("error", "message", "detail", "name"):
+            if data.get(k):
+                return str(data[k])[:300]
+    return text[:300]
+
+
+class ScholarlyHTTP:
+    """Async HTTP client shared by the scholarly clients.
+
+    Args:
+        cache_dir: folder of the response cache (``responses.sqlite``); None = no cache.
+        min_interval_s: minimum seconds between two requests to the same host; a float for all
+            hosts or ``{host: seconds}`` (hosts not listed: 0). S2 with a key: 1.05; arXiv: 3.
+        max_retries: retries after the first attempt for 429 / 5xx / timeouts (then the error is
+            raised); 0 disables retries.
+        backoff_base_s, backoff_max_s: wait before retry ``k`` (0-based) is
+            ``min(backoff_max_s, backoff_base_s * 2**k) * U(0.5, 1.0)`` (jittered), unless the
+            server sent ``Retry-After`` (then that, capped at ``backoff_max_s``).
+        timeout_s: per-request timeout.
+        headers: default headers (e.g. ``{"x-api-key": ...}``); never cached or logged.
+        secret_params: query parameter names stripped from cache keys and error messages.
+        transport: optional httpx transport (tests use a real local server instead).
+        jitter_seed: seed of the jitter generator (recorded by builders).
+
+    ``stats`` counts network requests, cache hits and retries.
+    """
+
+    def __init__(
+        self,
+        *,
+        cache_dir: str | Path | None = None,
+        min_interval_s: float | Mapping[str, float] = 0.0,
+        max_retries: int = 6,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
+        secret_params: tuple[str, ...] = DEFAULT_SECRET_PARAMS,
+        transport: httpx.AsyncBaseTransport | None = None,
+        jitter_seed: int | None = 0,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.cache = ResponseCache(Path(cache_dir) / CACHE_FILE) if cache_dir is not None else None
+        self.min_interval_s = min_interval_s
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.secret_params = secret_params
+        self.stats = HTTPStats()
+        self._headers = dict(headers or {})
+        self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport, follow_redirects=True)
+        self._rng = random.Random(jitter_seed)
+        self._host_locks: dict[str, asyncio.Lock] = {}
+        self._host_last: dict[str, float] = {}
+
+    # -- politeness ---------------------------------------------------------------------------
+    def _interval_for(self, host: str) -> float:
+        if isinstance(self.min_interval_s, Mapping):
+            return float(self.min_interval_s.get(host, 0.0))
+        return float(self.min_interval_s)
+
+    async def _wait_turn(self, host: str) -> None:
+        interval = self._interval_for(host)
+        lock = self._host_locks.setdefault(host, asyncio.Lock())
+        async with lock:
+            now = time.monotonic()
+            wait = self._host_last.get(host, -1e18) + interval - now
+            if wait > 0:
+                self.stats.slept_s += wait
+                await asyncio.sleep(wait)
+            self._host_last[host] = time.monotonic()
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(self.backoff_max_s, retry_after)
+        base = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
+        return base * self._rng.uniform(0.5, 1.0)
+
+    # -- requests -----------------------------------------------------------------------------
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        use_cache: bool = True,
+    ) -> str:
+        """Send one request (or answer it from the cache) and return the response body text.
+
+        Raises:
+            BadRequest: 400. Forbidden: 401/403. NotFound: 404 (also when cached).
+            RateLimited: 429 after all retries. ServerError: 5xx / timeout after all retries.
+            ScholarlyError: any other non-2xx status.
+        """
+        clean_params = {k: v for k, v in (params or {}).items() if v is not None}
+        safe_url = strip_secrets(url, self.secret_params)
+        key = cache_key(method, url, clean_params, json_body, self.secret_params)
+        if use_cache and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                status, body = hit
+                if status == 404:
+                    raise NotFound(body[:300] or "not found", status=404, url=safe_url)
+                return body
+        host = urlsplit(url).netloc
+        all_headers = {**self._headers, **(headers or {})}
+        attempt = 0
+        while True:
+            await self._wait_turn(host)
+            self.stats.requests += 1
+            try:
+                response = await self._client.request(
+                    method, url, params=clean_params or None, json=json_body, headers=all_headers
+                )
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                if attempt >= self.max_retries:
+                    raise ServerError(f"{type(exc).__name__}: {exc}", url=safe_url) from None
+                await self._sleep(self._backoff(attempt, None))
+                attempt += 1
+                continue
+            status = response.status_code
+            self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
+            if 200 <= status < 300:
+                body = response.text
+                if use_cache and self.cache is not None:
+                    self.cache.put(key, safe_url, status, body)
+                return body
+            if status == 429 or status >= 500:
+                if attempt >= self.max_retries:
+                    cls = RateLimited if status == 429 else ServerError
+                    raise cls(
+                        f"{_error_text(response)} (gave up after {attempt + 1} attempts)",
+                        status=status,
+                        url=safe_url,
+                    )
+                retry_after = _retry_after_seconds(response.headers.get("retry-after"))
+                await self._sleep(self._backoff(attempt, retry_after))
+                attempt += 1
+                continue
+            message = _error_text(response)
+            if status == 404:
+                if use_cache and self.cache is not None:
+                    self.cache.put(key, safe_url, status, message)
+                raise NotFound(message, status=status, url=safe_url)
+            if status == 400:
+                raise BadRequest(message, status=status, url=safe_url)
+            if status in (401, 403):
+                raise Forbidden(
+                    f"{message} (check the API key / login in the environment)", status=status, url=safe_url
+                )
+            raise ScholarlyError(message, status=status, url=safe_url)
+
+    async def _sleep(self, seconds: float) -> None:
+        self.stats.retries += 1
+        self.stats.slept_s += seconds
+        await asyncio.sleep(seconds)
+
+    async def get_json(self, url: str, *, params: Mapping[str, Any] | None = None, **kw: Any) -> Any:
+        """GET and parse JSON (see :meth:`request` for errors)."""
+        return _parse_json(await self.request("GET", url, params=params, **kw), url)
+
+    async def post_json(
+        self, url: str, *, params: Mapping[str, Any] | None = None, json_body: Any = None, **kw: Any
+    ) -> Any:
+        """POST a JSON body and parse the JSON reply (see :meth:`request` for errors)."""
+        return _parse_json(await self.request("POST", url, params=params, json_body=json_body, **kw), url)
+
+    async def get_text(self, url: str, *, params: Mapping[str, Any] | None = None, **kw: Any) -> str:
+        """GET and return the body text (e.g. arXiv Atom XML)."""
+        return await self.request("GET", url, params=params, **kw)
+
+    async def aclose(self) -> None:
+        """Close the connection pool and the cache."""
+        await self._client.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+    async def __aenter__(self) -> ScholarlyHTTP:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _parse_json(text: str, url: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScholarlyError(f"response is not JSON ({exc.msg} at {exc.pos})", url=strip_secrets(url)) from None

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def corpus_path(tmp_path: Path) -> Path:
+    """A private copy of the PAIR-IQ-format fixture (embeddings get persisted next to it)."""
+    target = tmp_path / "corpus" / "pairiq_mini.jsonl"
+    target.parent.mkdir()
+    shutil.copy(FIXTURES / "pairiq_mini.jsonl", target)
+    return target

@@ -1,0 +1,129 @@
+"""The scoring pipeline's logic with scripted judges (no LLM): named outputs, order swapping,
+parse failures counted and never scored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ideaharness.benchmarks._common import StepRunner
+from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+from ideaharness.benchmarks.ligbench.steps import (
+    IdeaScorer,
+    ScoringSettings,
+    parse_comparison,
+    parse_formalization,
+    parse_initial_scores,
+)
+from ideaharness.errors import ParseError
+from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.llm.types import Message
+from ideaharness.metrics.elo import EloSettings
+from ideaharness.runs.store import RunStore
+
+IDEA = "We explain graph neural network predictions with logic rules over concepts. MARKER-IDEA"
+FORMAL = {"main_target": "Explain GNN predictions MARKER-IDEA", "core_breakthrough": "logic over concepts",
+          "innovative_methods": ["concept discovery", "rule extraction"], "experimental_design": "benchmarks"}
+WIN = {"rating": 1.0, "soundness": 1.0, "contribution": 1.0}
+
+
+def responder(compare: str) -> object:
+    def reply(messages: list[Message]) -> str:
+        text = messages[-1]["content"]
+        if "Restate the research idea" in text:
+            return json.dumps(FORMAL)
+        if "score this new idea" in text:
+            return '{"rating": 2.0, "contribution": 2.0, "soundness": 2.0, "novelty": 4.0}'
+        if compare == "always-a":
+            return 'reasoning... {"rating": 1, "soundness": 1, "contribution": 1}'
+        if compare == "idea":  # prefers the idea wherever it is shown
+            a_is_idea = text.index("MARKER-IDEA") < text.index("<idea_b>")
+            v = 1 if a_is_idea else 0
+            return json.dumps({"rating": v, "soundness": v, "contribution": v})
+        return "I cannot decide."
+    return reply
+
+
+async def _score(tmp_path: Path, corpus: ReferenceCorpus, compare: str, **settings: object):  # type: ignore[no-untyped-def]
+    model = ScriptedModel(responder(compare))  # type: ignore[arg-type]
+    store = RunStore(tmp_path / "run", {"test": compare})
+    cfg = ScoringSettings(elo=EloSettings(min_comparisons=2, max_comparisons=4), **settings)  # type: ignore[arg-type]
+    scorer = IdeaScorer(corpus, model, StepRunner(store, progress=False), cfg)
+    return await scorer.score("idea-1", IDEA), model, store
+
+
+@pytest.fixture
+def corpus(corpus_path: Path) -> ReferenceCorpus:
+    return ReferenceCorpus.load(corpus_path)
+
+
+def test_parsers_use_named_keys() -> None:
+    methods = parse_formalization(json.dumps(FORMAL))["innovative_methods"]
+    assert methods == "1. concept discovery\n2. rule extraction"
+    assert parse_initial_scores('{"novelty": 1, "rating": 2, "soundness": 3, "contribution": 4.5}') == {
+        "rating": 2.0, "contribution": 4.5, "soundness": 3.0, "novelty": 1.0}
+    assert parse_comparison('{"contribution": 0, "rating": "A", "soundness": 0.5}') == {
+        "rating": 1.0, "soundness": 0.5, "contribution": 0.0}
+    for bad in ('[1, 0.5, 0]', '{"rating": 2, "soundness": 1, "contribution": 0}'):
+        with pytest.raises(ParseError):
+            parse_comparison(bad)
+    with pytest.raises(ParseError):
+        parse_initial_scores('{"rating": 6, "contribution": 2, "soundness": 2, "novelty": 2}')
+
+
+async def test_judge_preferring_the_idea_raises_scores(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    result, model, store = await _score(tmp_path, corpus, "idea")
+    assert result.status == "scored" and result.initial is not None
+    assert len(result.calibration) == 3
+    assert all(c.outcome == WIN for c in result.comparisons)
+    assert not any(any(c.disagreement.values()) for c in result.comparisons)
+    for dim in ("rating", "soundness", "contribution"):
+        assert result.scores[dim] > 2.0  # type: ignore[index]
+        assert result.trajectories[dim].stopped in ("max_comparisons", "converged")
+    assert 0 <= result.scores["novelty"] <= 5  # type: ignore[index]
+    assert result.novelty["source"] == "corpus"  # type: ignore[index]
+    # both orders were asked for every comparison, with positions recorded
+    keys = [k for _, k, _ in store.records("ligbench/compare")]
+    assert len(keys) == 2 * len(result.comparisons)
+    assert {k.split("|")[1] for k in keys} == {"idea-first", "ref-first"}
+    # resume: a second scorer on the same store asks the model nothing
+    calls = len(model.calls)
+    again = IdeaScorer(corpus, model, StepRunner(store, progress=False),
+                       ScoringSettings(elo=EloSettings(min_comparisons=2, max_comparisons=4)))
+    assert (await again.score("idea-1", IDEA)).scores == result.scores
+    assert len(model.calls) == calls
+
+
+async def test_position_biased_judge_averages_to_ties(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    result, _, _ = await _score(tmp_path, corpus, "always-a")
+    assert result.comparisons
+    for c in result.comparisons:
+        assert c.outcome == {"rating": 0.5, "soundness": 0.5, "contribution": 0.5}
+        assert all(c.disagreement.values())
+
+
+async def test_fixed_order_is_one_call_per_comparison(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    result, _, store = await _score(tmp_path, corpus, "always-a", order="fixed")
+    assert all(list(c.outcomes) == ["idea-first"] for c in result.comparisons)
+    assert all(c.outcome == WIN for c in result.comparisons)
+    assert len(store.records("ligbench/compare")) == len(result.comparisons)
+
+
+async def test_unparseable_comparisons_are_counted(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    result, _, _ = await _score(tmp_path, corpus, "never")
+    assert result.status == "scored"
+    assert all(c.outcome is None for c in result.comparisons)
+    assert result.parse_failures["compare"] == 2 * len(result.comparisons) > 0
+    # no comparison used: the Elo scores are the initial scores
+    assert all(result.trajectories[d].steps == [] for d in ("rating", "soundness", "contribution"))
+    assert result.scores["rating"] == 2.0  # type: ignore[index]
+
+
+async def test_failed_formalisation_stops_the_idea(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    model = ScriptedModel(["no json here"], cycle=True)
+    store = RunStore(tmp_path / "run", {})
+    result = await IdeaScorer(corpus, model, StepRunner(store, progress=False)).score("x", "idea")
+    assert result.status == "formalize_failed" and result.scores is None
+    assert result.parse_failures["formalize"] == 1 and len(model.calls) == 3  # bounded retries

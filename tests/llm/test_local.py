@@ -1,0 +1,114 @@
+"""Local provider: GGUF assembly checks (no model needed) and the real 0.5B model (marked ``model``)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ideaharness.errors import UserError
+from ideaharness.llm import ContextLengthError, get_llm
+from ideaharness.llm.local import LocalModelSpec, assemble_gguf
+from ideaharness.llm.parsing import extract_json_object
+
+
+def _fake_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: str, chunks: list[bytes]) -> None:
+    pkg_root = tmp_path / "site"
+    for i, chunk in enumerate(chunks, start=1):
+        data = tmp_path / f"{prefix}{i}.bin"
+        data.write_bytes(chunk)
+        (pkg_root / f"{prefix}{i}").mkdir(parents=True)
+        (pkg_root / f"{prefix}{i}" / "__init__.py").write_text(
+            textwrap.dedent(f"def get_part_path():\n    return {str(data)!r}\n")
+        )
+    monkeypatch.syspath_prepend(str(pkg_root))
+
+
+def _spec(prefix: str, parts: int, sha: str, size: int) -> LocalModelSpec:
+    return LocalModelSpec(
+        name="tiny",
+        module_prefix=prefix,
+        package_prefix=prefix.replace("_", "-"),
+        parts=parts,
+        version="1.0",
+        sha256=sha,
+        size_bytes=size,
+        filename="tiny.gguf",
+        description="test",
+    )
+
+
+def test_assemble_joins_parts_and_checks_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    chunks = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5]
+    _fake_parts(tmp_path, monkeypatch, "ih_fake_ok_part", chunks)
+    joined = b"".join(chunks)
+    spec = _spec("ih_fake_ok_part", 3, hashlib.sha256(joined).hexdigest(), len(joined))
+    out = assemble_gguf(spec, tmp_path / "models")
+    assert out.read_bytes() == joined
+    assert [p.name for p in (tmp_path / "models").iterdir()] == ["tiny.gguf"]  # no .part left
+    assert assemble_gguf(spec, tmp_path / "models") == out  # reused
+
+
+def test_hash_mismatch_is_a_user_error_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_parts(tmp_path, monkeypatch, "ih_fake_bad_part", [b"x" * 10, b"y" * 10])
+    spec = _spec("ih_fake_bad_part", 2, "0" * 64, 20)
+    with pytest.raises(UserError, match="sha256 .* expected 0000"):
+        assemble_gguf(spec, tmp_path / "models")
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+MISSING = r"ih-no-such-part1==1\.0 is missing.*pip install 'ideaharness\[local\]'"
+
+
+def test_missing_part_package_names_it_and_the_extra(tmp_path: Path) -> None:
+    spec = _spec("ih_no_such_part", 2, "0" * 64, 20)
+    with pytest.raises(
+        UserError, match=MISSING
+    ):
+        assemble_gguf(spec, tmp_path / "models")
+
+
+def test_local_rejects_base_url() -> None:
+    with pytest.raises(UserError, match="--base-url applies to openai"):
+        get_llm("local/qwen2.5-coder-0.5b", base_url="http://127.0.0.1:1/v1", use_cache=False)
+
+
+@pytest.mark.model
+async def test_real_local_model_caches_and_follows_schema(tmp_path: Path) -> None:
+    cache = tmp_path / "c.sqlite"
+    llm = get_llm("local/qwen2.5-coder-0.5b", cache_path=cache, n_ctx=1024)
+    msgs = [{"role": "user", "content": "Reply with one word: the colour of the sky {on a clear day}."}]
+    first = await llm.chat(msgs, max_tokens=8)
+    assert first.text.strip() and not first.cached
+    assert first.usage.prompt_tokens > 5 and 0 < first.usage.completion_tokens <= 8
+    second = await llm.chat(msgs, max_tokens=8)
+    assert second.cached and second.text == first.text
+    assert llm.stats.calls == 1 and llm.stats.cache_hits == 1
+
+    # a fresh process-level client on the same cache makes zero model calls
+    again = get_llm("local/qwen2.5-coder-0.5b", cache_path=cache, n_ctx=1024)
+    assert (await again.chat(msgs, max_tokens=8)).text == first.text and again.stats.calls == 0
+
+    schema = {"type": "object", "properties": {"rating": {"type": "integer"}}, "required": ["rating"]}
+    rated = await llm.chat(
+        [{"role": "user", "content": "Rate 1-5 how blue the sky is. JSON."}],
+        max_tokens=24,
+        json_schema=schema,
+    )
+    assert isinstance(extract_json_object(rated.text, required=("rating",))["rating"], int)
+
+    long_prompt = [{"role": "user", "content": "word " * 1200}]
+    with pytest.raises(ContextLengthError) as info:
+        await llm.chat(long_prompt, max_tokens=8)
+    assert info.value.n_ctx == 1024 and info.value.prompt_tokens > 1000
+    assert llm.stats.calls == 3 and llm.stats.failures == 1  # counted as a failed attempt, not retried
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
