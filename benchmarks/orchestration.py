@@ -4,7 +4,7 @@ Starts :class:`ideaharness.llm.testserver.OpenAICompatServer` with injected late
 sends N distinct requests through ``get_llm("openai/...", use_cache=False)`` at concurrency C and
 prints the wall time and the ratio wall / (N * L / C): 1.0 is perfect overlap; the excess is
 client + server overhead. With ``--rpm R`` it also shows the limiter: the ideal is then
-max(N * L / C, (N - 1) * 60 / R).
+max(N * L / C, (N - 1) * 60 / R + L).
 
 Usage: python benchmarks/orchestration.py [--n 64] [--latency 0.5] [--concurrency 1 4 8 16] [--rpm 240]
 """
@@ -59,7 +59,7 @@ def main() -> None:
             wall, calls = asyncio.run(measure(server.base_url, args.n, concurrency, rpm))
             ideal = args.n * args.latency / concurrency
             if rpm:
-                ideal = max(ideal, (args.n - 1) * 60.0 / rpm)
+                ideal = max(ideal, (args.n - 1) * 60.0 / rpm + args.latency)
             rpm_text = f"{rpm:g}" if rpm else "-"
             print(
                 f"{concurrency:>4} {rpm_text:>6} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>6.3f} {calls:>6}"

@@ -15,3 +15,13 @@ def corpus_path(tmp_path: Path) -> Path:
     target.parent.mkdir()
     shutil.copy(FIXTURES / "pairiq_mini.jsonl", target)
     return target
+
+
+@pytest.fixture(scope="session")
+def shared_corpus(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One ReferenceCorpus over a copy of the fixture, embedded once for the whole session."""
+    from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+
+    target = tmp_path_factory.mktemp("corpus") / "pairiq_mini.jsonl"
+    shutil.copy(FIXTURES / "pairiq_mini.jsonl", target)
+    return ReferenceCorpus.load(target)

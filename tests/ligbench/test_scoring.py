@@ -55,8 +55,8 @@ async def _score(tmp_path: Path, corpus: ReferenceCorpus, compare: str, **settin
 
 
 @pytest.fixture
-def corpus(corpus_path: Path) -> ReferenceCorpus:
-    return ReferenceCorpus.load(corpus_path)
+def corpus(shared_corpus: ReferenceCorpus) -> ReferenceCorpus:
+    return shared_corpus
 
 
 def test_parsers_use_named_keys() -> None:

@@ -129,3 +129,13 @@ def test_cli_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert not path.exists()
     main(["cache", "info", "--path", str(path)])
     assert "0 entries" in capsys.readouterr().out
+
+
+def test_models_dir_ignores_the_response_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from ideaharness.llm import default_models_dir
+
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cd"))
+    monkeypatch.delenv("IDEAHARNESS_MODELS_DIR", raising=False)
+    assert default_models_dir() == Path.home() / ".cache" / "ideaharness" / "models"
+    monkeypatch.setenv("IDEAHARNESS_MODELS_DIR", str(tmp_path / "m"))
+    assert default_models_dir() == tmp_path / "m"

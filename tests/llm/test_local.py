@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import textwrap
 from pathlib import Path
@@ -103,11 +104,17 @@ async def test_real_local_model_caches_and_follows_schema(tmp_path: Path) -> Non
     )
     assert isinstance(extract_json_object(rated.text, required=("rating",))["rating"], int)
 
+    # concurrent distinct requests are serialised on the one loaded model, not interleaved
+    pair = await asyncio.gather(
+        *(llm.chat([{"role": "user", "content": f"Say the number {i}."}], max_tokens=6) for i in (1, 2))
+    )
+    assert all(c.text.strip() for c in pair) and llm.stats.calls == 4
+
     long_prompt = [{"role": "user", "content": "word " * 1200}]
     with pytest.raises(ContextLengthError) as info:
         await llm.chat(long_prompt, max_tokens=8)
     assert info.value.n_ctx == 1024 and info.value.prompt_tokens > 1000
-    assert llm.stats.calls == 3 and llm.stats.failures == 1  # counted as a failed attempt, not retried
+    assert llm.stats.calls == 5 and llm.stats.failures == 1  # counted as a failed attempt, not retried
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -188,3 +188,16 @@ async def test_rpm_limit_spaces_requests(server: OpenAICompatServer, tmp_path: P
     start = time.monotonic()
     await asyncio.gather(*(llm.chat(MSG, sample_index=i) for i in range(6)))
     assert time.monotonic() - start >= 0.45
+
+
+async def test_cancelled_owner_does_not_cancel_waiters(server: OpenAICompatServer, tmp_path: Path) -> None:
+    server.latency_s = 0.3
+    llm = _llm(server, tmp_path)
+    owner = asyncio.create_task(llm.chat(MSG))
+    await asyncio.sleep(0.05)
+    waiter = asyncio.create_task(llm.chat(MSG))
+    await asyncio.sleep(0.05)
+    owner.cancel()
+    completion = await waiter
+    assert completion.text.startswith("echo:") and owner.cancelled()
+    assert cache_info(tmp_path / "c.sqlite").entries == 1

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from ideaharness.scholarly import BadRequest, Forbidden, NotFound, RateLimited, SemanticScholar, ServerError
-from ideaharness.scholarly.replay import Reply, ReplayServer
+from ideaharness.scholarly.replay import ReplayServer, Reply
+
 from .conftest import FAST, S2_REC, need
 
 
@@ -26,11 +27,16 @@ async def test_relevance_search_pagination_and_filters():
             page2 = await client.search("turing", fields="title", limit=100, offset=100)
             assert len(page1) == 100 and len(page2) == 100
             assert not {p.id for p in page1} & {p.id for p in page2}
-            window = await client.search("turing", fields="title", limit=100,
-                                         publication_date_window=(dt.date(2024, 1, 1), dt.date(2024, 12, 31)))
+            window = await client.search(
+                "turing",
+                fields="title",
+                limit=100,
+                publication_date_window=(dt.date(2024, 1, 1), dt.date(2024, 12, 31)),
+            )
             assert len(window) > 0
-            open_end = await client.search("turing", fields="title", limit=100,
-                                           publication_date_window=(dt.date(2024, 1, 1), None))
+            open_end = await client.search(
+                "turing", fields="title", limit=100, publication_date_window=(dt.date(2024, 1, 1), None)
+            )
             assert open_end
         assert server.hits.total() == 4 and max(server.hits.values()) == 1
         with pytest.raises(ValueError, match="1000"):
@@ -62,7 +68,11 @@ async def test_paper_batch_references_and_errors(tmp_path):
         async with s2(server, tmp_path) as client:
             paper = await client.paper("10.1093/mind/lix.236.433", fields="title")
             assert paper.title == "Computing Machinery and Intelligence"
-            batch_ids = ["CorpusId:470667", "10.2139/ssrn.2250500", "0f40b1f08821e22e859c6050916cec3667778613"]
+            batch_ids = [
+                "CorpusId:470667",
+                "10.2139/ssrn.2250500",
+                "0f40b1f08821e22e859c6050916cec3667778613",
+            ]
             batch = await client.papers_batch(batch_ids, fields="authors")
             assert len(batch) == 3 and all(p is not None for p in batch)
             refs = await client.references("10.2139/ssrn.2250500", fields="title", page_size=50)
@@ -88,8 +98,14 @@ async def test_429_with_retry_after_then_success():
     with ReplayServer() as server:
         recorded = server.add_cassette(need(S2_REC / "test_get_paper.yaml"))[0]
         ok = server.routes[recorded][0]
-        server.routes[recorded] = [Reply(429, '{"message": "Too Many Requests"}',
-                                         {"Content-Type": "application/json", "Retry-After": "0.3"}), ok]
+        server.routes[recorded] = [
+            Reply(
+                429,
+                '{"message": "Too Many Requests"}',
+                {"Content-Type": "application/json", "Retry-After": "0.3"},
+            ),
+            ok,
+        ]
         async with s2(server, backoff_base_s=5.0, backoff_max_s=10.0) as client:
             start = time.monotonic()
             paper = await client.paper("10.1093/mind/lix.236.433", fields="title")
@@ -122,8 +138,9 @@ async def test_cache_hit_and_api_key_never_stored(tmp_path):
     with ReplayServer() as server:
         need(S2_REC / "test_get_paper.yaml")
         server.add_cassette(S2_REC / "test_get_paper.yaml")
-        async with SemanticScholar(base_url=server.base_url, api_key="SECRET-KEY-123", cache_dir=tmp_path,
-                                   **FAST) as client:
+        async with SemanticScholar(
+            base_url=server.base_url, api_key="SECRET-KEY-123", cache_dir=tmp_path, **FAST
+        ) as client:
             await client.paper("10.1093/mind/lix.236.433", fields="title")
             await client.paper("10.1093/mind/lix.236.433", fields="title")
             assert client.stats.requests == 1 and client.stats.cache_hits == 1

@@ -55,7 +55,8 @@ def test_unarxive_sections_roll_up_subsections():
     paper = papers["2212.11803"]
     intro = paper.cited_in(["introduction"])
     assert sorted(b[:8] for b in intro) == sorted(
-        ["0ab12356", "27097ea9", "d64b6d28", "21517c5f", "c38c2e57", "a6063db7", "19977021", "6da0e4b5"])
+        ["0ab12356", "27097ea9", "d64b6d28", "21517c5f", "c38c2e57", "a6063db7", "19977021", "6da0e4b5"]
+    )
     related = {b[:8]: heads for b, heads in paper.cited_in(["related_work"]).items()}
     assert related["c7384569"] == ["Context and related work"]  # Hinton et al., distillation
     assert related["815f0301"] == ["Context and related work", "Other Similarity Measures"]

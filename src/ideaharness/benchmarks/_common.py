@@ -118,6 +118,9 @@ class StepRunner:
         with Progress(
             TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             disable=not self.progress, transient=False,
+            # no stdout/stderr redirection: llama.cpp swaps the process's streams from a worker
+            # thread while it loads, and interleaved swaps would leave stdout pointing at /dev/null
+            redirect_stdout=False, redirect_stderr=False,
         ) as bar:
             for name, fn in phases:
                 task = bar.add_task(name, total=len(items))

@@ -23,7 +23,7 @@ from ideaharness.errors import UserError
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -43,3 +43,5 @@ def main(argv: list[str] | None = None) -> None:
             exc.show()
             sys.exit(exc.exit_code)
         raise
+    if isinstance(code, int) and code:
+        sys.exit(code)

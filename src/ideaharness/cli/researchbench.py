@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.researchbench import TASKS, ResearchBenchConfig, results_tables, run_researchbench
+from ideaharness.benchmarks.researchbench import ResearchBenchConfig, results_tables, run_researchbench
+from ideaharness.benchmarks.researchbench.config import METHODS, TASKS
 from ideaharness.cli.app import run_app
 from ideaharness.cli.options import parse_shard
 from ideaharness.errors import UserError
@@ -17,7 +18,7 @@ from ideaharness.llm.client import DEFAULT_MODEL
 from ideaharness.report.console import print_tables
 
 
-def _choice(flag: str, value: str, allowed: tuple[str, ...]) -> str:
+def _choice(flag: str, value: str, allowed: tuple[str, ...]) -> Any:  # a Literal the config validates
     if value not in allowed:
         raise UserError(f"{flag} {value!r}: choose one of {', '.join(allowed)}")
     return value
@@ -80,8 +81,8 @@ def researchbench_command(
 ) -> None:
     """Run ResearchBench: inspiration retrieval (hit ratio, negative selection ratio), hypothesis
     composition (matched score) and two-order hypothesis ranking."""
-    tasks = list(TASKS) if task == "all" else [_choice("--task", task, (*TASKS, "all"))]
-    methods = [_choice("--method", m, ("one_step", "pipeline")) for m in (method or ["one_step", "pipeline"])]
+    tasks: list[Any] = list(TASKS) if task == "all" else [_choice("--task", task, (*TASKS, "all"))]
+    methods = [_choice("--method", m, METHODS) for m in (method or list(METHODS))]
     config = ResearchBenchConfig(
         tasks=tasks, data=data, corpus=corpus, corpus_size=corpus_size, dedupe=dedupe, generator=generator,
         judge=judge, seed=seed, pool_size=pool_size, per_level=per_level,

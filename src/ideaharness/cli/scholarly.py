@@ -1,1 +1,209 @@
-"""CLI commands of this part (registered on import)."""
+"""``ideaharness data build ideabench|aiideabench|pairiq`` and ``ideaharness data validate PATH``.
+
+API keys and logins come from the environment only (``S2_API_KEY``, ``OPENREVIEW_USERNAME`` /
+``OPENREVIEW_PASSWORD``), never from flags, so they do not land in shell history or manifests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ideaharness.cli.app import data_app
+from ideaharness.errors import UserError
+
+build_app = typer.Typer(
+    help="Build a dataset from scholarly APIs (re-running resumes).", no_args_is_help=True
+)
+data_app.add_typer(build_app, name="build")
+
+BaseUrl = Annotated[
+    str | None, typer.Option(help="API root (e.g. a local replay server); default the service.")
+]
+CacheDir = Annotated[Path | None, typer.Option(help="Response cache folder; default <out>/cache.")]
+MinInterval = Annotated[
+    float | None, typer.Option(help="Seconds between requests; default the service's etiquette.")
+]
+
+
+def _date(value: str | None, flag: str) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"{flag} {value!r}: expected a date YYYY-MM-DD") from None
+
+
+def _print_result(result: object) -> None:
+    data = result.model_dump() if hasattr(result, "model_dump") else result  # type: ignore[union-attr]
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+@build_app.command("ideabench")
+def build_ideabench_command(
+    out: Annotated[Path, typer.Option(help="Output folder; the same command again resumes.")] = Path(
+        "data/ideabench"
+    ),
+    year: Annotated[str | None, typer.Option(help="Publication year or range '2023-2024'.")] = "2024",
+    query: Annotated[str | None, typer.Option(help="Bulk-search query terms (optional).")] = None,
+    venue: Annotated[
+        list[str] | None, typer.Option(help="Top venue of strategy 1 (repeat); default list.")
+    ] = None,
+    field_of_study: Annotated[
+        list[str] | None,
+        typer.Option(help="Field of study of strategy 2 (repeat); default Medicine, Biology."),
+    ] = None,
+    min_citations_top: Annotated[int, typer.Option(min=0)] = 1,
+    min_citations_other: Annotated[int, typer.Option(min=0)] = 20,
+    max_targets: Annotated[int, typer.Option(min=1, help="Targets per strategy.")] = 100,
+    max_references: Annotated[
+        int | None, typer.Option(min=1, help="References per target (300 = original).")
+    ] = None,
+    min_reference_citations: Annotated[int, typer.Option(min=0)] = 5,
+    min_references: Annotated[int, typer.Option(min=1)] = 3,
+    published_after: Annotated[str | None, typer.Option(help="Window start YYYY-MM-DD.")] = None,
+    published_before: Annotated[str | None, typer.Option(help="Window end YYYY-MM-DD.")] = None,
+    fulltext: Annotated[
+        Path | None, typer.Option(help="S2ORC/unarXive JSONL(.gz) for the section filter.")
+    ] = None,
+    base_url: BaseUrl = None,
+    cache_dir: CacheDir = None,
+    min_interval: MinInterval = None,
+) -> None:
+    """Target papers by the two IdeaBench strategies, their references, the original CSVs + JSONL."""
+    from ideaharness.data.builders.ideabench import IdeaBenchSettings, build_ideabench, default_cache_dir
+    from ideaharness.scholarly import SemanticScholar
+
+    start, end = _date(published_after, "--published-after"), _date(published_before, "--published-before")
+    defaults = IdeaBenchSettings()
+    settings = IdeaBenchSettings(
+        year=int(year) if year and year.isdigit() else year,
+        query=query,
+        top_venues=venue or defaults.top_venues,
+        fields_of_study=field_of_study or defaults.fields_of_study,
+        min_citations_top=min_citations_top,
+        min_citations_other=min_citations_other,
+        max_targets=max_targets,
+        max_references=max_references,
+        min_reference_citations=min_reference_citations,
+        min_references=min_references,
+        publication_date_window=(start, end) if start or end else None,
+        fulltext=str(fulltext) if fulltext else None,
+    )
+
+    async def go() -> object:
+        async with SemanticScholar(
+            base_url=base_url or "https://api.semanticscholar.org",
+            cache_dir=cache_dir or default_cache_dir(out),
+            min_interval_s=min_interval,
+        ) as c:
+            return await build_ideabench(out, settings, c)
+
+    _print_result(asyncio.run(go()))
+
+
+@build_app.command("aiideabench")
+def build_aiideabench_command(
+    targets: Annotated[
+        Path | None, typer.Option(help="File with one target title or S2 id per line.")
+    ] = None,
+    target: Annotated[list[str] | None, typer.Option(help="A target title or id (repeat).")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder; the same command again resumes.")] = Path(
+        "data/aiideabench"
+    ),
+    cutoff: Annotated[str, typer.Option(help="Keep targets published after this date.")] = "2023-10-03",
+    n_inspirations: Annotated[int, typer.Option(min=1)] = 5,
+    fulltext: Annotated[
+        Path | None, typer.Option(help="S2ORC/unarXive JSONL(.gz) for in-text counts.")
+    ] = None,
+    base_url: BaseUrl = None,
+    cache_dir: CacheDir = None,
+    min_interval: MinInterval = None,
+) -> None:
+    """Targets after the cutoff with their 5 most-cited-in-text references as inspirations."""
+    from ideaharness.data.builders.aiideabench import AIIdeaBenchSettings, build_aiideabench
+    from ideaharness.data.builders.ideabench import default_cache_dir
+    from ideaharness.scholarly import SemanticScholar
+
+    items = list(target or [])
+    if targets is not None:
+        if not targets.is_file():
+            raise UserError(f"--targets {targets}: no such file")
+        items += [line.strip() for line in targets.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not items:
+        raise UserError("give --targets FILE or at least one --target")
+    settings = AIIdeaBenchSettings(
+        targets=items,
+        cutoff=_date(cutoff, "--cutoff") or dt.date(2023, 10, 3),
+        n_inspirations=n_inspirations,
+        fulltext=str(fulltext) if fulltext else None,
+    )
+
+    async def go() -> object:
+        async with SemanticScholar(
+            base_url=base_url or "https://api.semanticscholar.org",
+            cache_dir=cache_dir or default_cache_dir(out),
+            min_interval_s=min_interval,
+        ) as c:
+            return await build_aiideabench(out, settings, c)
+
+    _print_result(asyncio.run(go()))
+
+
+@build_app.command("pairiq")
+def build_pairiq_command(
+    venue: Annotated[
+        list[str] | None, typer.Option(help="OpenReview venue id (repeat), e.g. ICLR.cc/2024/Conference.")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Output folder; the same command again resumes.")] = Path(
+        "data/pairiq"
+    ),
+    include_withdrawn: Annotated[bool, typer.Option(help="Keep withdrawn / desk-rejected papers.")] = False,
+    min_reviews: Annotated[int, typer.Option(min=1)] = 1,
+    base_url: BaseUrl = None,
+    cache_dir: CacheDir = None,
+    min_interval: MinInterval = None,
+) -> None:
+    """PAIR-IQ records (scores projected to 0-5, venue-debiased) from OpenReview venues."""
+    from ideaharness.data.builders.ideabench import default_cache_dir
+    from ideaharness.data.builders.pairiq import PairIQSettings, build_pairiq
+    from ideaharness.scholarly import OpenReview
+
+    settings = PairIQSettings(
+        venues=venue or PairIQSettings().venues, include_withdrawn=include_withdrawn, min_reviews=min_reviews
+    )
+
+    async def go() -> object:
+        async with OpenReview(
+            base_url=base_url or "https://api2.openreview.net",
+            cache_dir=cache_dir or default_cache_dir(out),
+            min_interval_s=0.5 if min_interval is None else min_interval,
+        ) as c:
+            return await build_pairiq(out, settings, c)
+
+    _print_result(asyncio.run(go()))
+
+
+@data_app.command("validate")
+def validate_command(
+    path: Annotated[Path, typer.Argument(help="instances.jsonl or a folder holding one.")],
+    min_references: Annotated[int, typer.Option(min=0, help="Warn below this many references.")] = 3,
+    max_issues: Annotated[int, typer.Option(min=1, help="Issues to print.")] = 50,
+) -> None:
+    """Counts, empty/duplicated fields, too few references, local paths, API-key-like strings."""
+    from ideaharness.data.validate import validate_dataset
+
+    report = validate_dataset(path, min_references=min_references)
+    typer.echo(f"{report.path}: " + ", ".join(f"{k} {v}" for k, v in report.counts.items()))
+    for issue in report.issues[:max_issues]:
+        typer.echo(f"{issue.level}: {issue.where}: {issue.message}")
+    if len(report.issues) > max_issues:
+        typer.echo(f"... {len(report.issues) - max_issues} more")
+    if not report.ok:
+        raise SystemExit(1)  # click would swallow typer.Exit under standalone_mode=False

@@ -35,8 +35,11 @@ from ideaharness.schema import Reference
 
 #: Regexes (on lower-cased headings, numbering stripped) -> category, first match wins.
 SECTION_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("related_work", r"related\s+works?|prior\s+works?|previous\s+works?|literature\s+(review|survey)"
-                     r"|state\s+of\s+the\s+art"),
+    (
+        "related_work",
+        r"related\s+works?|prior\s+works?|previous\s+works?|literature\s+(review|survey)"
+        r"|state\s+of\s+the\s+art",
+    ),
     ("background", r"\bbackground\b|\bmotivation\b"),
     ("introduction", r"\bintroduction\b|^intro\b"),
     ("preliminaries", r"preliminar|notation"),
@@ -127,11 +130,17 @@ def from_s2orc(record: dict[str, Any]) -> SectionedPaper:
     ann = content.get("annotations") or {}
     headers = sorted(_spans(ann, "sectionheader"), key=lambda s: int(s["start"]))
     # Numbered headers only: unnumbered ones are figure captions and the like.
-    numbered = [(int(h["start"]), str((h.get("attributes") or {}).get("n")),
-                 text[int(h["start"]):int(h["end"])].strip())
-                for h in headers if (h.get("attributes") or {}).get("n")]
+    numbered = [
+        (
+            int(h["start"]),
+            str((h.get("attributes") or {}).get("n")),
+            text[int(h["start"]) : int(h["end"])].strip(),
+        )
+        for h in headers
+        if (h.get("attributes") or {}).get("n")
+    ]
     top_names = {n: name for _, n, name in numbered if "." not in n}
-    bib_titles = [(int(t["start"]), text[int(t["start"]):int(t["end"])]) for t in _spans(ann, "bibtitle")]
+    bib_titles = [(int(t["start"]), text[int(t["start"]) : int(t["end"])]) for t in _spans(ann, "bibtitle")]
     bib: dict[str, BibEntry] = {}
     for entry in _spans(ann, "bibentry"):
         attrs = entry.get("attributes") or {}
@@ -160,15 +169,29 @@ def from_s2orc(record: dict[str, Any]) -> SectionedPaper:
         top = top_names.get(number.split(".")[0], name)
         mentions.append(CiteMention(bib_id=str(rid), section=top, subsection=name if top != name else None))
     external = {k: str(v) for k, v in (record.get("externalids") or {}).items() if v}
-    external_ids = {{"arxiv": "ArXiv", "doi": "DOI", "pubmed": "PubMed", "mag": "MAG", "acl": "ACL",
-                     "pubmedcentral": "PubMedCentral", "dblp": "DBLP"}.get(k, k): v for k, v in external.items()}
+    external_ids = {
+        {
+            "arxiv": "ArXiv",
+            "doi": "DOI",
+            "pubmed": "PubMed",
+            "mag": "MAG",
+            "acl": "ACL",
+            "pubmedcentral": "PubMedCentral",
+            "dblp": "DBLP",
+        }.get(k, k): v
+        for k, v in external.items()
+    }
     external_ids["CorpusId"] = str(record.get("corpusid"))
     title_spans = _spans(ann, "title")
-    title = text[int(title_spans[0]["start"]):int(title_spans[0]["end"])].strip() if title_spans else None
+    title = text[int(title_spans[0]["start"]) : int(title_spans[0]["end"])].strip() if title_spans else None
     return SectionedPaper(
         id=external_ids.get("ArXiv") or f"CorpusId:{record.get('corpusid')}",
-        source="s2orc", external_ids=external_ids, title=title,
-        sections=[name for _, n, name in numbered if "." not in n], mentions=mentions, bib=bib,
+        source="s2orc",
+        external_ids=external_ids,
+        title=title,
+        sections=[name for _, n, name in numbered if "." not in n],
+        mentions=mentions,
+        bib=bib,
     )
 
 
@@ -189,7 +212,9 @@ def from_unarxive(record: dict[str, Any]) -> SectionedPaper:
             ids["ArXiv"] = arxiv if isinstance(arxiv, str) else str(arxiv.get("id", ""))
         if raw_ids.get("open_alex_id"):
             ids["OpenAlex"] = raw_ids["open_alex_id"].rstrip("/").rsplit("/", 1)[-1]
-        bib[bid] = BibEntry(id=bid, raw=entry.get("bib_entry_raw") or "", ids={k: v for k, v in ids.items() if v})
+        bib[bid] = BibEntry(
+            id=bid, raw=entry.get("bib_entry_raw") or "", ids={k: v for k, v in ids.items() if v}
+        )
     mentions = []
     sections: list[str] = []
     numbers: dict[str, str] = {}
@@ -216,9 +241,15 @@ def from_unarxive(record: dict[str, Any]) -> SectionedPaper:
     external = {"ArXiv": str(record.get("paper_id"))}
     if meta.get("doi"):
         external["DOI"] = meta["doi"]
-    return SectionedPaper(id=str(record.get("paper_id")), source="unarxive", external_ids=external,
-                          title=" ".join(str(meta.get("title") or "").split()) or None,
-                          sections=sections, mentions=mentions, bib=bib)
+    return SectionedPaper(
+        id=str(record.get("paper_id")),
+        source="unarxive",
+        external_ids=external,
+        title=" ".join(str(meta.get("title") or "").split()) or None,
+        sections=sections,
+        mentions=mentions,
+        bib=bib,
+    )
 
 
 def load_fulltext(path: str | Path) -> Iterator[SectionedPaper]:

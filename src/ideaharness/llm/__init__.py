@@ -8,7 +8,7 @@ limit, an optional requests-per-minute limit and bounded retries. Structured jud
 :func:`judge`.
 """
 
-from ideaharness.llm.cache import ResponseCache, default_cache_dir, default_cache_path
+from ideaharness.llm.cache import ResponseCache, default_cache_dir, default_cache_path, default_models_dir
 from ideaharness.llm.client import DEFAULT_MODEL, LLM, LLMStats, get_llm
 from ideaharness.llm.errors import ContextLengthError, LLMError
 from ideaharness.llm.judge import judge
@@ -32,6 +32,7 @@ __all__ = [
     "Usage",
     "default_cache_dir",
     "default_cache_path",
+    "default_models_dir",
     "get_llm",
     "judge",
 ]

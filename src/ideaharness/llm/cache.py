@@ -46,6 +46,19 @@ def default_cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "ideaharness"
 
 
+MODELS_DIR_ENV = "IDEAHARNESS_MODELS_DIR"
+
+
+def default_models_dir() -> Path:
+    """Folder for assembled local GGUF files: ``$IDEAHARNESS_MODELS_DIR`` or ``~/.cache/ideaharness/models``.
+
+    Deliberately independent of ``$IDEAHARNESS_CACHE_DIR``: pointing the response cache somewhere
+    fresh (as tests do) must not re-assemble 0.5–1.1 GB of weights.
+    """
+    env = os.environ.get(MODELS_DIR_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "ideaharness" / "models"
+
+
 def default_cache_path() -> Path:
     """The default response-cache file: ``default_cache_dir() / "llm-cache.sqlite"``."""
     return default_cache_dir() / CACHE_FILE_NAME

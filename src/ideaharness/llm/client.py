@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from ideaharness.errors import UserError
-from ideaharness.llm.cache import ResponseCache, default_cache_dir, default_cache_path, request_key
+from ideaharness.llm.cache import ResponseCache, default_cache_path, default_models_dir, request_key
 from ideaharness.llm.errors import LLMError, ProviderError
 from ideaharness.llm.local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalProvider
 from ideaharness.llm.openai_provider import (
@@ -44,8 +44,10 @@ class Provider(Protocol):
 class LLMStats(BaseModel):
     """Counters of one :class:`LLM`.
 
-    ``calls`` counts real provider attempts (retries included, cache hits excluded); token counts
-    and ``cost_usd`` cover successful provider calls only, i.e. what was actually spent.
+    ``calls`` counts real provider attempts (retries included, cache hits excluded); ``cache_hits``
+    counts answers from the cache or from an identical request already in flight; ``failures``
+    counts requests that raised; token counts and ``cost_usd`` cover successful provider calls
+    only, i.e. what was actually spent.
     """
 
     calls: int = 0
@@ -154,8 +156,23 @@ class LLM:
                 return hit
         pending = self._inflight.get(key)
         if pending is not None:  # the same request is on its way: share its answer
+            try:
+                result = await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if pending.cancelled() and task is not None and not task.cancelling():
+                    # the task that owned the call was cancelled, not us: make the call ourselves
+                    return await self.chat(
+                        messages,
+                        temperature=temperature,
+                        top_p=top_p,
+                        max_tokens=max_tokens,
+                        seed=seed,
+                        json_schema=json_schema,
+                        sample_index=sample_index,
+                    )
+                raise
             self.stats.cache_hits += 1
-            result = await asyncio.shield(pending)
             return result.model_copy(update={"cached": True})
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
@@ -165,6 +182,9 @@ class LLM:
                 await asyncio.to_thread(self.cache.put, key, request, completion)
             future.set_result(completion)
             return completion
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # mark retrieved: waiters re-raise it, nobody else must
@@ -183,8 +203,9 @@ class LLM:
                 if last.retry_after_s is not None:
                     delay = min(last.retry_after_s, self.retry_cap_s)
                 else:
-                    delay = backoff_delay(attempt - 1, base_s=self.backoff_base_s, cap_s=self.retry_cap_s,
-                                          rng=self._rng)
+                    delay = backoff_delay(
+                        attempt - 1, base_s=self.backoff_base_s, cap_s=self.retry_cap_s, rng=self._rng
+                    )
                 await asyncio.sleep(delay)
             async with semaphore:
                 if limiter is not None:
@@ -262,7 +283,7 @@ def get_llm(
         timeout_s: per-attempt timeout (OpenAI-compatible endpoints), seconds.
         price_per_mtok: (input, output) USD per million tokens; enables ``stats.cost_usd``.
         n_ctx: context window of local models, tokens.
-        models_dir: where local GGUF files are assembled (default ``default_cache_dir()/models``).
+        models_dir: where local GGUF files are assembled (default :func:`default_models_dir`).
 
     Raises:
         UserError: unknown provider/model, bad limits, or ``openai/`` without a key for a
@@ -288,7 +309,7 @@ def get_llm(
     elif provider_name == "local" and name in LOCAL_MODELS:
         if base_url:
             raise UserError(f"{model}: --base-url applies to openai/<model> only")
-        folder = Path(models_dir).expanduser() if models_dir else default_cache_dir() / "models"
+        folder = Path(models_dir).expanduser() if models_dir else default_models_dir()
         provider = LocalProvider(LOCAL_MODELS[name], models_dir=folder, n_ctx=n_ctx)
         resolved_url = None
     else:
@@ -306,5 +327,3 @@ def get_llm(
         retry_cap_s=retry_cap_s,
         backoff_base_s=backoff_base_s,
     )
-
-

@@ -71,8 +71,7 @@ class OpenAICompatServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> OpenAICompatServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)

@@ -73,7 +73,7 @@ def parse_atom(xml_text: str) -> ArxivPage:
             external["DOI"] = doi
         primary = entry.find("arxiv:primary_category", _NS)
         extra: dict[str, Any] = {
-            "version": versioned[len(arxiv_id):] or None,
+            "version": versioned[len(arxiv_id) :] or None,
             "authors": [_text(a.find("atom:name", _NS)) for a in entry.findall("atom:author", _NS)],
             "categories": [c.get("term") for c in entry.findall("atom:category", _NS)],
             "primary_category": primary.get("term") if primary is not None else None,
@@ -81,16 +81,18 @@ def parse_atom(xml_text: str) -> ArxivPage:
             "journal_ref": _text(entry.find("arxiv:journal_ref", _NS)),
             "updated": _text(entry.find("atom:updated", _NS)),
         }
-        papers.append(Paper(
-            id=arxiv_id,
-            title=title,
-            abstract=_text(entry.find("atom:summary", _NS)),
-            year=pub_date.year if pub_date else None,
-            publication_date=pub_date,
-            venue="arXiv",
-            external_ids=external,
-            extra={k: v for k, v in extra.items() if v not in (None, [])},
-        ))
+        papers.append(
+            Paper(
+                id=arxiv_id,
+                title=title,
+                abstract=_text(entry.find("atom:summary", _NS)),
+                year=pub_date.year if pub_date else None,
+                publication_date=pub_date,
+                venue="arXiv",
+                external_ids=external,
+                extra={k: v for k, v in extra.items() if v not in (None, [])},
+            )
+        )
     total = int(_text(root.find("opensearch:totalResults", _NS)) or len(papers))
     start = int(_text(root.find("opensearch:startIndex", _NS)) or 0)
     return ArxivPage(total=total, start=start, papers=papers)
@@ -111,8 +113,13 @@ def submitted_date_clause(window: DateWindow | None) -> str | None:
 class ArXiv(ClientBase):
     """Async arXiv API client (default 3 s between requests, per arXiv's terms of use)."""
 
-    def __init__(self, base_url: str = "http://export.arxiv.org", cache_dir: str | Path | None = None,
-                 min_interval_s: float = 3.0, **http_options: Any) -> None:
+    def __init__(
+        self,
+        base_url: str = "http://export.arxiv.org",
+        cache_dir: str | Path | None = None,
+        min_interval_s: float = 3.0,
+        **http_options: Any,
+    ) -> None:
         super().__init__(base_url, cache_dir=cache_dir, min_interval_s=min_interval_s, **http_options)
 
     async def query(
@@ -137,8 +144,15 @@ class ArXiv(ClientBase):
         """
         if not 1 <= max_results <= 2000:
             raise ValueError("max_results must be in 1..2000")
-        clauses = [c for c in (search_query, f"cat:{category}" if category else None,
-                               submitted_date_clause(publication_date_window)) if c]
+        clauses = [
+            c
+            for c in (
+                search_query,
+                f"cat:{category}" if category else None,
+                submitted_date_clause(publication_date_window),
+            )
+            if c
+        ]
         if not clauses and not id_list:
             raise ValueError("give search_query, category, a date window or id_list")
         params: dict[str, Any] = {

@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
 
+from ideaharness.scholarly.cache import DEFAULT_SECRET_PARAMS
 from ideaharness.scholarly.http import HTTPStats, ScholarlyHTTP
 
 DateWindow = tuple[dt.date | None, dt.date | None]
@@ -36,7 +37,6 @@ class ClientBase:
         secret_params: tuple[str, ...] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        kwargs = {} if secret_params is None else {"secret_params": secret_params}
         self.http = ScholarlyHTTP(
             cache_dir=cache_dir,
             min_interval_s=min_interval_s,
@@ -45,7 +45,7 @@ class ClientBase:
             backoff_max_s=backoff_max_s,
             timeout_s=timeout_s,
             headers=headers,
-            **kwargs,
+            secret_params=secret_params or DEFAULT_SECRET_PARAMS,
         )
 
     @property

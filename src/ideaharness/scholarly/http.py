@@ -261,4 +261,6 @@ def _parse_json(text: str, url: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ScholarlyError(f"response is not JSON ({exc.msg} at {exc.pos})", url=strip_secrets(url)) from None
+        raise ScholarlyError(
+            f"response is not JSON ({exc.msg} at {exc.pos})", url=strip_secrets(url)
+        ) from None

@@ -79,23 +79,47 @@ class OpenAlex(ClientBase):
         min_interval_s: default 0.1 s (OpenAlex allows at most 100 requests/s; budget is per call).
     """
 
-    def __init__(self, base_url: str = "https://api.openalex.org", api_key: str | None = None,
-                 mailto: str | None = None, cache_dir: str | Path | None = None,
-                 min_interval_s: float = 0.1, **http_options: Any) -> None:
-        super().__init__(base_url, cache_dir=cache_dir, min_interval_s=min_interval_s,
-                         secret_params=("api_key",), **http_options)
-        self._auth = {"api_key": api_key if api_key is not None else os.environ.get("OPENALEX_API_KEY"),
-                      "mailto": mailto}
+    def __init__(
+        self,
+        base_url: str = "https://api.openalex.org",
+        api_key: str | None = None,
+        mailto: str | None = None,
+        cache_dir: str | Path | None = None,
+        min_interval_s: float = 0.1,
+        **http_options: Any,
+    ) -> None:
+        super().__init__(
+            base_url,
+            cache_dir=cache_dir,
+            min_interval_s=min_interval_s,
+            secret_params=("api_key",),
+            **http_options,
+        )
+        self._auth = {
+            "api_key": api_key if api_key is not None else os.environ.get("OPENALEX_API_KEY"),
+            "mailto": mailto,
+        }
 
-    async def search(self, query: str, *, per_page: int = 25, page: int = 1,
-                     publication_date_window: DateWindow | None = None,
-                     filters: list[str] | None = None) -> list[Paper]:
+    async def search(
+        self,
+        query: str,
+        *,
+        per_page: int = 25,
+        page: int = 1,
+        publication_date_window: DateWindow | None = None,
+        filters: list[str] | None = None,
+    ) -> list[Paper]:
         """Full-text work search (``/works?search=``), one page of ``per_page`` (1..200)."""
         if not 1 <= per_page <= 200:
             raise ValueError("per_page must be in 1..200")
         clauses = list(filters or []) + date_filter(publication_date_window)
-        params = {"search": query, "per-page": per_page, "page": page,
-                  "filter": ",".join(clauses) or None, **self._auth}
+        params = {
+            "search": query,
+            "per-page": per_page,
+            "page": page,
+            "filter": ",".join(clauses) or None,
+            **self._auth,
+        }
         data = await self.http.get_json(f"{self.base_url}/works", params=params)
         return [paper_from_openalex(w) for w in data.get("results") or []]
 

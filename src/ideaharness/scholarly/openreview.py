@@ -32,10 +32,20 @@ class ReviewForm(BaseModel):
 
 
 _ICLR_NEURIPS_2024 = ReviewForm(
-    keys={"rating": "rating", "soundness": "soundness", "contribution": "contribution",
-          "presentation": "presentation", "confidence": "confidence"},
-    scales={"rating": (1, 10), "soundness": (1, 4), "contribution": (1, 4), "presentation": (1, 4),
-            "confidence": (1, 5)},
+    keys={
+        "rating": "rating",
+        "soundness": "soundness",
+        "contribution": "contribution",
+        "presentation": "presentation",
+        "confidence": "confidence",
+    },
+    scales={
+        "rating": (1, 10),
+        "soundness": (1, 4),
+        "contribution": (1, 4),
+        "presentation": (1, 4),
+        "confidence": (1, 5),
+    },
 )
 
 #: Review forms by venue id (research note scholarly-and-scale.md §4, from venue scripts).
@@ -99,7 +109,9 @@ class Submission(BaseModel):
     reviews: list[Review] = Field(default_factory=list)
 
 
-def decision_label(decision: str | None, venue_text: str | None = None, venueid: str | None = None) -> str | None:
+def decision_label(
+    decision: str | None, venue_text: str | None = None, venueid: str | None = None
+) -> str | None:
     """Normalised label from a decision text, else from ``content.venue`` / ``content.venueid``."""
     for text in (decision, venue_text):
         if not text:
@@ -117,8 +129,11 @@ def decision_label(decision: str | None, venue_text: str | None = None, venueid:
         if "accept" in low:
             return "accept"
     if venueid:
-        for suffix, label in (("Desk_Rejected_Submission", "desk-rejected"),
-                              ("Withdrawn_Submission", "withdrawn"), ("Rejected_Submission", "reject")):
+        for suffix, label in (
+            ("Desk_Rejected_Submission", "desk-rejected"),
+            ("Withdrawn_Submission", "withdrawn"),
+            ("Rejected_Submission", "reject"),
+        ):
             if venueid.endswith(suffix):
                 return label
     return None
@@ -135,8 +150,12 @@ def parse_submission(note: dict[str, Any], venue_id: str, form: ReviewForm) -> S
         if any(i.endswith("/-/Decision") for i in invitations):
             decision = _value(rc, "decision")
         elif any(i.endswith("/-/Official_Review") for i in invitations):
-            reviews.append(Review(id=str(reply.get("id")),
-                                  **{ours: parse_score(rc.get(theirs)) for ours, theirs in form.keys.items()}))
+            reviews.append(
+                Review(
+                    id=str(reply.get("id")),
+                    **{ours: parse_score(rc.get(theirs)) for ours, theirs in form.keys.items()},
+                )
+            )
     keywords = _value(content, "keywords") or []
     return Submission(
         id=str(note.get("id")),
@@ -161,10 +180,16 @@ class OpenReview(ClientBase):
         min_interval_s: default 0.5 s between requests.
     """
 
-    def __init__(self, base_url: str = "https://api2.openreview.net", username: str | None = None,
-                 password: str | None = None, cache_dir: str | Path | None = None,
-                 min_interval_s: float = 0.5, review_forms: dict[str, ReviewForm] | None = None,
-                 **http_options: Any) -> None:
+    def __init__(
+        self,
+        base_url: str = "https://api2.openreview.net",
+        username: str | None = None,
+        password: str | None = None,
+        cache_dir: str | Path | None = None,
+        min_interval_s: float = 0.5,
+        review_forms: dict[str, ReviewForm] | None = None,
+        **http_options: Any,
+    ) -> None:
         super().__init__(base_url, cache_dir=cache_dir, min_interval_s=min_interval_s, **http_options)
         self._username = username or os.environ.get("OPENREVIEW_USERNAME")
         self._password = password or os.environ.get("OPENREVIEW_PASSWORD")
@@ -200,9 +225,11 @@ class OpenReview(ClientBase):
                 "OpenReview refuses anonymous API calls; set OPENREVIEW_USERNAME and "
                 "OPENREVIEW_PASSWORD in the environment"
             )
-        data = await self.http.post_json(f"{self.base_url}/login",
-                                         json_body={"id": self._username, "password": self._password},
-                                         use_cache=False)
+        data = await self.http.post_json(
+            f"{self.base_url}/login",
+            json_body={"id": self._username, "password": self._password},
+            use_cache=False,
+        )
         self._token = data.get("token")
         if not self._token:
             raise ConfigError("OpenReview login returned no token")
@@ -214,9 +241,9 @@ class OpenReview(ClientBase):
         out: list[dict[str, Any]] = []
         offset = 0
         while True:
-            page = await self.http.get_json(f"{self.base_url}/notes",
-                                            params={**params, "offset": offset, "limit": 1000},
-                                            headers=headers)
+            page = await self.http.get_json(
+                f"{self.base_url}/notes", params={**params, "offset": offset, "limit": 1000}, headers=headers
+            )
             batch = page.get("notes") or []
             out.extend(batch)
             offset += len(batch)

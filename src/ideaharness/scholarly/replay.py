@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -45,7 +44,9 @@ def _canonical_body(body: str | bytes | None) -> str:
         return text
 
 
-def route_key(method: str, url_or_path: str, query: Mapping[str, Any] | None = None, body: Any = None) -> RouteKey:
+def route_key(
+    method: str, url_or_path: str, query: Mapping[str, Any] | None = None, body: Any = None
+) -> RouteKey:
     """Key of a request: ``(METHOD, path, sorted query pairs, canonical body)``.
 
     ``url_or_path`` may carry a query string; ``query`` adds pairs (values are str()-ed).
@@ -101,8 +102,16 @@ class ReplayServer:
         self.routes[key] = [replies] if isinstance(replies, Reply) else list(replies)
         return key
 
-    def add_json(self, method: str, url_or_path: str, data: Any, *, status: int = 200,
-                 query: Mapping[str, Any] | None = None, body: Any = None) -> RouteKey:
+    def add_json(
+        self,
+        method: str,
+        url_or_path: str,
+        data: Any,
+        *,
+        status: int = 200,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+    ) -> RouteKey:
         """Register one JSON reply."""
         return self.add(method, url_or_path, Reply(status, json.dumps(data)), query=query, body=body)
 
@@ -142,6 +151,7 @@ class ReplayServer:
             self.requests += 1
             self.hits[key] += 1
             if self.fail_after is not None and self.requests > self.fail_after:
+                self.log.append((key, self.fail_status))
                 return Reply(self.fail_status, json.dumps({"error": "simulated failure"}))
             replies = self.routes.get(key)
             if replies:
@@ -189,7 +199,9 @@ class ReplayServer:
                 return
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 

@@ -66,8 +66,14 @@ def _paper_fields(data: dict[str, Any]) -> dict[str, Any]:
         pid = "s2-unresolved:" + hashlib.sha1(title.encode("utf-8")).hexdigest()[:16]
     external = {str(k): str(v) for k, v in (data.get("externalIds") or {}).items() if v is not None}
     extra: dict[str, Any] = {}
-    for k in ("corpusId", "url", "referenceCount", "influentialCitationCount", "fieldsOfStudy",
-              "isOpenAccess"):
+    for k in (
+        "corpusId",
+        "url",
+        "referenceCount",
+        "influentialCitationCount",
+        "fieldsOfStudy",
+        "isOpenAccess",
+    ):
         if data.get(k) is not None:
             extra[k] = data[k]
     if isinstance(data.get("tldr"), dict) and data["tldr"].get("text"):
@@ -186,8 +192,9 @@ class SemanticScholar(ClientBase):
                 f"(got {offset} + {limit}); use search_bulk for more"
             )
         params = {"query": query, "fields": fields, "offset": offset, "limit": limit}
-        params |= self._filters(publication_date_window, year, venue, min_citation_count,
-                                fields_of_study, publication_types)
+        params |= self._filters(
+            publication_date_window, year, venue, min_citation_count, fields_of_study, publication_types
+        )
         data = await self.http.get_json(self._url("/paper/search"), params=params)
         return [paper_from_s2(p) for p in data.get("data") or []]
 
@@ -211,12 +218,15 @@ class SemanticScholar(ClientBase):
         yielded. ``sort``: ``paperId|publicationDate|citationCount[:asc|desc]``.
         """
         params: dict[str, Any] = {"query": query, "fields": fields, "sort": sort}
-        params |= self._filters(publication_date_window, year, venue, min_citation_count,
-                                fields_of_study, publication_types)
+        params |= self._filters(
+            publication_date_window, year, venue, min_citation_count, fields_of_study, publication_types
+        )
         yielded = 0
         token: str | None = None
         while True:
-            page = await self.http.get_json(self._url("/paper/search/bulk"), params={**params, "token": token})
+            page = await self.http.get_json(
+                self._url("/paper/search/bulk"), params={**params, "token": token}
+            )
             for item in page.get("data") or []:
                 yield paper_from_s2(item)
                 yielded += 1
@@ -229,8 +239,9 @@ class SemanticScholar(ClientBase):
     async def match_title(self, title: str, *, fields: str = PAPER_FIELDS) -> Paper | None:
         """Best title match (``/graph/v1/paper/search/match``); None when S2 finds none (404)."""
         try:
-            data = await self.http.get_json(self._url("/paper/search/match"),
-                                            params={"query": title, "fields": fields})
+            data = await self.http.get_json(
+                self._url("/paper/search/match"), params={"query": title, "fields": fields}
+            )
         except NotFound:
             return None
         items = data.get("data") or []
@@ -242,8 +253,9 @@ class SemanticScholar(ClientBase):
         Raises:
             NotFound: unknown id.
         """
-        data = await self.http.get_json(self._url(f"/paper/{quote(paper_id, safe='/:')}"),
-                                        params={"fields": fields})
+        data = await self.http.get_json(
+            self._url(f"/paper/{quote(paper_id, safe='/:')}"), params={"fields": fields}
+        )
         return paper_from_s2(data)
 
     async def papers_batch(self, ids: Sequence[str], fields: str = PAPER_FIELDS) -> list[Paper | None]:
@@ -254,14 +266,16 @@ class SemanticScholar(ClientBase):
         """
         out: list[Paper | None] = []
         for start in range(0, len(ids), BATCH_MAX_IDS):
-            chunk = list(ids[start:start + BATCH_MAX_IDS])
-            data = await self.http.post_json(self._url("/paper/batch"), params={"fields": fields},
-                                             json_body={"ids": chunk})
+            chunk = list(ids[start : start + BATCH_MAX_IDS])
+            data = await self.http.post_json(
+                self._url("/paper/batch"), params={"fields": fields}, json_body={"ids": chunk}
+            )
             out.extend(paper_from_s2(d) if d else None for d in data)
         return out
 
-    async def _edges(self, paper_id: str, kind: str, fields: str, page_size: int,
-                     max_items: int | None) -> AsyncIterator[dict[str, Any]]:
+    async def _edges(
+        self, paper_id: str, kind: str, fields: str, page_size: int, max_items: int | None
+    ) -> AsyncIterator[dict[str, Any]]:
         offset = 0
         seen = 0
         while True:
@@ -279,8 +293,9 @@ class SemanticScholar(ClientBase):
                 return
             offset = int(nxt)
 
-    async def references(self, paper_id: str, *, fields: str = EDGE_FIELDS, page_size: int = 1000,
-                         max_items: int | None = None) -> list[Reference]:
+    async def references(
+        self, paper_id: str, *, fields: str = EDGE_FIELDS, page_size: int = 1000, max_items: int | None = None
+    ) -> list[Reference]:
         """All references of a paper (``/paper/{id}/references``, paginated by ``next``).
 
         ``page_size`` <= 1,000; ``max_items`` stops early (IdeaBench parity: one page of 300).
@@ -288,17 +303,22 @@ class SemanticScholar(ClientBase):
         Raises:
             NotFound: unknown id.
         """
-        return [reference_from_edge(e, "citedPaper")
-                async for e in self._edges(paper_id, "references", fields, page_size, max_items)]
+        return [
+            reference_from_edge(e, "citedPaper")
+            async for e in self._edges(paper_id, "references", fields, page_size, max_items)
+        ]
 
-    async def citations(self, paper_id: str, *, fields: str = EDGE_FIELDS, page_size: int = 1000,
-                        max_items: int | None = None) -> list[Reference]:
+    async def citations(
+        self, paper_id: str, *, fields: str = EDGE_FIELDS, page_size: int = 1000, max_items: int | None = None
+    ) -> list[Reference]:
         """Papers citing this one (``/paper/{id}/citations``), as :class:`Reference` records.
 
         S2 serves at most ~10,000 citations per paper.
         """
-        return [reference_from_edge(e, "citingPaper")
-                async for e in self._edges(paper_id, "citations", fields, page_size, max_items)]
+        return [
+            reference_from_edge(e, "citingPaper")
+            async for e in self._edges(paper_id, "citations", fields, page_size, max_items)
+        ]
 
     async def citation_counts_by_year(self, paper_id: str, *, page_size: int = 1000) -> dict[int, int]:
         """Citations per calendar year, counted from the citing papers' years.

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ideaharness.scholarly.replay import Reply, ReplayServer
+from ideaharness.scholarly.replay import ReplayServer, Reply
 
 
 def _json(data: Any, status: int = 200) -> Reply:
@@ -53,8 +53,13 @@ class S2Emulator:
     ``bulk_page_size`` papers per bulk page (S2 uses 1,000; smaller exercises tokens).
     """
 
-    def __init__(self, papers: list[dict[str, Any]], references: dict[str, list[dict[str, Any]]],
-                 *, bulk_page_size: int = 1000) -> None:
+    def __init__(
+        self,
+        papers: list[dict[str, Any]],
+        references: dict[str, list[dict[str, Any]]],
+        *,
+        bulk_page_size: int = 1000,
+    ) -> None:
         self.papers = {p["paperId"]: p for p in papers}
         self.references = references
         self.bulk_page_size = bulk_page_size
@@ -98,10 +103,12 @@ class S2Emulator:
             pool = [p for p in pool if all(t in (p.get("title") or "").lower() for t in terms)]
         sort = q.get("sort", "paperId")
         field, _, order = sort.partition(":")
-        pool.sort(key=lambda p: (p.get(field) or 0, p["paperId"]) if field != "paperId" else p["paperId"],
-                  reverse=order == "desc")
+        pool.sort(
+            key=lambda p: (p.get(field) or 0, p["paperId"]) if field != "paperId" else p["paperId"],
+            reverse=order == "desc",
+        )
         start = int(base64.urlsafe_b64decode(q["token"]).decode()) if q.get("token") else 0
-        page = pool[start:start + self.bulk_page_size]
+        page = pool[start : start + self.bulk_page_size]
         nxt = start + len(page)
         data: dict[str, Any] = {"total": len(pool), "data": page}
         data["token"] = base64.urlsafe_b64encode(str(nxt).encode()).decode() if nxt < len(pool) else None
@@ -132,7 +139,7 @@ class S2Emulator:
         offset, limit = int(q.get("offset", 0)), int(q.get("limit", 100))
         if limit > 1000:
             return _json({"error": "limit must be <= 1000"}, 400)
-        page: dict[str, Any] = {"offset": offset, "data": edges[offset:offset + limit]}
+        page: dict[str, Any] = {"offset": offset, "data": edges[offset : offset + limit]}
         if offset + limit < len(edges):
             page["next"] = offset + limit
         return _json(page)
@@ -143,8 +150,13 @@ def _recorded_edge_templates(raw: Path) -> list[dict[str, Any]]:
     for name in ("Citation.json", "Reference.json"):
         edge = json.loads((raw / "s2-api-recordings" / name).read_text(encoding="utf-8"))
         for item in edge.get("contextsWithIntent") or []:
-            templates.append({"contexts": [item["context"]], "intents": item["intents"],
-                              "isInfluential": edge.get("isInfluential")})
+            templates.append(
+                {
+                    "contexts": [item["context"]],
+                    "intents": item["intents"],
+                    "isInfluential": edge.get("isInfluential"),
+                }
+            )
     sample = raw / "s2ag-samples" / "citations" / "citations-sample.jsonl.gz"
     if sample.exists():
         with gzip.open(sample, "rt", encoding="utf-8") as fh:
@@ -154,14 +166,20 @@ def _recorded_edge_templates(raw: Path) -> list[dict[str, Any]]:
                     continue
                 intents = rec.get("intents") or []
                 flat = sorted({i for item in intents for i in (item if isinstance(item, list) else [item])})
-                templates.append({"contexts": rec["contexts"], "intents": flat,
-                                  "isInfluential": rec.get("isinfluential")})
+                templates.append(
+                    {"contexts": rec["contexts"], "intents": flat, "isInfluential": rec.get("isinfluential")}
+                )
     templates.append({"contexts": [], "intents": [], "isInfluential": False})  # edges without text
     return templates
 
 
-def corpus_from_recordings(raw_dir: str | Path, *, refs_per_paper: tuple[int, int] = (8, 40),
-                           seed: int = 0, bulk_page_size: int = 200) -> S2Emulator:
+def corpus_from_recordings(
+    raw_dir: str | Path,
+    *,
+    refs_per_paper: tuple[int, int] = (8, 40),
+    seed: int = 0,
+    bulk_page_size: int = 200,
+) -> S2Emulator:
     """An :class:`S2Emulator` over the recorded papers with seeded synthetic reference lists.
 
     Args:
@@ -179,7 +197,5 @@ def corpus_from_recordings(raw_dir: str | Path, *, refs_per_paper: tuple[int, in
         rng = random.Random(f"{seed}:{paper['paperId']}")
         count = rng.randint(*refs_per_paper)
         cited = rng.sample([p for p in pool if p["paperId"] != paper["paperId"]], count)
-        references[paper["paperId"]] = [
-            {**rng.choice(templates), "citedPaper": c} for c in cited
-        ]
+        references[paper["paperId"]] = [{**rng.choice(templates), "citedPaper": c} for c in cited]
     return S2Emulator(pool, references, bulk_page_size=bulk_page_size)

@@ -212,7 +212,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         if block.get("skipped"):
             notes.append(f"{label} skipped: {block['skipped']}")
     tables.append(Table(title="AI Idea Bench 2025 (Table 2 layout)", columns=t2_cols, rows=t2_rows,
-                        note=" ".join(notes)))
+                        note="; ".join(notes)))
     detail = []
     for m in ("imcq", "i2i", "i2t"):
         for c in comps:

@@ -40,7 +40,7 @@ from ideaharness.generation.aiideabench import generate_idea
 from ideaharness.generation.external import load_external_ideas
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.choice import MCQuestion, build_mcq
-from ideaharness.runs.store import RunStore
+from ideaharness.runs.store import RunStore, shard_of
 from ideaharness.schema import Idea, Instance
 from ideaharness.seeding import derive_seed
 
@@ -348,6 +348,9 @@ async def run_aiideabench_async(
 
     pool = load_aiideabench_instances(config)
     instances = pool[: options.limit] if options.limit is not None else pool
+    if options.shard is not None:
+        index, count = options.shard
+        instances = [i for i in instances if shard_of(i.id, count) == index]
     if not instances:
         raise UserError(f"--data {config.data}: no instances to run")
     if judge is None or (generator is None and not config.ideas_file):

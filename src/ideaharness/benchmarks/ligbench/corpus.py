@@ -88,11 +88,14 @@ class ReferenceCorpus:
     def query_embedding(self, text: str) -> np.ndarray:
         return embed([text], model=self.embedding_model)[0]
 
-    def retrieve(self, text: str, k: int, *, exclude: Sequence[str] = ()) -> list[RetrievalHit]:
+    def retrieve(self, text: str, k: int, *, exclude: Sequence[str] = (),
+                 query_embedding: np.ndarray | None = None) -> list[RetrievalHit]:
         """Top-k reference papers for ``text`` by hybrid retrieval (RRF of BM25 and cosine)."""
-        return self.index.search(text, k, query_embedding=self.query_embedding(text), exclude=exclude)
+        q = query_embedding if query_embedding is not None else self.query_embedding(text)
+        return self.index.search(text, k, query_embedding=q, exclude=exclude)
 
-    def similarities(self, text: str, n: int) -> list[float]:
+    def similarities(self, text: str, n: int, *, query_embedding: np.ndarray | None = None) -> list[float]:
         """Cosine similarities of ``text`` to its ``n`` nearest records (dense only), best first."""
-        cos = self.index.embeddings @ self.query_embedding(text)
+        q = query_embedding if query_embedding is not None else self.query_embedding(text)
+        cos = self.index.embeddings @ q
         return [float(x) for x in np.sort(cos)[::-1][:n]]

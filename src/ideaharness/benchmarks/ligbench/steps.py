@@ -226,7 +226,9 @@ class IdeaScorer:
         formal: dict[str, str] = rec["judgment"]["parsed"]
         query = formal_text(formal)
         cfg = self.settings
-        hits = self.corpus.retrieve(query, cfg.n_calibration + cfg.elo.max_comparisons + cfg.extra_opponents)
+        q_emb = self.corpus.query_embedding(query)
+        hits = self.corpus.retrieve(query, cfg.n_calibration + cfg.elo.max_comparisons + cfg.extra_opponents,
+                                    query_embedding=q_emb)
         calibration = [self.corpus.by_id[h.id] for h in hits[: cfg.n_calibration]]
         opponents = [self.corpus.by_id[h.id] for h in hits[cfg.n_calibration:]]
         result = IdeaScore(idea_id=idea_id, status="scored", formalization=formal,
@@ -261,7 +263,7 @@ class IdeaScorer:
                                                  for c in used], cfg.elo) for d in COMPARE_KEYS}
         result.trajectories = trajectories
         result.parse_failures = failures
-        result.novelty = await self.novelty(idea_id, query, formal, s0["novelty"], cutoff)
+        result.novelty = await self.novelty(idea_id, query, formal, s0["novelty"], cutoff, q_emb)
         result.scores = {"rating": trajectories["rating"].final,
                          "contribution": trajectories["contribution"].final,
                          "soundness": trajectories["soundness"].final,
@@ -300,27 +302,28 @@ class IdeaScorer:
                           outcomes=outcomes, outcome=mean, disagreement=disagreement)
 
     async def novelty(self, idea_id: str, query: str, formal: dict[str, str], s_llm: float,
-                      cutoff: Any = None) -> dict[str, Any]:
+                      cutoff: Any = None, query_embedding: np.ndarray | None = None) -> dict[str, Any]:
         """Hybrid novelty; related papers from Semantic Scholar when configured, else the corpus."""
         cfg = self.settings
         source, note, sims = "corpus", None, None
         if cfg.novelty_source == "semantic-scholar":
             recorded = self.steps.store.get("ligbench/novelty_search", idea_id)
             if recorded is None:
-                recorded = await _scholar_similarities(self.corpus, query, formal["main_target"], cfg, cutoff)
+                recorded = await _scholar_similarities(self.corpus, query, formal["main_target"], cfg, cutoff,
+                                                       query_embedding)
                 if recorded.get("similarities"):
                     self.steps.store.put("ligbench/novelty_search", idea_id, recorded)
             sims, note = recorded.get("similarities"), recorded.get("note")
             if sims:
                 source = "semantic-scholar"
         if not sims:
-            sims = self.corpus.similarities(query, cfg.n_related)
+            sims = self.corpus.similarities(query, cfg.n_related, query_embedding=query_embedding)
         detail = hybrid_novelty(sims, s_llm, cfg.novelty)
         return {**detail, "source": source, "n_related": len(sims), "note": note}
 
 
 async def _scholar_similarities(corpus: ReferenceCorpus, query: str, search: str, cfg: ScoringSettings,
-                                cutoff: Any) -> dict[str, Any]:
+                                cutoff: Any, query_embedding: np.ndarray | None) -> dict[str, Any]:
     """Cosine similarities of the idea to Semantic Scholar search results (title + abstract)."""
     from ideaharness.metrics.embeddings import embed
     from ideaharness.scholarly import SemanticScholar
@@ -338,5 +341,6 @@ async def _scholar_similarities(corpus: ReferenceCorpus, query: str, search: str
         return {"similarities": None,
                 "note": "Semantic Scholar returned no papers; novelty uses the local corpus"}
     vectors = embed(texts, model=corpus.embedding_model)
-    sims = [float(x) for x in vectors @ corpus.query_embedding(query)]
+    q = query_embedding if query_embedding is not None else corpus.query_embedding(query)
+    sims = [float(x) for x in vectors @ q]
     return {"similarities": sims, "paper_ids": [p.id for p in papers], "note": None}

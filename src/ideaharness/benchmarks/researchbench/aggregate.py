@@ -8,6 +8,8 @@ is never averaged in as a score.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -143,8 +145,13 @@ def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
         results["retrieval"] = {
             name: _retrieval_group(bench.retrieval, ids, seed, n_boot) for name, ids in grouped.items()
         }
-        pool_notes = sorted({n for p in bench.pools.values() for n in p.notes if not n.startswith("level 1")})
-        notes.extend(f"pools: {n}" for n in pool_notes)
+        pool_notes = Counter(
+            re.sub(r"\d+", "N", n)
+            for p in bench.pools.values()
+            for n in p.notes
+            if not n.startswith("level 1")
+        )
+        notes.extend(f"pools ({count} of {len(bench.pools)}): {n}" for n, count in sorted(pool_notes.items()))
         incomplete = [i for i, r in bench.retrieval.items() if not r["complete"]]
         if incomplete:
             notes.append(f"retrieval: {len(incomplete)} paper(s) incomplete (a model call failed); re-run")

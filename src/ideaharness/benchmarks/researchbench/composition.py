@@ -123,8 +123,8 @@ class Composer:
         if n_mutations < 1 or n_refine < 0:
             raise ValueError("need n_mutations >= 1 and n_refine >= 0")
 
-        async def branch(i: int, insp: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
-            steps: list[dict[str, Any]] = []
+        async def branch(i: int, insp: dict[str, Any]) -> tuple[list[dict[str, Any] | None], list[str]]:
+            steps: list[dict[str, Any] | None] = []
             finals: list[str] = []
             previous: list[str] = []
             for m in range(n_mutations):

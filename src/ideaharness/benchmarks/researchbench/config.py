@@ -34,6 +34,7 @@ BENCHMARK_VERSION = "1"
 Task = Literal["retrieval", "composition", "ranking"]
 TASKS: tuple[Task, ...] = ("retrieval", "composition", "ranking")
 Method = Literal["one_step", "pipeline"]
+METHODS: tuple[Method, ...] = ("one_step", "pipeline")
 
 NON_IDENTITY_KEYS = frozenset({"tasks", "published_after"})
 """Config keys that may change between runs in one directory (they select or report, never alter
@@ -64,7 +65,7 @@ class ResearchBenchConfig(BaseModel):
     title_threshold: float = Field(DEFAULT_TITLE_THRESHOLD, gt=0, le=1)
     use_background_survey: bool = False
     # composition
-    methods: list[Method] = Field(default_factory=lambda: ["one_step", "pipeline"])
+    methods: list[Method] = Field(default_factory=lambda: list(METHODS))
     n_mutations: int = Field(2, ge=1)
     n_refine: int = Field(1, ge=0)
     # ranking

@@ -20,7 +20,7 @@ from typing import Any
 
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
 from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
-from ideaharness.benchmarks.researchbench.composition import Composer, score_hypothesis
+from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of, score_hypothesis
 from ideaharness.benchmarks.researchbench.config import (
     BenchData,
     ResearchBenchConfig,
@@ -171,9 +171,9 @@ class ResearchBench:
             if method == "one_step":
                 record = await composer.one_step(insps)
                 done = record is not None
-                hypothesis = record["judgment"]["parsed"]["hypothesis"] if done and record["judgment"][
-                    "parse_ok"] else None
-                n_calls, n_failed = 1, int(done and not record["judgment"]["parse_ok"])
+                hypothesis = hypothesis_of(record)
+                n_calls = 1
+                n_failed = int(record is not None and not record["judgment"]["parse_ok"])
             else:
                 res = await composer.pipeline(
                     insps, n_mutations=self.config.n_mutations, n_refine=self.config.n_refine
@@ -185,7 +185,7 @@ class ResearchBench:
                 "hypothesis": hypothesis, "done": done, "generation_calls": n_calls,
                 "generation_parse_failures": n_failed, "score": None, "score_parse_ok": None,
             }
-            if hypothesis is not None:
+            if hypothesis is not None and done:  # an incomplete pipeline is finished by a re-run first
                 scored = await score_hypothesis(
                     self.steps, self.judge, inst.id, method, proposed=hypothesis, gold=gold,
                     key_points=key_points, discipline=discipline_of(inst),

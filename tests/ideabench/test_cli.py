@@ -1,0 +1,125 @@
+"""The CLI: bad input gives one line naming the file/row/field or the fix, exit 2, no traceback;
+and an end-to-end run with the real embedded 0.5B model that a second time makes no model call."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from ideaharness.cli import main
+
+TARGET_COLUMNS = ["", "paperId", "title", "abstract", "year", "venue", "citationCount",
+                  "publicationTypes", "externalIds", "strategy"]
+REFERENCE_COLUMNS = ["targetPaperId", "contexts", "intents", "isInfluential", "paperId", "externalIds",
+                     "title", "abstract", "venue", "year", "citationCount", "publicationTypes"]
+
+
+def _write_csv(path: Path, columns: list[str], rows: list[list[str]]) -> None:
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        writer.writerows(rows)
+
+
+def _ideabench_dir(tmp_path: Path, *, drop_column: str | None = None, empty_abstract: bool = False) -> Path:
+    data = tmp_path / "ib"
+    data.mkdir()
+    target = ["0", "t1", "A target paper", "" if empty_abstract else "We study X in Y.", "2024", "Nature",
+              "12", "['JournalArticle']", "{'DOI': '10.1/abc'}", "1"]
+    columns = list(TARGET_COLUMNS)
+    if drop_column:
+        i = columns.index(drop_column)
+        columns.pop(i)
+        target.pop(i)
+    _write_csv(data / "target_papers.csv", columns, [target])
+    refs = [["t1", "['ctx']", "['background']", "False", f"r{i}", "{}", f"Ref {i}", f"Abstract {i}.",
+             "Cell", "2020", "30", "['JournalArticle']"] for i in range(3)]
+    _write_csv(data / "raw_references.csv", REFERENCE_COLUMNS, refs)
+    return data
+
+
+def _run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    err = capsys.readouterr().err
+    return int(exc.value.code or 0), err
+
+
+def _assert_one_line_error(code: int, err: str, *needles: str) -> None:
+    assert code == 2
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_missing_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _ideabench_dir(tmp_path, drop_column="abstract")
+    code, err = _run_cli(["run", "ideabench", "--data", str(data), "--out", str(tmp_path / "o"),
+                          "--generator", "local/qwen2.5-coder-0.5b"], capsys)
+    _assert_one_line_error(code, err, "target_papers.csv", "abstract")
+
+
+def test_empty_abstract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _ideabench_dir(tmp_path, empty_abstract=True)
+    code, err = _run_cli(["run", "ideabench", "--data", str(data), "--out", str(tmp_path / "o")], capsys)
+    _assert_one_line_error(code, err, "target_papers.csv", "row 2", "abstract")
+
+
+def test_unparsable_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _ideabench_dir(tmp_path)
+    (data / "target_papers.csv").write_bytes(b'paperId,title\n"t1,"unterminated\n\x00\xff')
+    code, err = _run_cli(["run", "ideabench", "--data", str(data), "--out", str(tmp_path / "o")], capsys)
+    _assert_one_line_error(code, err, "target_papers.csv")
+
+
+def test_bad_jsonl_names_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"id": "a", "dataset": "d", "target": {"id": "p"}}\n')
+    code, err = _run_cli(["run", "ideabench", "--data", str(path), "--out", str(tmp_path / "o")], capsys)
+    _assert_one_line_error(code, err, "x.jsonl", "line 1", "target.title")
+
+
+def test_unknown_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _run_cli(["run", "ideabench", "--generator", "foo/bar", "--out", str(tmp_path / "o")], capsys)
+    _assert_one_line_error(code, err, "foo/bar", "local/qwen2.5-coder-1.5b")
+
+
+def test_openai_without_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    code, err = _run_cli(["run", "ideabench", "--generator", "openai/gpt-4o-mini",
+                          "--out", str(tmp_path / "o")], capsys)
+    _assert_one_line_error(code, err, "OPENAI_API_KEY")
+
+
+def test_unknown_data_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _run_cli(["run", "ideabench", "--data", "nope", "--out", str(tmp_path / "o")], capsys)
+    _assert_one_line_error(code, err, "nope", "tomato-chem")
+
+
+@pytest.mark.model
+def test_end_to_end_with_real_local_model(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    args = ["run", "ideabench", "--generator", "local/qwen2.5-coder-0.5b", "--judge",
+            "local/qwen2.5-coder-0.5b", "--limit", "2", "--indicator", "novelty", "--out", str(out)]
+    main(args)
+    first = json.loads((out / "results.json").read_text())
+    low = first["scenarios"]["low"]
+    assert first["instances"] == 2
+    assert low["instances_generated"] + low["generation_parse_failures"] == 2
+    assert first["llm_stats"]["generator"]["calls"] >= 2
+    assert "report:" in capsys.readouterr().out
+    html = (out / "report.html").read_text()
+    assert "<script" not in html.lower()
+    main(args)
+    second = json.loads((out / "results.json").read_text())
+    assert second["llm_stats"]["generator"]["calls"] == 0
+    assert second["scenarios"] == first["scenarios"]

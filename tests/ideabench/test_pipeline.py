@@ -1,0 +1,86 @@
+"""IdeaBench pipeline logic with a scripted model: positions, parity, resume, parse failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import ideaharness
+from ideaharness.llm.scripted import ScriptedModel
+from tests.ideabench.conftest import ideabench_responder
+
+
+def _records(out: Path, step: str) -> list[dict]:
+    path = out / "records" / f"{step}.jsonl"
+    return [json.loads(line)["data"] for line in path.read_text().splitlines()]
+
+
+def test_run_scores_and_resumes(tmp_path: Path) -> None:
+    model = ScriptedModel(ideabench_responder(ideas_text="Idea {i}: minimise {x_i} under {{ y }}"))
+    out = tmp_path / "run"
+    results = ideaharness.run("ideabench", generator=model, judge=model, limit=4, out=out, progress=False)
+    low = results["scenarios"]["low"]
+    assert low["instances_generated"] == 4
+    # the scripted judge always ranks the target last: Insight Score 1
+    assert low["insight"]["novelty"]["insight_score"] == 1.0
+    assert low["insight"]["feasibility"]["m"] == 4
+    assert low["overlap"]["mean"] == 7.0
+    assert (out / "report.html").exists() and (out / "results.json").exists()
+    # ideas with braces went through prompts and came back verbatim
+    ideas = _records(out, "generate_low")[0]["judgment"]["parsed"]
+    assert "{x_i}" in ideas[0]["idea"] and "{{ y }}" in ideas[0]["idea"]
+    calls = len(model.calls)
+    again = ideaharness.run("ideabench", generator=model, judge=model, limit=4, out=out, progress=False)
+    assert len(model.calls) == calls  # nothing redone
+    assert again["scenarios"] == results["scenarios"]
+
+
+def test_target_position_is_shuffled_by_default_and_first_under_parity(tmp_path: Path) -> None:
+    model = ScriptedModel(ideabench_responder())
+    ideaharness.run("ideabench", generator=model, judge=model, limit=8, out=tmp_path / "a", progress=False)
+    labels = [r["target_label"] for r in _records(tmp_path / "a", "rank_low_novelty")]
+    assert len(set(labels)) > 1
+    positions = _records(tmp_path / "a", "rank_low_novelty")[0]["judgment"]["positions"]
+    assert "target" in positions and len(positions) == 4
+    ideaharness.run("ideabench", generator=model, judge=model, limit=8, out=tmp_path / "b",
+                    parity=True, progress=False)
+    assert {r["target_label"] for r in _records(tmp_path / "b", "rank_low_novelty")} == {"A"}
+
+
+def test_same_seed_same_order_other_seed_other_order(tmp_path: Path) -> None:
+    model = ScriptedModel(ideabench_responder())
+    runs = {}
+    for name, seed in (("s0", 0), ("s0b", 0), ("s1", 1)):
+        ideaharness.run("ideabench", generator=model, judge=model, limit=8, seed=seed,
+                        out=tmp_path / name, progress=False, use_cache=False)
+        runs[name] = [r["target_label"] for r in _records(tmp_path / name, "rank_low_novelty")]
+    assert runs["s0"] == runs["s0b"]
+    assert runs["s0"] != runs["s1"]
+
+
+def test_unparsable_ranking_is_counted_not_scored(tmp_path: Path) -> None:
+    base = ideabench_responder()
+
+    def respond(messages: list[dict[str, str]]) -> str:
+        if "Rank the following" in messages[-1]["content"]:
+            return '{"ranking": ["A", "A", "B", "C"]}'  # repeats an idea: never a partial rank
+        return base(messages)
+
+    model = ScriptedModel(respond)
+    results = ideaharness.run("ideabench", generator=model, judge=model, limit=2, out=tmp_path / "r",
+                              max_attempts=2, progress=False)
+    novelty = results["scenarios"]["low"]["insight"]["novelty"]
+    assert novelty["insight_score"] is None and novelty["m"] == 0
+    assert novelty["parse_failures"] == 2
+    record = _records(tmp_path / "r", "rank_low_novelty")[0]["judgment"]
+    assert record["parse_ok"] is False and record["parsed"] is None and record["attempts"] == 2
+
+
+def test_other_settings_in_same_directory_are_refused(tmp_path: Path) -> None:
+    model = ScriptedModel(ideabench_responder())
+    ideaharness.run("ideabench", generator=model, judge=model, limit=1, out=tmp_path / "r", progress=False)
+    with pytest.raises(ideaharness.errors.UserError, match="different settings"):
+        ideaharness.run("ideabench", generator=model, judge=model, limit=1, out=tmp_path / "r", seed=5,
+                        progress=False)

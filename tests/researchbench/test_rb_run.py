@@ -1,0 +1,122 @@
+"""End-to-end ResearchBench runs: scripted models on the release fixtures (logic), and the real
+embedded 0.5B model on one bundled TOMATO-Chem paper (marked ``model``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness.benchmarks.researchbench import ResearchBenchConfig, run_researchbench_async
+from ideaharness.cli import main
+from ideaharness.llm.scripted import ScriptedModel
+
+RELEASE = Path(__file__).parent / "fixtures" / "release"
+SHOWN = re.compile(r"^Candidate \d+:\nTitle: (.+)$", re.MULTILINE)
+
+
+def scripted(rank_reply: str) -> ScriptedModel:
+    def responder(messages) -> str:
+        user = messages[-1]["content"]
+        if "inspiration candidate" in user or "candidate inspiration papers" in user:
+            titles = SHOWN.findall(user)
+            picks = sorted(titles, key=lambda t: ("inspiration" not in t, t))[:3]
+            return "\n".join(f"Title: {t}\nReason: r" for t in picks)
+        if "Matched score:" in user:
+            return "Matched score: 3\nReason: two key points."
+        if "Selection of research hypothesis candidate" in user:
+            return rank_reply
+        return "Hypothesis: combine mechanism one with mechanism two at room temperature.\nReasoning: r"
+
+    return ScriptedModel(responder)
+
+
+async def test_release_fixture_all_tasks_with_given_pools_and_negatives(tmp_path: Path) -> None:
+    model = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")
+    config = ResearchBenchConfig(data=str(RELEASE), n_mutations=1, n_refine=1, published_after="2020-01-01")
+    options = ExecutionOptions(out=tmp_path / "run", progress=False)
+    results = await run_researchbench_async(config, options, generator=model, judge=model)
+
+    rounds = results["retrieval"]["overall"]
+    assert [r["n"] for r in rounds] == [2, 2]
+    assert rounds[0]["hit_ratio"] == rounds[1]["hit_ratio"] == 1.0  # the judge always picks the gold
+    assert rounds[1]["negative_selection_ratio"]["negative_t3"] == 0.0
+    assert set(results["retrieval"]) == {"overall", "discipline: Chemistry", "discipline: Physics",
+                                         "strict (published after 2020-01-01)"}
+    comp = results["composition"]["overall"]
+    assert comp["one_step"]["mean_matched_score"] == comp["pipeline"]["mean_matched_score"] == 3.0
+    assert results["per_instance"]["Chemistry/101000chem0001"]["composition"]["key_points_source"] == (
+        "fine_grained_hypothesis")
+    rank = results["ranking"]["overall"]
+    # a judge that always says "candidate 1" agrees with itself on no pair: every pair disagrees
+    assert rank["n_pairs"] == 30 and rank["pair_consistency"]["disagree"] == 30
+    assert rank["accuracy_gold_first"] == 1.0 and rank["accuracy_gold_second"] == 0.0
+    assert rank["rank_score"] == pytest.approx(1 / 16)
+    assert rank["task_outcomes"] == {"neither": 0, "one": 2, "both": 0, "undetermined": 0}
+    saved = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert saved["n_instances"] == 2 and (tmp_path / "run" / "report.html").exists()
+    pools = (tmp_path / "run" / "records" / "researchbench_pool.jsonl").read_text().splitlines()
+    assert len(pools) == 2 and json.loads(pools[0])["data"]["source"] == "given"
+
+    # resume: nothing is asked again
+    calls = len(model.calls)
+    again = await run_researchbench_async(config, options, generator=model, judge=model)
+    assert len(model.calls) == calls and again["ranking"] == results["ranking"]
+
+
+async def test_unparsable_ranking_reply_is_a_parse_failure_not_a_win(tmp_path: Path) -> None:
+    model = scripted("Both hypotheses have merit; I cannot choose.")
+    config = ResearchBenchConfig(data=str(RELEASE), tasks=["ranking"], max_attempts=2)
+    results = await run_researchbench_async(
+        config, ExecutionOptions(out=tmp_path / "run", limit=1, progress=False), generator=model, judge=model
+    )
+    rank = results["ranking"]["overall"]
+    assert rank["pair_parse_failures"] == 30 and rank["pair_consistency"]["incomplete"] == 15
+    assert rank["directional_accuracy"] is None and rank["rank_score"] is None
+    assert rank["pair_consistency"]["both_gold"] == rank["pair_consistency"]["both_negative"] == 0
+
+
+def test_cli_user_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "researchbench", "--task", "everything", "--out", str(tmp_path / "r")])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip() == "error: --task 'everything': choose one of retrieval, " \
+        "composition, ranking, all"
+
+
+@pytest.mark.model
+def test_all_tasks_end_to_end_with_the_embedded_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    args = [
+        "run", "researchbench", "--task", "all", "--generator", "local/qwen2.5-coder-0.5b",
+        "--judge", "local/qwen2.5-coder-0.5b", "--limit", "1", "--pool-size", "15", "--corpus-size", "150",
+        "--n-mutations", "1", "--n-refine", "0", "--n-negatives", "1", "--max-attempts", "1",
+        "--out", str(out),
+    ]
+    main(args)
+    results = json.loads((out / "results.json").read_text())
+    assert results["llm_stats"]["generator"]["calls"] >= 6
+    assert results["n_instances"] == 1
+    (only_round,) = results["retrieval"]["overall"]
+    assert only_round["windows_called"] == 1 and only_round["n"] == 1
+    assert 0.0 <= (only_round["hit_ratio"] or 0.0) <= 1.0
+    inst = next(iter(results["per_instance"].values()))
+    assert inst["retrieval"]["pool_size"] == 15
+    comp = inst["composition"]
+    for method in ("one_step", "pipeline"):
+        # a hypothesis was produced or its failure recorded; a score is an int in range or a counted failure
+        assert comp[method]["done"]
+        assert comp[method]["score"] is None or 0 <= comp[method]["score"] <= 5
+    ranking = inst["ranking"]
+    assert ranking["source"] == "generated" and ranking["orders"] == ["gold_first", "gold_second"]
+    assert (out / "report.html").read_text().count("Inspiration retrieval") >= 1
+    main(args)  # resume: everything is recorded, no model call
+    again = json.loads((out / "results.json").read_text())
+    assert again["llm_stats"]["generator"]["calls"] == 0
+    assert again["per_instance"] == results["per_instance"]
