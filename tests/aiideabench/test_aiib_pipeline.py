@@ -38,8 +38,13 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
         user = messages[-1]["content"]
         if "Propose one new research idea" in user:
             tag = "STRONG" if style == "good" else "weak"
-            return json.dumps({"title": f"{tag} idea", "motivation": f"{tag} motivation about attention",
-                               "experiment_plan": f"Step 1: {tag} experiment"})
+            return json.dumps(
+                {
+                    "title": f"{tag} idea",
+                    "motivation": f"{tag} motivation about attention",
+                    "experiment_plan": f"Step 1: {tag} experiment",
+                }
+            )
         if "closest in content" in user:
             if imcq_letter:
                 return json.dumps({"closest_option": imcq_letter, "explanation": "x"})
@@ -60,6 +65,9 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
             return json.dumps({"final_choice": 0 if strong_first else 1})
         if "atomic methods" in user:
             return json.dumps({"concepts": ["sparse attention"]})
+        if "Summarise this paper" in user:
+            return json.dumps({"idea": "DIGEST of " + user.split("Paper title: ")[1].split("\n")[0],
+                               "experiment_steps": "Step 1: x"})
         if "search keywords" in user:
             return json.dumps({"keywords": ["attention"]})
         raise AssertionError(f"unexpected prompt: {user[:200]}")
@@ -72,12 +80,19 @@ def options(tmp: Path, name: str, limit: int = 2) -> ExecutionOptions:
 
 
 async def test_run_tables_and_resume(tmp_path: Path) -> None:
-    cfg = AIIdeaBenchConfig(data=DATA, generator="scripted/gen", judge="scripted/judge", n_ideas=2,
-                            metrics=["imcq", "i2i", "i2t"], bootstrap_resamples=50)
+    cfg = AIIdeaBenchConfig(
+        data=DATA,
+        generator="scripted/gen",
+        judge="scripted/judge",
+        n_ideas=2,
+        metrics=["imcq", "i2i", "i2t"],
+        bootstrap_resamples=50,
+    )
     judge = ScriptedModel(responder())
     gen = ScriptedModel(responder())
-    res = await run_aiideabench_async(cfg, options(tmp_path, "a"), generator=gen, judge=judge,
-                                      embed_fn=toy_embed)
+    res = await run_aiideabench_async(
+        cfg, options(tmp_path, "a"), generator=gen, judge=judge, embed_fn=toy_embed
+    )
     assert res["instances"] == 2 and res["ideas"] == 4
     assert res["i2i"]["motivation"]["mean"] == 4.0 and res["i2i"]["motivation"]["n"] == 2
     assert res["i2t"]["experiment_plan"]["mean"] == 5.0 and res["i2t"]["motivation"]["mean"] == 3.0
@@ -91,17 +106,24 @@ async def test_run_tables_and_resume(tmp_path: Path) -> None:
     calls = len(judge.calls) + len(gen.calls)
     # resume: nothing is asked again
     judge2, gen2 = ScriptedModel(responder()), ScriptedModel(responder())
-    again = await run_aiideabench_async(cfg, options(tmp_path, "a"), generator=gen2, judge=judge2,
-                                        embed_fn=toy_embed)
+    again = await run_aiideabench_async(
+        cfg, options(tmp_path, "a"), generator=gen2, judge=judge2, embed_fn=toy_embed
+    )
     assert judge2.calls == [] and gen2.calls == [] and calls > 0
     assert again["i2i"] == res["i2i"]
 
 
 async def test_imcq_wrong_answers_score_zero(tmp_path: Path) -> None:
-    cfg = AIIdeaBenchConfig(data=DATA, generator="g", judge="j", n_ideas=1, metrics=["imcq"], seed=5,
-                            bootstrap_resamples=20)
-    res = await run_aiideabench_async(cfg, options(tmp_path, "b", limit=3), generator=ScriptedModel(responder()),
-                                      judge=ScriptedModel(responder(imcq_letter="A")), embed_fn=toy_embed)
+    cfg = AIIdeaBenchConfig(
+        data=DATA, generator="g", judge="j", n_ideas=1, metrics=["imcq"], seed=5, bootstrap_resamples=20
+    )
+    res = await run_aiideabench_async(
+        cfg,
+        options(tmp_path, "b", limit=3),
+        generator=ScriptedModel(responder()),
+        judge=ScriptedModel(responder(imcq_letter="A")),
+        embed_fn=toy_embed,
+    )
     store_q = [json.loads(x) for x in (tmp_path / "b/records/imcq_question.jsonl").read_text().splitlines()]
     answers = [q["data"]["question"]["answer"] for q in store_q if q["key"] == "motivation"]
     expected = sum(a == "A" for a in answers) / len(answers)
@@ -115,12 +137,23 @@ async def test_imcq_wrong_answers_score_zero(tmp_path: Path) -> None:
 async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     common = {"data": DATA, "judge": "j", "n_ideas": 1, "metrics": ["i2t"], "bootstrap_resamples": 50}
     weak = AIIdeaBenchConfig(generator="weak-model", **common)
-    await run_aiideabench_async(weak, options(tmp_path, "weak", 3), generator=ScriptedModel(responder("weak")),
-                                judge=ScriptedModel(responder()), embed_fn=toy_embed)
+    await run_aiideabench_async(
+        weak,
+        options(tmp_path, "weak", 3),
+        generator=ScriptedModel(responder("weak")),
+        judge=ScriptedModel(responder()),
+        embed_fn=toy_embed,
+    )
     strong = AIIdeaBenchConfig(generator="strong-model", **common)
     judge = ScriptedModel(responder())
-    res = await run_aiideabench_async(strong, options(tmp_path, "strong", 3), compare=[tmp_path / "weak"],
-                                      generator=ScriptedModel(responder("good")), judge=judge, embed_fn=toy_embed)
+    res = await run_aiideabench_async(
+        strong,
+        options(tmp_path, "strong", 3),
+        compare=[tmp_path / "weak"],
+        generator=ScriptedModel(responder("good")),
+        judge=judge,
+        embed_fn=toy_embed,
+    )
     comp = res["competition"]
     assert comp["systems"] == ["strong-model", "weak-model"] and comp["topics"] == 3
     assert comp["points"] == {"strong-model": 3 * 7 * 3, "weak-model": 0.0}
@@ -128,18 +161,34 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     assert comp["pairs"] == 3 and comp["judgments"] == 6 and comp["inconsistent_pairs"] == 0
     bt = comp["bradley_terry"]
     assert bt["strong-model"]["rating"] == 1000.0 and bt["weak-model"]["rating"] < 1000.0
+    assert "never lost or never won" in comp["bradley_terry_note"]
     # a judge that always picks idea 0 is inconsistent on every pair -> ties, recorded as such
-    biased = ScriptedModel(lambda m: '{"final_choice": 0}' if "choose the better" in m[-1]["content"]
-                           else responder()(m))
-    res2 = await run_aiideabench_async(strong.model_copy(update={"seed": 1}), options(tmp_path, "s2", 3),
-                                       compare=[tmp_path / "weak"], generator=ScriptedModel(responder("good")),
-                                       judge=biased, embed_fn=toy_embed)
+    biased = ScriptedModel(
+        lambda m: '{"final_choice": 0}' if "choose the better" in m[-1]["content"] else responder()(m)
+    )
+    res2 = await run_aiideabench_async(
+        strong.model_copy(update={"seed": 1}),
+        options(tmp_path, "s2", 3),
+        compare=[tmp_path / "weak"],
+        generator=ScriptedModel(responder("good")),
+        judge=biased,
+        embed_fn=toy_embed,
+    )
     c2 = res2["competition"]
-    assert c2["inconsistent_pairs"] == 3 and c2["points"]["strong-model"] == c2["points"]["weak-model"] == 1.5 * 21
+    assert (
+        c2["inconsistent_pairs"] == 3
+        and c2["points"]["strong-model"] == c2["points"]["weak-model"] == 1.5 * 21
+    )
     # parity: one order, higher-ranked is idea 0, +1 per loss
     parity = strong.model_copy(update={"parity": True, "seed": 2})
-    res3 = await run_aiideabench_async(parity, options(tmp_path, "s3", 3), compare=[tmp_path / "weak"],
-                                       generator=ScriptedModel(responder("good")), judge=judge, embed_fn=toy_embed)
+    res3 = await run_aiideabench_async(
+        parity,
+        options(tmp_path, "s3", 3),
+        compare=[tmp_path / "weak"],
+        generator=ScriptedModel(responder("good")),
+        judge=judge,
+        embed_fn=toy_embed,
+    )
     c3 = res3["competition"]
     assert c3["points"] == {"strong-model": 63.0, "weak-model": 21.0} and not c3["both_orders"]
 
@@ -148,33 +197,79 @@ def _s2_server(cutoff: dt.date) -> ReplayServer:
     server = ReplayServer()
     search = "/graph/v1/paper/search"
     base = {"fields": PAPER_FIELDS, "offset": 0, "limit": 5}
-    hist = [{"paperId": "h1", "title": "attention old", "abstract": "attention", "year": 2020,
-             "publicationDate": "2020-01-01", "citationCount": 10}]
-    cont = [{"paperId": "c1", "title": "attention new", "abstract": "attention study", "year": 2024,
-             "publicationDate": "2024-01-01", "citationCount": 30},
-            {"paperId": "c2", "title": "other new", "abstract": "other", "year": 2024,
-             "publicationDate": "2024-02-01", "citationCount": 50}]
+    hist = [
+        {
+            "paperId": "h1",
+            "title": "attention old",
+            "abstract": "attention",
+            "year": 2020,
+            "publicationDate": "2020-01-01",
+            "citationCount": 10,
+        }
+    ]
+    cont = [
+        {
+            "paperId": "c1",
+            "title": "attention new",
+            "abstract": "attention study",
+            "year": 2024,
+            "publicationDate": "2024-01-01",
+            "citationCount": 30,
+        },
+        {
+            "paperId": "c2",
+            "title": "other new",
+            "abstract": "other",
+            "year": 2024,
+            "publicationDate": "2024-02-01",
+            "citationCount": 50,
+        },
+    ]
     before = (cutoff - dt.timedelta(days=1)).isoformat()
     for q in ("long document sparse attention", "weak supervision semantic segmentation"):
-        server.add_json("GET", search, {"data": hist}, query={**base, "query": q, "publicationDateOrYear": f":{before}"})
-        server.add_json("GET", search, {"data": cont}, query={**base, "query": q, "publicationDateOrYear": f"{cutoff}:"})
+        server.add_json(
+            "GET", search, {"data": hist}, query={**base, "query": q, "publicationDateOrYear": f":{before}"}
+        )
+        server.add_json(
+            "GET", search, {"data": cont}, query={**base, "query": q, "publicationDateOrYear": f"{cutoff}:"}
+        )
     fa = [{"paperId": f"f{i}", "title": f"sparse {i}", "year": 2021, "citationCount": 5} for i in range(5)]
-    server.add_json("GET", search, {"data": fa}, query={**base, "query": "sparse attention",
-                                                         "publicationDateOrYear": f":{cutoff}"})
+    server.add_json(
+        "GET",
+        search,
+        {"data": fa},
+        query={**base, "query": "sparse attention", "publicationDateOrYear": f":{cutoff}"},
+    )
     for i in range(5):
         edges = [{"citingPaper": {"year": 2023}}] * (10 * (i + 1))
-        server.add_json("GET", f"/graph/v1/paper/f{i}/citations", {"data": edges},
-                        query={"fields": "year,publicationDate", "offset": 0, "limit": 1000})
+        server.add_json(
+            "GET",
+            f"/graph/v1/paper/f{i}/citations",
+            {"data": edges},
+            query={"fields": "year,publicationDate", "offset": 0, "limit": 1000},
+        )
     return server
 
 
 async def test_novelty_and_feasibility_against_local_server(tmp_path: Path) -> None:
     cutoff = dt.date(2023, 10, 3)
     with _s2_server(cutoff) as server:
-        cfg = AIIdeaBenchConfig(data=DATA, generator="g", judge="j", n_ideas=1, metrics=["novelty", "feasibility"],
-                                scholar_base_url=server.base_url, bootstrap_resamples=20)
-        res = await run_aiideabench_async(cfg, options(tmp_path, "lit"), generator=ScriptedModel(responder()),
-                                          judge=ScriptedModel(responder()), embed_fn=toy_embed)
+        cfg = AIIdeaBenchConfig(
+            data=DATA,
+            generator="g",
+            judge="j",
+            n_ideas=1,
+            metrics=["novelty", "feasibility"],
+            scholar_base_url=server.base_url,
+            bootstrap_resamples=20,
+        )
+        res = await run_aiideabench_async(
+            cfg,
+            options(tmp_path, "lit"),
+            generator=ScriptedModel(responder()),
+            judge=ScriptedModel(responder()),
+            embed_fn=toy_embed,
+        )
     nov, fea = res["novelty"], res["feasibility"]
     assert nov["skipped"] is None and fea["skipped"] is None
     assert nov["motivation/novelty"]["n"] == 2
@@ -185,11 +280,38 @@ async def test_novelty_and_feasibility_against_local_server(tmp_path: Path) -> N
 
 
 async def test_literature_skipped_when_offline(tmp_path: Path) -> None:
-    cfg = AIIdeaBenchConfig(data=DATA, generator="g", judge="j", n_ideas=1, metrics=["novelty", "feasibility"],
-                            scholar_base_url="http://127.0.0.1:9", bootstrap_resamples=20)
-    res = await run_aiideabench_async(cfg, options(tmp_path, "off"), generator=ScriptedModel(responder()),
-                                      judge=ScriptedModel(responder()), embed_fn=toy_embed)
+    cfg = AIIdeaBenchConfig(
+        data=DATA,
+        generator="g",
+        judge="j",
+        n_ideas=1,
+        metrics=["novelty", "feasibility"],
+        scholar_base_url="http://127.0.0.1:9",
+        bootstrap_resamples=20,
+    )
+    res = await run_aiideabench_async(
+        cfg,
+        options(tmp_path, "off"),
+        generator=ScriptedModel(responder()),
+        judge=ScriptedModel(responder()),
+        embed_fn=toy_embed,
+    )
     assert "unusable" in res["novelty"]["skipped"] and res["novelty"]["motivation/novelty"]["mean"] is None
     assert res["feasibility"]["mean"] is None and res["feasibility"]["skipped"]
     note = results_tables(res)[1].note or ""
     assert "NA skipped" in note and "FA skipped" in note
+
+
+async def test_external_ideas_and_inspiration_digests(tmp_path: Path) -> None:
+    cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas_file=str(FIX / "ai_scientist_ideas.json"),
+                            metrics=["i2t", "imcq"], digest_inspirations=True, bootstrap_resamples=20)
+    judge = ScriptedModel(responder())
+    res = await run_aiideabench_async(cfg, options(tmp_path, "ext", 3), judge=judge, embed_fn=toy_embed)
+    assert res["system"] == "ai_scientist_ideas" and res["generator"] is None
+    # aiib-2 has no external idea: counted, not scored
+    assert res["instances_with_ideas"] == 2 and res["ideas"] == 2 and res["i2t"]["motivation"]["n"] == 2
+    questions = [json.loads(x)["data"]["question"] for x in
+                 (tmp_path / "ext/records/imcq_question.jsonl").read_text().splitlines()]
+    # the digests (not the abstracts) are the inspiration texts of the run's own instances
+    assert any(o.startswith("DIGEST of ") for q in questions for o in q["options"])
+    assert not any("Propose one new research idea" in m[-1]["content"] for m, _ in judge.calls)

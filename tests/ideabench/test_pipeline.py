@@ -84,3 +84,28 @@ def test_other_settings_in_same_directory_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ideaharness.errors.UserError, match="different settings"):
         ideaharness.run("ideabench", generator=model, judge=model, limit=1, out=tmp_path / "r", seed=5,
                         progress=False)
+
+
+def test_shards_merge_into_the_full_run(tmp_path: Path) -> None:
+    model = ScriptedModel(ideabench_responder())
+    full = ideaharness.run("ideabench", generator=model, judge=model, limit=6, out=tmp_path / "full",
+                           progress=False, use_cache=False)
+    merged = tmp_path / "merged" / "records"
+    merged.mkdir(parents=True)
+    for i in range(2):
+        shard_dir = tmp_path / f"shard{i}"
+        ideaharness.run("ideabench", generator=model, judge=model, limit=6, out=shard_dir, shard=(i, 2),
+                        progress=False, use_cache=False)
+        for part in (shard_dir / "records").glob("*.jsonl"):
+            with (merged / part.name).open("a") as fh:
+                fh.write(part.read_text())
+    (tmp_path / "merged" / "config.json").write_text((tmp_path / "full" / "config.json").read_text())
+    calls = len(model.calls)
+    result = ideaharness.run("ideabench", generator=model, judge=model, limit=6, out=tmp_path / "merged",
+                             progress=False)
+    assert len(model.calls) == calls
+    low, full_low = result["scenarios"]["low"], full["scenarios"]["low"]
+    assert low["insight"] == full_low["insight"]
+    assert low["overlap"] == full_low["overlap"]
+    # BERTScore batches differ between shards: equal up to float rounding
+    assert low["similarity"]["mean"] == pytest.approx(full_low["similarity"]["mean"], abs=1e-5)

@@ -18,10 +18,16 @@ def corpus_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_corpus(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """One ReferenceCorpus over a copy of the fixture, embedded once for the whole session."""
-    from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
-
+def shared_corpus_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A session-wide copy of the fixture (its embeddings are computed once and persisted)."""
     target = tmp_path_factory.mktemp("corpus") / "pairiq_mini.jsonl"
     shutil.copy(FIXTURES / "pairiq_mini.jsonl", target)
-    return ReferenceCorpus.load(target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def shared_corpus(shared_corpus_path: Path):  # type: ignore[no-untyped-def]
+    """One ReferenceCorpus over the session copy of the fixture."""
+    from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+
+    return ReferenceCorpus.load(shared_corpus_path)

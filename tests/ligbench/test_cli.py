@@ -72,12 +72,13 @@ def _scripted_judge(messages: list[Message]) -> str:
 
 
 @needs_plans
-async def test_run_ligbench_scripted(tmp_path: Path, corpus_path: Path) -> None:
+async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -> None:
     plan = "## Problem\nSomething hard.\n## Method\nA new method.\n## Experiment Design\nBenchmarks."
     gen = ScriptedModel(lambda m: plan, model="scripted/gen")
     judge = ScriptedModel(_scripted_judge, model="scripted/judge")
-    config = LigBenchConfig(generators=["scripted/gen"], judge="scripted/judge", corpus=str(corpus_path),
-                            topics=["graphs", "agents"], scholarideas=1)
+    config = LigBenchConfig(generators=["scripted/gen"], judge="scripted/judge",
+                            corpus=str(shared_corpus_path), topics=["graphs"], ideas_per_topic=2,
+                            scholarideas=1)
     options = ExecutionOptions(out=tmp_path / "run", progress=False)
     results = await run_ligbench_async(config, options, generators={"scripted/gen": gen}, judge=judge)
     systems = results["systems"]
@@ -98,12 +99,12 @@ async def test_run_ligbench_scripted(tmp_path: Path, corpus_path: Path) -> None:
 
 @pytest.mark.model
 @needs_plans
-def test_score_idea_end_to_end_with_real_model(tmp_path: Path, corpus_path: Path,
+def test_score_idea_end_to_end_with_real_model(tmp_path: Path, shared_corpus_path: Path,
                                                capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "run"
-    main(["score-idea", str(PLAN), "--corpus", str(corpus_path), "--judge", "local/qwen2.5-coder-0.5b",
+    main(["score-idea", str(PLAN), "--corpus", str(shared_corpus_path), "--judge", "local/qwen2.5-coder-0.5b",
           "--max-comparisons", "1", "--min-comparisons", "1", "--out", str(out), "--json"])
     result = json.loads(capsys.readouterr().out)
     assert result["idea_id"] == "ai_1" and result["status"] == "scored", result

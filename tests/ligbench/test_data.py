@@ -13,6 +13,7 @@ from ideaharness.data.pairiq import (
     debias,
     load_pairiq,
     project_score,
+    project_venue_scores,
     record_from_dict,
     venue_means,
     write_pairiq,
@@ -46,7 +47,16 @@ def test_directory_and_json_list(tmp_path: Path) -> None:
     rows = [json.loads(x) for x in FIXTURE.read_text().splitlines()[:2]]
     (tmp_path / "ICLR" / "2024" / "a.json").write_text(json.dumps(rows[0]))
     (tmp_path / "ICLR" / "2024" / "b.json").write_text(json.dumps([rows[1]]))
+    (tmp_path / "manifest.json").write_text("{}")
+    (tmp_path / ".minilm.json").write_text("{}")
     assert [r.title for r in load_pairiq(tmp_path)] == [rows[0]["title"], rows[1]["title"]]
+    # a builder output directory: only its pairiq.jsonl holds records
+    built = tmp_path / "built"
+    built.mkdir()
+    write_pairiq(load_pairiq(FIXTURE)[:4], built / "pairiq.jsonl")
+    (built / "submissions.state.jsonl").write_text('{"kind": "venue_done"}\n')
+    (built / "extra.json").write_text('{"not": "a record"}')
+    assert len(load_pairiq(built)) == 4
 
 
 def test_bad_rows_name_file_row_and_field(tmp_path: Path) -> None:
@@ -71,6 +81,10 @@ def test_project_score() -> None:
         project_score(11, "1-10")
     with pytest.raises(ValueError):
         project_score(2, "4-1")
+    assert project_venue_scores({"rating": 5.5, "contribution": 2.5, "soundness": None}, "ICLR 2024") == {
+        "rating": pytest.approx(2.5), "contribution": pytest.approx(2.5), "soundness": None}
+    with pytest.raises(ValueError, match="AAAI"):
+        project_venue_scores({"rating": 5}, "AAAI")
 
 
 def test_debiasing_equalises_venue_means() -> None:

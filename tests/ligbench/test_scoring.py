@@ -127,3 +127,37 @@ async def test_failed_formalisation_stops_the_idea(tmp_path: Path, corpus: Refer
     result = await IdeaScorer(corpus, model, StepRunner(store, progress=False)).score("x", "idea")
     assert result.status == "formalize_failed" and result.scores is None
     assert result.parse_failures["formalize"] == 1 and len(model.calls) == 3  # bounded retries
+
+
+async def test_online_novelty_from_semantic_scholar(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    from ideaharness.scholarly.replay import ReplayServer, Reply
+
+    papers = [{"paperId": "s2a", "title": "Logic explanations of graph neural networks",
+               "abstract": "Rules over concepts explain GNN predictions."},
+              {"paperId": "s2b", "title": "Protein folding", "abstract": "Structure prediction."}]
+    queries: list[str] = []
+
+    def search(match, query, body):  # type: ignore[no-untyped-def]
+        queries.append(query.get("query", ""))
+        return Reply(200, json.dumps({"total": 2, "offset": 0, "data": papers}))
+
+    with ReplayServer() as server:
+        server.add_handler("GET", r"/graph/v1/paper/search", search)
+        result, _, store = await _score(tmp_path, corpus, "idea", novelty_source="semantic-scholar",
+                                        scholar_base_url=server.base_url)
+    assert queries and "MARKER-IDEA" in queries[0]  # searched with the main target
+    nov = result.novelty
+    assert nov is not None and nov["source"] == "semantic-scholar" and nov["n_related"] == 2
+    assert store.get("ligbench/novelty_search", "idea-1")["paper_ids"] == ["s2a", "s2b"]  # type: ignore[index]
+
+
+async def test_online_novelty_falls_back_with_a_note(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    from ideaharness.scholarly.replay import ReplayServer, Reply
+
+    with ReplayServer() as server:
+        server.add_handler("GET", r"/graph/v1/paper/search",
+                           lambda m, q, b: Reply(400, json.dumps({"error": "bad query"})))
+        result, _, _ = await _score(tmp_path, corpus, "idea", novelty_source="semantic-scholar",
+                                    scholar_base_url=server.base_url)
+    nov = result.novelty
+    assert nov is not None and nov["source"] == "corpus" and "unavailable" in nov["note"]

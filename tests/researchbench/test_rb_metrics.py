@@ -47,8 +47,13 @@ def test_parse_pairwise_choice() -> None:
     assert parse_pairwise_choice(reply) == 2
     assert parse_pairwise_choice("Selection of research hypothesis candidate: 1") == 1
     assert parse_pairwise_choice('{"selection": "candidate 1"}') == 1
+    stated = ("**Analysis**: Candidate 2, integrating a salt (X) into a PVA gel, is more likely to prove "
+              "correct and effective.")
+    assert parse_pairwise_choice(stated) == 2
+    assert parse_pairwise_choice("Overall I prefer candidate 1.") == 1
     for bad in ("Both are good.", "Selection of research hypothesis candidate: candidate 3",
-                "I prefer candidate 1"):
+                "Candidate 1 is more promising, but candidate 2 is more likely to work.",
+                "Candidate 1 mentions salts; candidate 2 is more specific"):
         with pytest.raises(ParseError):
             parse_pairwise_choice(bad)
 

@@ -97,6 +97,7 @@ def test_all_tasks_end_to_end_with_the_embedded_model(
         "run", "researchbench", "--task", "all", "--generator", "local/qwen2.5-coder-0.5b",
         "--judge", "local/qwen2.5-coder-0.5b", "--limit", "1", "--pool-size", "15", "--corpus-size", "150",
         "--n-mutations", "1", "--n-refine", "0", "--n-negatives", "1", "--max-attempts", "1",
+        "--generation-max-tokens", "200", "--judge-max-tokens", "200",
         "--out", str(out),
     ]
     main(args)
@@ -120,3 +121,25 @@ def test_all_tasks_end_to_end_with_the_embedded_model(
     again = json.loads((out / "results.json").read_text())
     assert again["llm_stats"]["generator"]["calls"] == 0
     assert again["per_instance"] == results["per_instance"]
+
+
+async def test_pools_built_from_the_dataset_and_generated_negatives(tmp_path: Path) -> None:
+    from ideaharness.benchmarks.researchbench import BenchData
+    from ideaharness.data.researchbench_jsonl import load_papers_jsonl
+
+    data = BenchData(load_papers_jsonl(RELEASE / "papers.jsonl"))  # no pools given, no corpus
+    model = scripted("**Selection of research hypothesis candidate**: candidate 2")
+    config = ResearchBenchConfig(
+        data=str(RELEASE), tasks=["retrieval", "ranking"], pool_size=6, window_size=4, keep_size=1,
+        n_negatives=2, ranking_negatives="generated",
+    )
+    options = ExecutionOptions(out=tmp_path / "run", progress=False)
+    results = await run_researchbench_async(config, options, generator=model, judge=model, data=data)
+    chem = results["per_instance"]["Chemistry/101000chem0001"]
+    # one paper per discipline: no same-discipline negatives, level 3 = the other discipline's papers
+    assert chem["retrieval"]["label_counts"] == {"gold": 2, "negative_t3": 3}
+    assert "pools (2 of 2): pool short: 5 candidates instead of 6" in results["notes"]
+    assert chem["ranking"]["source"] == "generated" and len(chem["ranking"]["pairs"]) == 2
+    # "candidate 2" in both orders: gold wins when shown second only -> every pair disagrees
+    assert results["ranking"]["overall"]["pair_consistency"]["disagree"] == 4
+    assert results["ranking"]["overall"]["accuracy_gold_second"] == 1.0

@@ -91,12 +91,16 @@ class StepRunner:
         existing = self.store.get(step, instance_id, key)
         if existing is not None:
             return existing
-        from ideaharness.llm.errors import LLMError
+        from ideaharness.llm.errors import ContextLengthError, LLMError
 
         try:
             judgment = await judge(
                 model, messages, parse, max_attempts=self.max_attempts, positions=positions, **sampling
             )
+        except ContextLengthError as exc:  # this item's prompt is too long; others may fit
+            self.error_count += 1
+            self._error_messages.append(f"{step} {instance_id}: {exc}")
+            return None
         except LLMError as exc:
             self.error_count += 1
             self._consecutive_errors += 1

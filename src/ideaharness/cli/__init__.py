@@ -24,6 +24,9 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     try:
         code = app(args=argv, standalone_mode=False)
+        # flush now: at interpreter exit llama.cpp's finaliser points fd 1/2 at /dev/null for a
+        # moment, and output still buffered then (stdout to a file or pipe) would be lost
+        sys.stdout.flush()
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

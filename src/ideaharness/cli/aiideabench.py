@@ -65,6 +65,9 @@ def aiideabench_command(
     scholar_base_url: Annotated[str | None, typer.Option(
         help="Semantic Scholar API root (e.g. a local replay server); NA/FA are skipped when "
         "unreachable.")] = None,
+    generation_max_tokens: Annotated[int, typer.Option(min=16,
+                                                       help="Token limit of a generated idea.")] = 768,
+    judge_max_tokens: Annotated[int, typer.Option(min=16, help="Token limit of a judgment.")] = 384,
     max_attempts: Annotated[int, typer.Option(min=1, max=10,
                                               help="Tries per judgment on parse failure.")] = 3,
     base_url: Annotated[str | None, typer.Option(
@@ -90,6 +93,7 @@ def aiideabench_command(
         tournament_rounds=rounds, digest_inspirations=digest_inspirations, cutoff=_date(cutoff),
         latest_year=latest_year,  # type: ignore[arg-type]
         scholar_base_url=scholar_base_url, max_attempts=max_attempts,
+        generation_max_tokens=generation_max_tokens, judge_max_tokens=judge_max_tokens,
     )
     options = ExecutionOptions(
         out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,

@@ -40,7 +40,7 @@ def _choice(flag: str, value: str) -> str:
 
 def _settings(order: str, clamp: str, max_comparisons: int, min_comparisons: int, epsilon: float,
               n_calibration: int, scholar_base_url: str | None, online: bool, seed: int,
-              parity: bool) -> ScoringSettings:
+              parity: bool, structured: bool = True) -> ScoringSettings:
     if parity:  # the paper's choices: one fixed order, C applied at every Elo step
         order, clamp = "fixed", "each-step"
     if min_comparisons > max_comparisons:
@@ -50,7 +50,7 @@ def _settings(order: str, clamp: str, max_comparisons: int, min_comparisons: int
         elo=EloSettings(clamp=_choice("--clamp", clamp), max_comparisons=max_comparisons,  # type: ignore[arg-type]
                         min_comparisons=min_comparisons, epsilon=epsilon),
         novelty_source="semantic-scholar" if (online or scholar_base_url) else "corpus",
-        scholar_base_url=scholar_base_url,
+        scholar_base_url=scholar_base_url, structured_output=structured,
     )
 
 
@@ -136,6 +136,8 @@ def score_idea_command(
                                                          "--online).")] = None,
     parity: Annotated[bool, typer.Option(help="The paper's settings: fixed order, each-step clamp.")] = False,
     seed: Annotated[int, typer.Option(help="Seed (random orders, judge sampling).")] = 0,
+    structured: Annotated[bool, typer.Option("--structured/--free-text", help="Ask the backend for JSON "
+                                             "matching the reply schema, or let the judge reason.")] = True,
     out: Annotated[Path | None, typer.Option(help="Record every judgment here (re-running resumes).")] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint for openai/ models.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
@@ -145,7 +147,7 @@ def score_idea_command(
     corpus, and hybrid novelty; prints the comparisons that produced them."""
     idea_id, text, cutoff = read_idea(idea)
     settings = _settings(order, clamp, max_comparisons, min_comparisons, epsilon, n_calibration,
-                         scholar_base_url, online, seed, parity)
+                         scholar_base_url, online, seed, parity, structured)
     options = ExecutionOptions(base_url=base_url, use_cache=not no_cache, progress=False)
     result = asyncio.run(score_idea_async(
         text, corpus, judge, settings=settings, options=options, out=out, idea_id=idea_id, cutoff=cutoff,
@@ -195,6 +197,8 @@ def ligbench_command(
     scholar_base_url: Annotated[str | None, typer.Option(help="Semantic Scholar API base URL.")] = None,
     parity: Annotated[bool, typer.Option(help="The paper's settings: fixed order, each-step clamp.")] = False,
     seed: Annotated[int, typer.Option()] = 0,
+    structured: Annotated[bool, typer.Option("--structured/--free-text", help="Ask the backend for JSON "
+                                             "matching the reply schema, or let the judge reason.")] = True,
     out: Annotated[Path, typer.Option(help="Run directory; the same command again resumes.")] = Path(
         "runs/ligbench"),
     limit: Annotated[int | None, typer.Option(min=1, help="Score only the first N ideas.")] = None,
@@ -210,10 +214,49 @@ def ligbench_command(
         ideas_per_topic=ideas_per_topic, scholarideas=scholarideas, seed=seed,
         debias_means=_choice("--debias-means", debias_means),  # type: ignore[arg-type]
         scoring=_settings(order, clamp, max_comparisons, min_comparisons, epsilon, n_calibration,
-                          scholar_base_url, online, seed, parity),
+                          scholar_base_url, online, seed, parity, structured),
     )
     options = ExecutionOptions(out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
                                max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache)
     results = run_ligbench(config, options)
     print_tables(results_tables(results))
+    typer.echo(f"report: {out / 'report.html'}")
+
+
+@run_app.command("ligbench-judge")
+def ligbench_judge_command(
+    corpus: Annotated[Path, typer.Option(help="PAIR-IQ-format reference corpus (file or directory).")],
+    judge: Annotated[str, typer.Option(help="Judge model to evaluate.")] = DEFAULT_MODEL,
+    pairs: Annotated[int, typer.Option(min=1, help="Held-out pairs (LigBench used 269).")] = 269,
+    min_gap: Annotated[float, typer.Option(min=0.0, help="Least debiased-rating gap in a pair.")] = 0.25,
+    order: Annotated[str, typer.Option(help="both (averaged) or fixed.")] = "both",
+    debias_means: Annotated[str, typer.Option(help="corpus, paper or none.")] = "corpus",
+    seed: Annotated[int, typer.Option()] = 0,
+    structured: Annotated[bool, typer.Option("--structured/--free-text", help="Ask the backend for JSON "
+                                             "matching the reply schema, or let the judge reason.")] = True,
+    out: Annotated[Path, typer.Option(help="Run directory; the same command again resumes.")] = Path(
+        "runs/ligbench-judge"),
+    limit: Annotated[int | None, typer.Option(min=1, help="Judge only the first N pairs.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Endpoint for openai/ models.")] = None,
+    max_concurrency: Annotated[int, typer.Option(min=1)] = 4,
+    rpm: Annotated[float | None, typer.Option(help="Requests-per-minute limit.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+) -> None:
+    """Judge accuracy: agreement of a pairwise judge with debiased scores on similar-paper pairs."""
+    from ideaharness.benchmarks.ligbench.judge_eval import (
+        JudgeAccuracyConfig,
+        accuracy_table,
+        run_judge_accuracy,
+    )
+
+    if order not in ("both", "fixed"):
+        raise UserError(f"--order {order!r}: choose one of both, fixed")
+    config = JudgeAccuracyConfig(judge=judge, corpus=str(corpus), n_pairs=pairs, min_gap=min_gap,
+                                 order=order,  # type: ignore[arg-type]
+                                 debias_means=_choice("--debias-means", debias_means),  # type: ignore[arg-type]
+                                 seed=seed, structured_output=structured)
+    options = ExecutionOptions(out=out, limit=limit, base_url=base_url, max_concurrency=max_concurrency,
+                               rpm=rpm, use_cache=not no_cache)
+    results = run_judge_accuracy(config, options)
+    print_tables([accuracy_table(results)])
     typer.echo(f"report: {out / 'report.html'}")

@@ -71,6 +71,8 @@ def researchbench_command(
     published_after: Annotated[str | None, typer.Option(help="Also report the 'strict' subset of papers "
                                                         "published after DATE (YYYY-MM-DD).")] = None,
     max_attempts: Annotated[int, typer.Option(min=1, max=10, help="Tries per step on parse failure.")] = 3,
+    generation_max_tokens: Annotated[int, typer.Option(min=16, help="Generation reply tokens.")] = 512,
+    judge_max_tokens: Annotated[int, typer.Option(min=16, help="Screening/judge reply tokens.")] = 512,
     base_url: Annotated[str | None, typer.Option(
         help="OpenAI-compatible endpoint for openai/ models.")] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="Endpoint for the judge, if different.")] = None,
@@ -92,6 +94,7 @@ def researchbench_command(
         ranking_negatives=_choice("--ranking-negatives", ranking_negatives, ("auto", "generated", "given")),
         n_negatives=n_negatives, inspirations_per_negative=inspirations_per_negative, parity=parity,
         published_after=_date(published_after), max_attempts=max_attempts,
+        generation_max_tokens=generation_max_tokens, judge_max_tokens=judge_max_tokens,
     )
     options = ExecutionOptions(
         out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,

@@ -175,6 +175,18 @@ def parse_digest(text: str) -> dict[str, str]:
     return out
 
 
+def decomposition_messages(instance: Instance) -> list[dict[str, str]]:
+    """Rendered ``aiideabench_decompose`` prompt: title, question/topic, background, hypothesis."""
+    gt = instance.ground_truth
+    return render(
+        "aiideabench_decompose",
+        title=instance.target.title,
+        question=instance.research_question or instance.topic or "",
+        background=instance.background_survey or instance.target.abstract or "",
+        hypothesis=gt.hypothesis or gt.idea or gt.fine_grained_hypothesis or "",
+    )
+
+
 async def decompose_target(
     model: ChatModel, instance: Instance, *, max_tokens: int = 1024, seed: int = 0, temperature: float = 0.0
 ) -> Judgment:
@@ -184,17 +196,16 @@ async def decompose_target(
     Template ``prompts/aiideabench_decompose.j2``. The returned judgment's ``parsed`` is
     ``{"topic", "motivation", "experiment_plan"}`` or None when the reply never parsed.
     """
-    gt = instance.ground_truth
-    messages = render(
-        "aiideabench_decompose",
-        title=instance.target.title,
-        question=instance.research_question or instance.topic or "",
-        background=instance.background_survey or instance.target.abstract or "",
-        hypothesis=gt.hypothesis or gt.idea or gt.fine_grained_hypothesis or "",
-    )
     return await judge(
-        model, messages, parse_decomposition, max_tokens=max_tokens, seed=seed, temperature=temperature,
-        json_schema=DECOMPOSITION_SCHEMA,
+        model, decomposition_messages(instance), parse_decomposition, max_tokens=max_tokens, seed=seed,
+        temperature=temperature, json_schema=DECOMPOSITION_SCHEMA,
+    )
+
+
+def digest_messages(reference: Reference, topic: str) -> list[dict[str, str]]:
+    """Rendered ``aiideabench_digest`` prompt for one inspiration paper (title + abstract)."""
+    return render(
+        "aiideabench_digest", topic=topic, title=reference.title, abstract=reference.abstract or ""
     )
 
 
@@ -205,11 +216,9 @@ async def digest_inspiration(
 
     Template ``prompts/aiideabench_digest.j2``; ``parsed`` = ``{"idea", "experiment_steps"}`` or None.
     """
-    messages = render(
-        "aiideabench_digest", topic=topic, title=reference.title, abstract=reference.abstract or ""
-    )
     return await judge(
-        model, messages, parse_digest, max_tokens=max_tokens, seed=seed, json_schema=DIGEST_SCHEMA
+        model, digest_messages(reference, topic), parse_digest, max_tokens=max_tokens, seed=seed,
+        json_schema=DIGEST_SCHEMA,
     )
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ideaharness.errors import DataError
 
@@ -89,7 +89,8 @@ class PairIQRecord(BaseModel):
     ``rating``, ``contribution`` (file key ``contribute``) and ``soundness`` are projected scores in
     [0, 5] (None = unknown); ``novelty`` likewise (None for the release's ``"0"``). ``debiased``
     holds ŝ per dimension once :func:`debias` has run. ``venue`` is ``"<conference> <year>"``,
-    the group debiasing averages over. Unknown file keys are kept in ``extra``.
+    the group debiasing averages over. ``id`` defaults to the URL, else ``pairiq-`` + a title hash.
+    Unknown file keys are kept in ``extra`` (and written back at top level).
     """
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
@@ -152,6 +153,12 @@ class PairIQRecord(BaseModel):
             return int(value.strip())
         return value or None
 
+    @model_validator(mode="after")
+    def _default_id(self) -> PairIQRecord:
+        if not self.id:
+            self.id = self.url or "pairiq-" + hashlib.sha256(self.title.encode()).hexdigest()[:12]
+        return self
+
     @property
     def venue(self) -> str:
         """Venue-year group of the record, e.g. ``"ICLR 2024"`` (``"unknown"`` if neither is known)."""
@@ -205,6 +212,28 @@ def project_score(value: float, scale: tuple[float, float] | str) -> float:
     if not math.isfinite(v) or not low <= v <= high:
         raise ValueError(f"score {value!r} outside the scale [{low:g}, {high:g}]")
     return SCORE_MAX * (v - low) / (high - low)
+
+
+def project_venue_scores(raw: dict[str, float | None], conference: str) -> dict[str, float | None]:
+    """Project mean review scores of one paper onto 0-5 with the venue's scales (:data:`VENUE_SCALES`).
+
+    Args:
+        raw: ``{"rating": mean rating, "contribution": ..., "soundness": ...}`` on the venue's
+            scales (None = not reviewed on that dimension; kept as None).
+        conference: ``"ICLR"`` or ``"NeurIPS"`` (case-insensitive; a year suffix is ignored).
+
+    Raises:
+        ValueError: unknown venue, unknown dimension, or a score outside the venue scale.
+    """
+    name = next((v for v in VENUE_SCALES if conference.strip().lower().startswith(v.lower())), None)
+    if name is None:
+        raise ValueError(f"no review scales known for venue {conference!r}; known: {sorted(VENUE_SCALES)}")
+    out: dict[str, float | None] = {}
+    for dim, value in raw.items():
+        if dim not in VENUE_SCALES[name]:
+            raise ValueError(f"unknown dimension {dim!r}; expected one of {SCORE_DIMENSIONS}")
+        out[dim] = None if value is None else project_score(value, VENUE_SCALES[name][dim])
+    return out
 
 
 def _parse_scale(scale: tuple[float, float] | str) -> tuple[float, float]:
@@ -290,9 +319,6 @@ def record_from_dict(data: dict[str, Any], *, path: object = "<dict>", row: int 
     extra.update({k: v for k, v in data.items() if k not in _KNOWN_KEYS})
     if not known.get("title"):
         raise DataError(path, f"row {row}, field 'title': missing or empty")
-    if not known.get("id"):
-        known["id"] = known.get("url") or "pairiq-" + hashlib.sha256(
-            str(known["title"]).encode()).hexdigest()[:12]
     try:
         return PairIQRecord.model_validate({**known, "extra": extra})
     except ValidationError as exc:
@@ -304,6 +330,9 @@ def record_from_dict(data: dict[str, Any], *, path: object = "<dict>", row: int 
 def load_pairiq(path: str | Path) -> list[PairIQRecord]:
     """Read PAIR-IQ records from a ``.json``/``.jsonl`` file or a directory of them (recursive).
 
+    A directory made by the ``pairiq`` builder is read through its ``pairiq.jsonl`` only; in other
+    directories hidden files, ``manifest.json``, ``settings.json`` and ``*.state.jsonl`` are skipped.
+
     Rows are numbered from 1 within each file (list position for ``.json``, line for ``.jsonl``).
     Record ids default to the URL, else a hash of the title; duplicate ids keep the first record.
 
@@ -313,7 +342,7 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
     root = Path(path)
     if not root.exists():
         raise DataError(root, "no such file or directory")
-    files = sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl")) if root.is_dir() else [root]
+    files = _record_files(root) if root.is_dir() else [root]
     if not files:
         raise DataError(root, "no .json or .jsonl files found")
     records: list[PairIQRecord] = []
@@ -325,6 +354,20 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
                 seen.add(record.id)
                 records.append(record)
     return records
+
+
+BUILDER_FILE = "pairiq.jsonl"
+_NOT_RECORDS = {"manifest.json", "settings.json"}
+
+
+def _record_files(root: Path) -> list[Path]:
+    """Record files under a directory: the builder's ``pairiq.jsonl`` if present, else every
+    ``.json``/``.jsonl`` except hidden files, builder state (``*.state.jsonl``) and manifests."""
+    if (root / BUILDER_FILE).is_file():
+        return [root / BUILDER_FILE]
+    return sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl")
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts)
+                  and p.name not in _NOT_RECORDS and not p.name.endswith(".state.jsonl"))
 
 
 def _rows(file: Path) -> Iterable[tuple[int, Any]]:

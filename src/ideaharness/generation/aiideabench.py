@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ideaharness.errors import ParseError
-from ideaharness.llm.judge import judge, prompt_hash
+from ideaharness.llm.judge import judge
 from ideaharness.llm.parsing import extract_json_object
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
@@ -85,17 +85,26 @@ async def generate_idea(
     )
     if not result.parse_ok:
         return None, result
-    p = result.parsed
-    idea = Idea(
+    idea = idea_from_parsed(instance, result.parsed, model=model.model, prompt_hash=result.prompt_hash,
+                            seed=seed, sample_index=sample_index)
+    return idea, result
+
+
+def idea_from_parsed(
+    instance: Instance, parsed: dict[str, str], *, model: str | None, prompt_hash: str | None, seed: int,
+    sample_index: int,
+) -> Idea:
+    """The :class:`Idea` of a parsed generation reply (:func:`parse_idea`); id ``<instance>#<k>``."""
+    title = parsed.get("title") or None
+    return Idea(
         id=f"{instance.id}#{sample_index}",
         instance_id=instance.id,
-        title=p["title"] or None,
-        text=idea_text(p["motivation"], p["experiment_plan"], p["title"] or None),
-        motivation=p["motivation"],
-        experiment_plan=p["experiment_plan"],
+        title=title,
+        text=idea_text(parsed["motivation"], parsed["experiment_plan"], title),
+        motivation=parsed["motivation"],
+        experiment_plan=parsed["experiment_plan"],
         provenance=Provenance(
-            generator=GENERATOR_NAME, model=model.model, prompt_hash=prompt_hash(messages), seed=seed,
+            generator=GENERATOR_NAME, model=model, prompt_hash=prompt_hash, seed=seed,
             sample_index=sample_index,
         ),
     )
-    return idea, result

@@ -40,6 +40,7 @@ async def judge(
     seed: int | None = 0,
     json_schema: dict[str, Any] | None = None,
     sample_index: int = 0,
+    retry_temperature: float = 0.7,
 ) -> Judgment:
     """Ask ``model`` and parse the reply, retrying parse failures at most ``max_attempts`` times.
 
@@ -49,6 +50,8 @@ async def judge(
         positions: the order in which the items were shown, recorded in the judgment.
         sample_index: base sample index; attempt k uses ``sample_index + k * 1000`` so retries get
             their own cache entries while first attempts stay cacheable.
+        retry_temperature: temperature of attempts after the first when ``temperature`` is lower
+            (a greedy decoder would repeat the same unparsable reply).
 
     Returns:
         A :class:`Judgment`; ``parse_ok`` False means every attempt failed to parse.
@@ -61,7 +64,7 @@ async def judge(
     for attempt in range(max_attempts):
         completion = await model.chat(
             messages,
-            temperature=temperature,
+            temperature=temperature if attempt == 0 else max(temperature, retry_temperature),
             max_tokens=max_tokens,
             seed=seed,
             json_schema=json_schema,

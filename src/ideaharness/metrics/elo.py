@@ -48,13 +48,13 @@ class EloSettings(BaseModel):
     by t = 8 the step size K_t = 0.5·0.95^8 ≈ 0.33 is two thirds of K_max.
     """
 
-    d: float = Field(1.5, gt=0)
-    k_max: float = Field(0.5, gt=0)
-    gamma: float = Field(0.95, gt=0, le=1)
+    d: float = Field(default=1.5, gt=0)
+    k_max: float = Field(default=0.5, gt=0)
+    gamma: float = Field(default=0.95, gt=0, le=1)
     clamp: ClampMode = "output"
-    epsilon: float = Field(0.01, ge=0)
-    min_comparisons: int = Field(3, ge=1)
-    max_comparisons: int = Field(8, ge=1)
+    epsilon: float = Field(default=0.01, ge=0)
+    min_comparisons: int = Field(default=3, ge=1)
+    max_comparisons: int = Field(default=8, ge=1)
 
 
 def bound_score(s: float) -> float:

@@ -22,10 +22,10 @@ from pydantic import BaseModel, Field
 class NoveltySettings(BaseModel):
     """α, k, μ, β of LigBench Appendix F (the paper's values as defaults)."""
 
-    alpha: float = Field(0.6, ge=0, le=1)
-    k: float = Field(12.0, gt=0)
+    alpha: float = Field(default=0.6, ge=0, le=1)
+    k: float = Field(default=12.0, gt=0)
     mu: float = 0.72
-    beta: float = Field(0.7, ge=0, le=1)
+    beta: float = Field(default=0.7, ge=0, le=1)
 
 
 def weighted_similarity(similarities: Sequence[float], alpha: float = 0.6) -> float:

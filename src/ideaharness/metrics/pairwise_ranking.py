@@ -29,12 +29,32 @@ _SELECTION = re.compile(
 )
 
 
+_NOT_CANDIDATE = r"(?:(?!candidate)[^.\n]){0,200}?"
+_BETTER = (
+    r"(?:more\s+(?:likely|promising|effective|plausible|valid|convincing|correct)|better|preferable|preferred"
+    r"|superior|stronger)"
+)
+_STATED_PREFERENCE = (
+    re.compile(
+        r"\bcandidate\s*(\d+)\b" + _NOT_CANDIDATE
+        + r"\b(?:is|would\s+be|seems|appears)\s+(?:the\s+)?" + _BETTER,
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:prefer|choose|select|pick)\s+(?:research\s+hypothesis\s+)?candidate\s*(\d+)\b", re.IGNORECASE
+    ),
+)
+
+
 def parse_pairwise_choice(text: str) -> int:
     """Which candidate (1 or 2) the reply selects.
 
-    Accepts the published line ``**Selection of research hypothesis candidate**: candidate N``
-    (markdown optional) or JSON ``{"selection": N}``. Anything else — including a reply naming
-    neither or a number other than 1 and 2 — raises :class:`ParseError`; it is never read as a win.
+    Accepts, in order: the published line ``**Selection of research hypothesis candidate**:
+    candidate N`` (markdown optional); JSON ``{"selection": N}``; else an explicit preference
+    sentence ("candidate 2 is more likely ...", "I choose candidate 1") when all such sentences
+    name the same candidate (small models often answer so). Anything else — a reply naming
+    neither, both, or a number other than 1 and 2 — raises :class:`ParseError`; it is never read
+    as a win.
     """
     match = _SELECTION.search(text)
     if match:
@@ -43,6 +63,14 @@ def parse_pairwise_choice(text: str) -> int:
         try:
             obj = extract_json_object(text, required=("selection",))
         except ParseError:
+            stated = {int(m.group(1)) for pattern in _STATED_PREFERENCE for m in pattern.finditer(text)}
+            if len(stated) == 1:
+                value = stated.pop()
+                if value not in (1, 2):
+                    raise ParseError(f"selected candidate {value} is not 1 or 2") from None
+                return value
+            if stated:
+                raise ParseError(f"the reply states preferences for candidates {sorted(stated)}") from None
             raise ParseError("no 'Selection of research hypothesis candidate: candidate N' line") from None
         raw = str(obj["selection"]).lower().replace("candidate", "").strip()
         if not raw.isdigit():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from functools import cached_property
+from functools import lru_cache
 from typing import Any
 
 DEFAULT_BERTSCORE_MODEL = "all-MiniLM-L6-v2"
@@ -54,13 +54,9 @@ class BertScorer:
     def label(self) -> str:
         return f"bertscore[{self.model},L{self.num_layers}]"
 
-    @cached_property
+    @property
     def _scorer(self):  # type: ignore[no-untyped-def]
-        from bert_score import BERTScorer
-
-        from ideaharness.metrics.embeddings import model_path
-
-        return BERTScorer(model_type=model_path(self.model), num_layers=self.num_layers, lang="en")
+        return _load_scorer(self.model, self.num_layers)
 
     def f1(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
         """BERTScore F1 of each candidate against the reference at the same index, each in ~[0, 1]."""
@@ -70,3 +66,13 @@ class BertScorer:
             return []
         _, _, f1 = self._scorer.score(list(candidates), list(references), verbose=False)
         return [float(x) for x in f1.tolist()]
+
+
+@lru_cache(maxsize=2)
+def _load_scorer(model: str, num_layers: int | None):  # type: ignore[no-untyped-def]
+    """One loaded BERTScorer per (model, layer) and process."""
+    from bert_score import BERTScorer
+
+    from ideaharness.metrics.embeddings import model_path
+
+    return BERTScorer(model_type=model_path(model), num_layers=num_layers, lang="en")

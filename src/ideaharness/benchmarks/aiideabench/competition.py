@@ -182,6 +182,7 @@ async def run_competition(
             comp.battles, anchor=anchor, n_resamples=min(cfg.bootstrap_resamples, 1000), seed=cfg.seed
         )
         bt = {n: iv.model_dump() for n, iv in intervals.items()}
+    bt_note = _separation_note(comp.battles)
     return {
         "systems": names,
         "run_dirs": run_dirs,
@@ -195,7 +196,24 @@ async def run_competition(
         "rank": {n: 1 + values.index(p) for n, p in points.items()},
         "bradley_terry": bt,
         "bradley_terry_anchor": cfg.system_name,
+        "bradley_terry_note": bt_note,
         "battles": len(comp.battles),
         **comp.counts,
         "per_topic": per_topic,
     }
+
+
+def _separation_note(battles: list[Battle]) -> str | None:
+    """Names systems that never won or never lost: their maximum-likelihood rating is infinite."""
+    score: dict[str, list[float]] = {}
+    for b in battles:
+        sa = {"a": 1.0, "b": 0.0, "tie": 0.5}[b.winner]
+        for name, s in ((b.a, sa), (b.b, 1.0 - sa)):
+            won_lost = score.setdefault(name, [0.0, 0.0])
+            won_lost[0] += s
+            won_lost[1] += 1.0 - s
+    extreme = sorted(n for n, (w, lost) in score.items() if w == 0 or lost == 0)
+    if not extreme:
+        return None
+    return (f"{', '.join(extreme)} never lost or never won: the maximum-likelihood rating is not finite; "
+            "the shown value is held finite only by a tiny ridge penalty")

@@ -37,26 +37,26 @@ class AIIdeaBenchConfig(BaseModel):
     ideas_file: str | None = None
     system: str | None = None
     seed: int = 0
-    n_ideas: int = Field(2, ge=1, le=10)
+    n_ideas: int = Field(default=2, ge=1, le=10)
     metrics: list[Metric] = Field(default_factory=lambda: list(ALL_METRICS))
     digest_inspirations: bool = False
     generation_temperature: float = 0.7
     judge_temperature: float = 0.0
-    generation_max_tokens: int = Field(768, ge=16)
-    judge_max_tokens: int = Field(384, ge=16)
-    decomposition_max_tokens: int = Field(768, ge=16)
-    max_attempts: int = Field(3, ge=1, le=10)
+    generation_max_tokens: int = Field(default=768, ge=16)
+    judge_max_tokens: int = Field(default=384, ge=16)
+    decomposition_max_tokens: int = Field(default=768, ge=16)
+    max_attempts: int = Field(default=3, ge=1, le=10)
     cutoff: dt.date = DEFAULT_CUTOFF
     parity: bool = False
-    tournament_rounds: int = Field(7, ge=1)
+    tournament_rounds: int = Field(default=7, ge=1)
     inconsistent: Literal["tie", "exclude"] = "tie"
     scholar_base_url: str | None = None
-    search_limit: int = Field(5, ge=1, le=100)
-    max_concepts: int = Field(5, ge=1)
-    influence_lambda: float = Field(50.0, gt=0)
+    search_limit: int = Field(default=5, ge=1, le=100)
+    max_concepts: int = Field(default=5, ge=1)
+    influence_lambda: float = Field(default=50.0, gt=0)
     latest_year: Literal["cutoff", "current"] = "cutoff"
     embedding_model: str = "all-MiniLM-L6-v2"
-    bootstrap_resamples: int = Field(2000, ge=10)
+    bootstrap_resamples: int = Field(default=2000, ge=10)
 
     @property
     def system_name(self) -> str:

@@ -112,7 +112,7 @@ def parse_i2t(text: str) -> dict[str, int]:
     """``{"motivation": 1-5, "experiment_plan": 1-5}`` from the flat or the published nested form."""
     obj = extract_json_object(text)
     lowered = {str(k).lower(): v for k, v in obj.items()}
-    out = {}
+    out: dict[str, int] = {}
     for comp in COMPONENTS:
         value = lowered.get(f"{comp}_alignment", lowered.get(comp))
         if value is None:

@@ -7,7 +7,8 @@ retries) the metrics are skipped and the reason is recorded -- never a score of 
 NA: the topic's keywords (the dataset's ``split_topic`` keywords, else an LLM keyword step) are
 searched twice with the instance cutoff as the boundary (``search_limit`` papers before, the same
 number on/after); title + abstract of each paper is embedded with the run's embedding model; hd, cd
-and cc follow Eq. 7, for the idea's motivation and for its experiment plan.
+and cc follow Eq. 7, for the idea's motivation and for its experiment plan (contemporary papers
+without a citation count are left out of cd and cc and counted in the record).
 FA: an LLM splits the idea into at most ``max_concepts`` atomic method concepts; each is searched
 (``search_limit`` papers, published up to the cutoff); every paper found gets its citations per
 year; S_F is the mean influence over all of them (Eq. 10) with y_l from the config.

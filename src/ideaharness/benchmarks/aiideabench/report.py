@@ -64,7 +64,9 @@ def aggregate(
         "imcq": {}, "i2i": {}, "i2t": {},
     }
     for comp in J.COMPONENTS:
-        hits, fails, skipped, letters = [], 0, 0, Counter()
+        hits: list[float] = []
+        fails = skipped = 0
+        letters: Counter[str] = Counter()
         for inst in instances:
             q = bench.store.get("imcq_question", inst.id, comp)
             if q is None:
@@ -171,7 +173,9 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     comps = J.COMPONENTS
     t1_cols = ["system", "I2T motivation", "I2T plan", "I2I motivation", "I2I plan", "IMCQ motivation",
                "IMCQ plan", "instances", "parse failures"]
-    failures = sum(results[m][c]["parse_failures"] for m in ("imcq", "i2i", "i2t") for c in comps)
+    # an I2T judgment rates both components, so its failures are counted once
+    failures = sum(results[m][c]["parse_failures"] for m in ("imcq", "i2i") for c in comps)
+    failures += results["i2t"]["motivation"]["parse_failures"]
     row = [results["system"], *[_mean(results[m][c]) for m in ("i2t", "i2i", "imcq") for c in comps],
            results["instances_with_ideas"], failures]
     tables = [Table(
@@ -206,6 +210,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                      f"{comp['inconsistent_pairs']} inconsistent pair(s) counted as "
                      f"{comp['inconsistent_counts_as']}; {comp['parse_failures']} judgment parse failure(s); "
                      f"BT anchored at 1000 for {comp['bradley_terry_anchor']}.")
+        if comp.get("bradley_terry_note"):
+            notes.append(comp["bradley_terry_note"])
     else:
         notes.append("no competition: give --compare RUN_DIR with runs of other systems on the same data")
     for label, block in (("NA", nov), ("FA", fea)):

@@ -28,15 +28,24 @@ from ideaharness.benchmarks.aiideabench.literature import (
     search_split,
 )
 from ideaharness.data.aiideabench import (
-    decompose_target,
-    digest_inspiration,
+    DECOMPOSITION_SCHEMA,
+    DIGEST_SCHEMA,
+    decomposition_messages,
+    digest_messages,
     from_tomato,
     inspiration_text,
     load_target_paper_data,
     needs_decomposition,
+    parse_decomposition,
+    parse_digest,
 )
 from ideaharness.errors import UserError
-from ideaharness.generation.aiideabench import generate_idea
+from ideaharness.generation.aiideabench import (
+    IDEA_SCHEMA,
+    generation_messages,
+    idea_from_parsed,
+    parse_idea,
+)
 from ideaharness.generation.external import load_external_ideas
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.choice import MCQuestion, build_mcq
@@ -80,17 +89,26 @@ class AIIdeaBench:
         self.gate = ScholarGate(config.scholar_base_url, client=scholar,
                                 cache_dir=str(Path(options.out) / "scholar_cache"))
         self._embed_fn = embed_fn
+        self._embeddings: dict[str, Any] = {}
         self.external: dict[str, list[Idea]] | None = None
         if config.ideas_file:
             self.external = load_external_ideas(config.ideas_file, system=config.system_name)
 
     # -- helpers -------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> Any:
-        if self._embed_fn is not None:
-            return self._embed_fn(texts)
-        from ideaharness.metrics.embeddings import embed
+        """L2-normalised embeddings of ``texts`` (rows), memoised per text for this run."""
+        import numpy as np
 
-        return embed(texts, model=self.config.embedding_model)
+        missing = [t for t in dict.fromkeys(texts) if t not in self._embeddings]
+        if missing:
+            if self._embed_fn is not None:
+                vectors = self._embed_fn(missing)
+            else:
+                from ideaharness.metrics.embeddings import embed
+
+                vectors = embed(missing, model=self.config.embedding_model)
+            self._embeddings.update(zip(missing, np.asarray(vectors), strict=True))
+        return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
 
     def _sampling(self, max_tokens: int | None = None) -> dict[str, Any]:
         return {"temperature": self.config.judge_temperature, "seed": self.config.seed,
@@ -125,29 +143,23 @@ class AIIdeaBench:
 
     # -- steps ---------------------------------------------------------------
     async def decompose(self, inst: Instance) -> None:
-        if not needs_decomposition(inst) or self.store.has("decompose", inst.id):
+        if not needs_decomposition(inst):
             return
-        from ideaharness.llm.errors import LLMError
-
-        try:
-            judgment = await decompose_target(
-                self.judge, inst, max_tokens=self.config.decomposition_max_tokens, seed=self.config.seed,
-                temperature=self.config.judge_temperature,
-            )
-        except LLMError as exc:
-            self.steps.error_count += 1
-            self.steps._error_messages.append(f"decompose {inst.id}: {exc}")
-            return
-        self.store.put("decompose", inst.id, {"judgment": judgment.model_dump(mode="json")})
+        await self.steps.judge_step(
+            "decompose", inst.id, "", self.judge, decomposition_messages(inst), parse_decomposition,
+            json_schema=DECOMPOSITION_SCHEMA, **self._sampling(self.config.decomposition_max_tokens),
+        )
 
     async def digest(self, inst: Instance) -> None:
         if not self.config.digest_inspirations:
             return
-        for ref in inst.references:
-            if self.store.has("digest", inst.id, ref.id):
-                continue
-            judgment = await digest_inspiration(self.judge, ref, inst.topic or "", seed=self.config.seed)
-            self.store.put("digest", inst.id, {"judgment": judgment.model_dump(mode="json")}, ref.id)
+        await asyncio.gather(*(
+            self.steps.judge_step(
+                "digest", inst.id, ref.id, self.judge, digest_messages(ref, inst.topic or ""), parse_digest,
+                json_schema=DIGEST_SCHEMA, **self._sampling(512),
+            )
+            for ref in inst.references
+        ))
 
     async def generate(self, inst: Instance) -> None:
         if self.store.has("ideas", inst.id):
@@ -157,34 +169,29 @@ class AIIdeaBench:
             self.store.put("ideas", inst.id, {"source": "external", "ideas": [i.model_dump(mode="json")
                                                                               for i in ideas]})
             return
-        if self.generator is None:
+        generator = self.generator
+        if generator is None:
             raise UserError("no generator model and no --ideas file: nothing produces ideas")
         inspirations = self.inspirations(inst)
 
-        async def one(k: int) -> None:
-            if self.store.has("generate", inst.id, str(k)):
-                return
-            from ideaharness.llm.errors import LLMError
+        messages = generation_messages(inst, inspirations)
 
-            try:
-                idea, judgment = await generate_idea(
-                    self.generator, inst, inspirations, sample_index=k,  # type: ignore[arg-type]
-                    temperature=self.config.generation_temperature,
-                    max_tokens=self.config.generation_max_tokens, seed=self.config.seed,
-                )
-            except LLMError as exc:
-                self.steps.error_count += 1
-                self.steps._error_messages.append(f"generate {inst.id}#{k}: {exc}")
-                return
-            self.store.put("generate", inst.id, {
-                "judgment": judgment.model_dump(mode="json"),
-                "idea": idea.model_dump(mode="json") if idea else None,
-            }, str(k))
+        async def one(k: int) -> None:
+            await self.steps.judge_step(
+                "generate", inst.id, str(k), generator, messages, parse_idea, json_schema=IDEA_SCHEMA,
+                temperature=self.config.generation_temperature, max_tokens=self.config.generation_max_tokens,
+                seed=self.config.seed, sample_index=k,
+            )
 
         await asyncio.gather(*(one(k) for k in range(self.config.n_ideas)))
         recs = [self.store.get("generate", inst.id, str(k)) for k in range(self.config.n_ideas)]
         if all(r is not None for r in recs):
-            ideas_json = [r["idea"] for r in recs if r and r["idea"]]
+            ideas_json = [
+                idea_from_parsed(inst, r["judgment"]["parsed"], model=generator.model,
+                                 prompt_hash=r["judgment"]["prompt_hash"], seed=self.config.seed,
+                                 sample_index=k).model_dump(mode="json")
+                for k, r in enumerate(recs) if r and r["judgment"]["parse_ok"]
+            ]
             self.store.put("ideas", inst.id, {"source": "generator", "ideas": ideas_json})
 
     def build_questions(self, instances: Sequence[Instance], pool: Sequence[Instance]) -> None:
@@ -259,6 +266,8 @@ class AIIdeaBench:
         ideas = self.ideas(inst) or []
         if not ideas or all(self.store.has("novelty", inst.id, str(k)) for k in range(len(ideas))):
             return
+        if self.gate.reason is not None:  # Semantic Scholar already failed: spend no LLM calls
+            return
         keywords = [k for k in inst.extra.get("keywords") or [] if k]
         if not keywords:
             rec = await self.steps.judge_step(
@@ -294,6 +303,8 @@ class AIIdeaBench:
         for k, idea in enumerate(self.ideas(inst) or []):
             if self.store.has("feasibility", inst.id, str(k)):
                 continue
+            if self.gate.reason is not None:
+                return
             rec = await self.steps.judge_step(
                 "concepts", inst.id, str(k), self.judge,
                 J.concepts_messages(idea.motivation or idea.text, idea.experiment_plan or idea.text),

@@ -61,16 +61,16 @@ class LigBenchConfig(BaseModel):
     judge: str = DEFAULT_MODEL
     corpus: str
     topics: list[str] = Field(default_factory=lambda: list(DEFAULT_TOPICS))
-    ideas_per_topic: int = Field(1, ge=1)
-    scholarideas: int = Field(0, ge=0)
+    ideas_per_topic: int = Field(default=1, ge=1)
+    scholarideas: int = Field(default=0, ge=0)
     scholarideas_root: str | None = None
     seed: int = 0
     generation_temperature: float = 0.7
     generation_max_tokens: int = 700
-    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+    scoring: ScoringSettings = Field(default_factory=lambda: ScoringSettings())
     debias_means: DebiasMeans = "corpus"
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    max_attempts: int = Field(3, ge=1, le=10)
+    max_attempts: int = Field(default=3, ge=1, le=10)
     bootstrap_resamples: int = 2000
 
 
@@ -214,6 +214,33 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     ]
 
 
+def scores_figure(results: dict[str, Any]) -> Any:
+    """Grouped bars: mean of each LigBench score per system, with bootstrap 95% intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    systems = list(results["systems"])
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(SCORE_KEYS) * max(1, len(systems)) / 2), 3.2))
+    width = 0.8 / max(1, len(systems))
+    x = np.arange(len(SCORE_KEYS))
+    for i, system in enumerate(systems):
+        block = results["systems"][system]["scores"]
+        means = [block[k]["mean"] if block[k]["mean"] is not None else np.nan for k in SCORE_KEYS]
+        cis = [block[k]["ci95"] for k in SCORE_KEYS]
+        lows = [m - ci[0] if ci else 0 for m, ci in zip(means, cis, strict=True)]
+        highs = [ci[1] - m if ci else 0 for m, ci in zip(means, cis, strict=True)]
+        ax.bar(x + i * width, means, width, yerr=[lows, highs], label=system[:40], capsize=3)
+    ax.set_xticks(x + width * (len(systems) - 1) / 2, SCORE_KEYS)
+    ax.set_ylim(0, 5)
+    ax.set_ylabel("score (0-5)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 def idea_table(results: dict[str, Any], limit: int = 50) -> Table:
     rows = []
     for idea_id, r in list(results["ideas"].items())[:limit]:
@@ -243,17 +270,13 @@ async def run_ligbench_async(config: LigBenchConfig, options: ExecutionOptions, 
                                   debias_means=config.debias_means)
     if not config.topics and not config.scholarideas:
         raise UserError("--topics: no topics given (and no --scholarideas plans)")
-    if generators is None or judge is None:
-        built: dict[str, ChatModel] = {}
-        judge_model = judge
-        for name in config.generators:
-            gen, jm = make_models(name, config.judge, options)
-            built[name] = gen
-            judge_model = judge_model or jm
-        generators = generators or built
-        judge = judge_model
     if judge is None:
-        raise UserError("no judge model")
+        judge = make_models(config.judge, config.judge, options)[1]  # honours judge_base_url
+    if generators is None:
+        same_endpoint = (options.judge_base_url or options.base_url) == options.base_url
+        generators = {name: judge if (name == config.judge and same_endpoint)
+                      else make_models(name, name, options.model_copy(update={"judge_base_url": None}))[0]
+                      for name in config.generators}
     bench = LigBench(config, options, generators, judge, corpus)
     specs = bench.specs()
     try:
@@ -270,7 +293,8 @@ async def run_ligbench_async(config: LigBenchConfig, options: ExecutionOptions, 
     write_report(Path(options.out) / "report.html", title="LigBench results",
                  config=config.model_dump(mode="json"),
                  tables=[*results_tables(results), idea_table(results)],
-                 notes=notes, sections=example_sections(results))
+                 figures=[("Scores per system", scores_figure(results))], notes=notes,
+                 sections=example_sections(results))
     return results
 
 

@@ -22,6 +22,7 @@ drops that comparison; it is counted, never turned into a score or an outcome.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ FORMAL_KEYS = ("main_target", "core_breakthrough", "innovative_methods", "experi
 INITIAL_KEYS = ("rating", "contribution", "soundness", "novelty")
 COMPARE_KEYS = ("rating", "soundness", "contribution")
 Order = Literal["both", "random", "fixed"]
+FREE_TEXT_EXTRA_TOKENS = 600
 
 FORMAL_SCHEMA: dict[str, Any] = {
     "type": "object", "properties": {k: {"type": "string"} for k in FORMAL_KEYS},
@@ -155,16 +157,24 @@ class IdeaScore(BaseModel):
 
 
 class ScoringSettings(BaseModel):
-    """Settings of the scoring pipeline (all recorded in the run config)."""
+    """Settings of the scoring pipeline (all recorded in the run config).
 
-    n_calibration: int = Field(3, ge=1)
+    ``n_calibration`` = 3 is the paper's. ``order`` = ``"both"`` swaps positions and averages
+    (``"fixed"`` = the idea always first, as a parity option; ``"random"`` = one seeded order).
+    ``n_related`` = 10 related papers for the similarity half of novelty (the paper does not give
+    N). ``extra_opponents`` = 2 spare references retrieved beyond T_max so that comparisons lost
+    to parse failures can be replaced. ``structured_output`` asks the backend for JSON matching
+    the step's schema (llama.cpp grammar / OpenAI ``response_format``).
+    """
+
+    n_calibration: int = Field(default=3, ge=1)
     order: Order = "both"
-    elo: EloSettings = Field(default_factory=EloSettings)
-    novelty: NoveltySettings = Field(default_factory=NoveltySettings)
-    n_related: int = Field(10, ge=1)
+    elo: EloSettings = Field(default_factory=lambda: EloSettings())
+    novelty: NoveltySettings = Field(default_factory=lambda: NoveltySettings())
+    n_related: int = Field(default=10, ge=1)
     novelty_source: Literal["corpus", "semantic-scholar"] = "corpus"
     scholar_base_url: str | None = None
-    extra_opponents: int = Field(2, ge=0)
+    extra_opponents: int = Field(default=2, ge=0)
     judge_temperature: float = 0.0
     structured_output: bool = True
     seed: int = 0
@@ -199,8 +209,9 @@ class IdeaScorer:
         self.settings = settings or ScoringSettings()
 
     def _sampling(self, schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
-        cfg = self.settings
-        return {"temperature": cfg.judge_temperature, "max_tokens": max_tokens, "seed": cfg.seed,
+        cfg = self.settings  # free-text replies reason before the JSON: leave room for it
+        return {"temperature": cfg.judge_temperature, "seed": cfg.seed,
+                "max_tokens": max_tokens if cfg.structured_output else max_tokens + FREE_TEXT_EXTRA_TOKENS,
                 "json_schema": schema if cfg.structured_output else None}
 
     def orders(self, idea_id: str, ref_id: str) -> list[str]:
@@ -272,8 +283,6 @@ class IdeaScorer:
 
     async def compare(self, idea_id: str, idea_text: str, ref: PairIQRecord) -> Comparison | None:
         """Judge the idea against one reference in the configured orders; None on an LLM error."""
-        import asyncio
-
         ref_text = reference_text(ref)
         orders = self.orders(idea_id, ref.id)
 

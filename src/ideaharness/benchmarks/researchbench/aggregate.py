@@ -9,7 +9,6 @@ is never averaged in as a score.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -145,13 +144,15 @@ def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
         results["retrieval"] = {
             name: _retrieval_group(bench.retrieval, ids, seed, n_boot) for name, ids in grouped.items()
         }
-        pool_notes = Counter(
-            re.sub(r"\d+", "N", n)
-            for p in bench.pools.values()
-            for n in p.notes
-            if not n.startswith("level 1")
-        )
-        notes.extend(f"pools ({count} of {len(bench.pools)}): {n}" for n, count in sorted(pool_notes.items()))
+        by_kind: dict[str, list[str]] = {}
+        for pool in bench.pools.values():
+            for n in pool.notes:
+                if not n.startswith("level 1"):
+                    by_kind.setdefault(re.sub(r"\d+", "N", n), []).append(n)
+        for _, found in sorted(by_kind.items()):
+            variants = len(set(found))
+            example = found[0] if variants == 1 else f"{found[0]} (first of {variants} variants)"
+            notes.append(f"pools ({len(found)} of {len(bench.pools)}): {example}")
         incomplete = [i for i, r in bench.retrieval.items() if not r["complete"]]
         if incomplete:
             notes.append(f"retrieval: {len(incomplete)} paper(s) incomplete (a model call failed); re-run")
@@ -197,12 +198,13 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                 ])
         tables.append(Table(
             title="Inspiration retrieval",
-            columns=["group", "round", "retention", "papers", "gold hit ratio", "95% CI",
-                     "top-1 hit (parity)", "NSR level 1", "NSR level 2", "NSR level 3",
-                     "parse failures / windows", "title misses"],
+            columns=["group", "round", "retained", "papers", "hit ratio", "95% CI", "top-1 hit (parity)",
+                     "NSR L1", "NSR L2", "NSR L3", "parse fail./windows", "misses"],
             rows=rows,
-            note="Hit ratio = share of gold inspirations kept after the round; NSR = share of a level's "
-                 "negatives kept (lower is better). A window whose reply matched no candidate keeps nothing.",
+            note="Hit ratio = share of gold inspirations kept after the round (retained = nominal share of "
+                 "the pool kept); NSR Lk = share of the level-k negatives kept (lower is better); misses = "
+                 "reply titles matching no candidate shown. A window whose reply matched no candidate "
+                 "(parse failure) keeps nothing.",
         ))
     if "composition" in results:
         rows = []
@@ -215,11 +217,11 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                 ])
         tables.append(Table(
             title="Hypothesis composition (matched score 0-5)",
-            columns=["group", "method", "papers", "hypotheses", "scored", "mean (incl. zeros)", "95% CI",
-                     "mean excl. zeros (parity)", "generation failures", "score parse failures", "not done"],
+            columns=["group", "method", "papers", "hyps", "scored", "mean", "95% CI", "mean excl. 0 (parity)",
+                     "gen. fail.", "score parse fail.", "not done"],
             rows=rows,
-            note="Parse failures are excluded from means and counted; the published figure drops "
-                 "zero scores.",
+            note="Mean matched score includes zeros; parse failures are excluded and counted. The "
+                 "published figure (parity) drops zero scores. gen. fail. = no hypothesis parsed.",
         ))
     if "ranking" in results:
         rows = []
@@ -233,11 +235,14 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             ])
         tables.append(Table(
             title="Hypothesis ranking (gold vs negatives, both orders)",
-            columns=["group", "tasks", "pairs", "accuracy", "acc. gold first", "acc. gold second",
-                     "pairs both gold/both neg./disagree", "pairs incomplete",
-                     "tasks gold wins neither/one/both/undet. orders", "rank score Rank/(k+1)", "95% CI",
-                     "parse failures"],
+            columns=["group", "tasks", "pairs", "accuracy", "acc. gold 1st", "acc. gold 2nd",
+                     "pairs G/N/disagree", "pairs incompl.", "tasks 0/1/2/? orders", "rank score", "95% CI",
+                     "parse fail."],
             rows=rows,
-            note="A pair is a gold win only when both orders choose gold; unparsable replies are never wins.",
+            note="Accuracy = share of parsed judgments choosing gold (all orders / gold shown first / "
+                 "second). Pairs G/N/disagree: both orders chose gold / the negative / they disagree. "
+                 "Tasks 0/1/2/?: in how many orders gold beat every negative (? = undetermined by a "
+                 "parse failure). Rank score = Rank/(k+1), Rank = 1 + pairs gold wins in both orders. "
+                 "Unparsable replies are never wins.",
         ))
     return tables

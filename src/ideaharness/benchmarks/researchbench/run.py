@@ -74,12 +74,11 @@ class ResearchBench:
 
         from ideaharness.metrics.embeddings import embed
 
-        if self._embeddings is None:
-            everything = self.data.all_source_papers()
-            self._embedded_ids = {}
-            for p in everything:
-                self._embedded_ids.setdefault(f"{p.id}\x1f{p.title}", len(self._embedded_ids))
-            unique = {key: p for p in everything for key in [f"{p.id}\x1f{p.title}"]}
+        if self._embeddings is None:  # embed every source paper once per run
+            unique: dict[str, Any] = {}
+            for p in self.data.all_source_papers():
+                unique.setdefault(f"{p.id}\x1f{p.title}", p)
+            self._embedded_ids = {key: row for row, key in enumerate(unique)}
             self._embeddings = embed([paper_text(p) for p in unique.values()])
         rows = [self._embedded_ids[f"{p.id}\x1f{p.title}"] for p in papers]
         return np.asarray(self._embeddings)[rows]

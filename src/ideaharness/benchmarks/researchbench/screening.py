@@ -7,10 +7,11 @@ next round screens the kept set (15 -> 3); rounds stop when at most ``keep_size`
 Reply titles are matched to the titles *of the window shown* with
 :func:`ideaharness.data.matching.match_title` (exact, normalised, then fuzzy >= threshold). A title
 that matches nothing is a miss: it is recorded and never snapped to the nearest candidate; a
-reply with fewer than ``keep_size`` matched titles keeps only those. A window whose reply (after bounded retries) yields no matched title is a recorded parse failure
-and keeps **nothing** — the round's kept set is then smaller, which lowers the hit ratio rather
-than inventing a selection. A window no larger than ``keep_size`` (a trailing remainder) keeps
-all its candidates without a model call, as MOOSE-Chem does.
+reply with fewer than ``keep_size`` matched titles keeps only those. A window whose reply (after
+bounded retries) yields no matched title is a recorded parse failure and keeps **nothing**: the
+round's kept set is then smaller, which lowers the hit ratio rather than inventing a selection.
+A window no larger than ``keep_size`` (a trailing remainder) keeps all its candidates without a
+model call, as MOOSE-Chem does.
 """
 
 from __future__ import annotations

@@ -1,0 +1,52 @@
+"""End to end on the bundled TOMATO-Chem data with the real embedded 0.5B model (slow: marked model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, run_aiideabench_async
+
+MODEL = "local/qwen2.5-coder-0.5b"
+
+
+@pytest.mark.model
+async def test_tomato_end_to_end_with_local_model(tmp_path: Path) -> None:
+    cfg = AIIdeaBenchConfig(
+        data="tomato-chem", generator=MODEL, judge=MODEL, n_ideas=1, metrics=["imcq", "i2i", "i2t"],
+        decomposition_max_tokens=400, generation_max_tokens=320, judge_max_tokens=80, max_attempts=1,
+        bootstrap_resamples=20,
+    )
+    options = ExecutionOptions(out=tmp_path / "run", limit=1, cache_path=tmp_path / "cache.sqlite",
+                               progress=False)
+    res = await run_aiideabench_async(cfg, options)
+    records = tmp_path / "run" / "records"
+    decomposition = json.loads((records / "decompose.jsonl").read_text().splitlines()[0])["data"]["judgment"]
+    assert decomposition["judge_model"] == MODEL and decomposition["raw_text"]
+    if decomposition["parse_ok"]:
+        # ground truth exists -> both IMCQ questions were built with the ground truth among 4 options
+        lines = (records / "imcq_question.jsonl").read_text().splitlines()
+        questions = [json.loads(x)["data"] for x in lines]
+        assert len(questions) == 2
+        for q in questions:
+            assert len(q["question"]["options"]) == 4 and q["question"]["sources"].count("ground_truth") == 1
+    else:
+        assert res["instances_without_ground_truth"] == 1
+    # every judgment either parsed into an in-range value or is counted as a parse failure
+    for step in ("i2i", "i2t"):
+        path = records / f"{step}.jsonl"
+        text = path.read_text() if path.exists() else ""
+        judgments = [json.loads(x)["data"]["judgment"] for x in text.splitlines()]
+        failures = sum(not j["parse_ok"] for j in judgments)
+        if step == "i2i":  # one judgment per component
+            assert failures == sum(res[step][c]["parse_failures"] for c in ("motivation", "experiment_plan"))
+        else:  # one judgment rates both components
+            assert failures == res[step]["motivation"]["parse_failures"]
+        for j in judgments:
+            values = [j["parsed"]] if step == "i2i" else list((j["parsed"] or {}).values())
+            assert all(1 <= v <= 5 for v in values if j["parse_ok"])
+    assert (tmp_path / "run" / "report.html").exists()
+    assert res["llm_stats"]["generator"]["calls"] >= 2

@@ -1,0 +1,74 @@
+"""Judge accuracy run on the fixture corpus with scripted judges whose accuracy is known exactly."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig, judge_accuracy_async
+from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.llm.types import Message
+
+_TITLE = re.compile(r"Title: (.+)")
+
+
+def oracle(corpus: ReferenceCorpus, *, flip: bool = False):  # type: ignore[no-untyped-def]
+    """A judge that knows the debiased scores (so its accuracy must be exactly 1, or 0 flipped)."""
+    by_title = {r.title: r for r in corpus.records}
+
+    def reply(messages: list[Message]) -> str:
+        a_title, b_title = _TITLE.findall(messages[-1]["content"])[:2]
+        a, b = by_title[a_title], by_title[b_title]
+        out = {}
+        for dim in ("rating", "soundness", "contribution"):
+            sa, sb = corpus.score(a.id, dim), corpus.score(b.id, dim)
+            v = 1.0 if sa > sb else 0.0 if sa < sb else 0.5
+            out[dim] = 1.0 - v if flip else v
+        return json.dumps(out)
+
+    return reply
+
+
+async def _run(tmp_path: Path, path: Path, model: ScriptedModel, **cfg: object) -> dict:  # type: ignore[type-arg]
+    config = JudgeAccuracyConfig(judge=model.model, corpus=str(path), n_pairs=8, **cfg)  # type: ignore[arg-type]
+    return await judge_accuracy_async(config, ExecutionOptions(out=tmp_path / "run", progress=False),
+                                      judge=model)
+
+
+async def test_oracle_and_anti_oracle(tmp_path: Path, shared_corpus_path: Path) -> None:
+    corpus = ReferenceCorpus.load(shared_corpus_path)
+    results = await _run(tmp_path / "a", shared_corpus_path, ScriptedModel(oracle(corpus)))
+    assert results["n_pairs"] == 8
+    for dim, r in results["dimensions"].items():
+        assert r["accuracy"] == 1.0 and r["n_failed"] == 0 and r["n"] > 0, dim
+        assert r["interval"][1] == 1.0
+    anti = await _run(tmp_path / "b", shared_corpus_path, ScriptedModel(oracle(corpus, flip=True)))
+    assert all(r["accuracy"] == 0.0 for r in anti["dimensions"].values())
+
+
+async def test_always_first_judge(tmp_path: Path, shared_corpus_path: Path) -> None:
+    always_a = '{"rating": 1, "soundness": 1, "contribution": 1}'
+    both = await _run(tmp_path / "both", shared_corpus_path, ScriptedModel(lambda m: always_a))
+    r = both["dimensions"]["rating"]
+    assert r["n_ties"] == r["n"] and r["accuracy"] == 0.0  # swapping orders exposes the bias
+    fixed = await _run(tmp_path / "fixed", shared_corpus_path, ScriptedModel(lambda m: always_a),
+                       order="fixed")
+    # with one order, "always A" is right exactly when the first paper of the pair is better
+    corpus = ReferenceCorpus.load(shared_corpus_path)
+    firsts = [json.loads(line)["data"]["judgment"]["positions"]
+              for line in (tmp_path / "fixed" / "run" / "records" / "ligbench_judge_pair.jsonl").read_text()
+              .splitlines()]
+    wins = [corpus.score(a, "rating") > corpus.score(b, "rating") for a, b in firsts
+            if corpus.score(a, "rating") != corpus.score(b, "rating")]
+    assert fixed["dimensions"]["rating"]["accuracy"] == pytest.approx(sum(wins) / len(wins))
+
+
+async def test_unparseable_judge_counts_failures(tmp_path: Path, shared_corpus_path: Path) -> None:
+    results = await _run(tmp_path, shared_corpus_path, ScriptedModel(lambda m: "no idea"))
+    r = results["dimensions"]["soundness"]
+    assert r["n"] == 0 and r["accuracy"] is None and r["n_failed"] > 0
