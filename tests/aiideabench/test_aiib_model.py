@@ -16,7 +16,7 @@ MODEL = "local/qwen2.5-coder-0.5b"
 @pytest.mark.model
 async def test_tomato_end_to_end_with_local_model(tmp_path: Path) -> None:
     cfg = AIIdeaBenchConfig(
-        data="tomato-chem", generator=MODEL, judge=MODEL, n_ideas=1, metrics=["imcq", "i2i", "i2t"],
+        data="tomato-chem", generator=MODEL, judge=MODEL, n_ideas=1, metrics=["imcq", "i2t"],
         decomposition_max_tokens=400, generation_max_tokens=320, judge_max_tokens=80, max_attempts=1,
         bootstrap_resamples=20,
     )
@@ -35,18 +35,16 @@ async def test_tomato_end_to_end_with_local_model(tmp_path: Path) -> None:
             assert len(q["question"]["options"]) == 4 and q["question"]["sources"].count("ground_truth") == 1
     else:
         assert res["instances_without_ground_truth"] == 1
-    # every judgment either parsed into an in-range value or is counted as a parse failure
-    for step in ("i2i", "i2t"):
-        path = records / f"{step}.jsonl"
-        text = path.read_text() if path.exists() else ""
-        judgments = [json.loads(x)["data"]["judgment"] for x in text.splitlines()]
-        failures = sum(not j["parse_ok"] for j in judgments)
-        if step == "i2i":  # one judgment per component
-            assert failures == sum(res[step][c]["parse_failures"] for c in ("motivation", "experiment_plan"))
-        else:  # one judgment rates both components
-            assert failures == res[step]["motivation"]["parse_failures"]
-        for j in judgments:
-            values = [j["parsed"]] if step == "i2i" else list((j["parsed"] or {}).values())
-            assert all(1 <= v <= 5 for v in values if j["parse_ok"])
+    # every I2T judgment either parsed into ratings on the 1-5 scale or is counted as a parse failure
+    path = records / "i2t.jsonl"
+    text = path.read_text() if path.exists() else ""
+    judgments = [json.loads(x)["data"]["judgment"] for x in text.splitlines()]
+    assert sum(not j["parse_ok"] for j in judgments) == res["i2t"]["motivation"]["parse_failures"]
+    for j in judgments:
+        if j["parse_ok"]:
+            assert all(1 <= v <= 5 for v in j["parsed"].values())
+    ideas = res["ideas"]
+    assert len(judgments) == ideas
+    assert res["i2t"]["motivation"]["n"] == (1 if ideas and judgments[0]["parse_ok"] else 0)
     assert (tmp_path / "run" / "report.html").exists()
     assert res["llm_stats"]["generator"]["calls"] >= 2

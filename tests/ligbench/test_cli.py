@@ -117,3 +117,17 @@ def test_score_idea_end_to_end_with_real_model(tmp_path: Path, shared_corpus_pat
     compare_lines = (out / "records" / "ligbench_compare.jsonl").read_text().splitlines()
     assert len(compare_lines) == 2
     assert all(json.loads(x)["data"]["judgment"]["raw_text"] for x in compare_lines)
+
+
+async def test_score_idea_api_without_run_dir(shared_corpus_path: Path) -> None:
+    from ideaharness.benchmarks.ligbench import ScoringSettings, score_idea_async
+    from ideaharness.metrics.elo import EloSettings
+
+    judge = ScriptedModel(_scripted_judge, model="scripted/judge")
+    settings = ScoringSettings(order="random", seed=3, elo=EloSettings(min_comparisons=2, max_comparisons=2))
+    result = await score_idea_async("An idea in plain words about agents.", shared_corpus_path, judge,
+                                    settings=settings)
+    assert result.status == "scored" and len(result.comparisons) == 2
+    assert all(len(c.outcomes) == 1 for c in result.comparisons)  # one seeded order each
+    assert result.scores is not None
+    assert set(result.scores) == {"rating", "contribution", "soundness", "novelty"}

@@ -18,12 +18,12 @@ RELEASE = Path(__file__).parent / "fixtures" / "release"
 SHOWN = re.compile(r"^Candidate \d+:\nTitle: (.+)$", re.MULTILINE)
 
 
-def scripted(rank_reply: str) -> ScriptedModel:
+def scripted(rank_reply: str, picks_per_window: int = 3) -> ScriptedModel:
     def responder(messages) -> str:
         user = messages[-1]["content"]
         if "inspiration candidate" in user or "candidate inspiration papers" in user:
             titles = SHOWN.findall(user)
-            picks = sorted(titles, key=lambda t: ("inspiration" not in t, t))[:3]
+            picks = sorted(titles, key=lambda t: ("inspiration" not in t, t))[:picks_per_window]
             return "\n".join(f"Title: {t}\nReason: r" for t in picks)
         if "Matched score:" in user:
             return "Matched score: 3\nReason: two key points."
@@ -143,3 +143,18 @@ async def test_pools_built_from_the_dataset_and_generated_negatives(tmp_path: Pa
     # "candidate 2" in both orders: gold wins when shown second only -> every pair disagrees
     assert results["ranking"]["overall"]["pair_consistency"]["disagree"] == 4
     assert results["ranking"]["overall"]["accuracy_gold_second"] == 1.0
+
+
+async def test_papers_that_stop_early_are_carried_to_later_retention_levels(tmp_path: Path) -> None:
+    from ideaharness.benchmarks.researchbench.run import planned_rounds
+
+    assert [planned_rounds(n, 15, 3) for n in (75, 30, 20, 15, 3)] == [2, 2, 2, 1, 0]
+    model = scripted("unused", picks_per_window=1)  # keeps 1 title per window: 20 -> 2, then stop
+    config = ResearchBenchConfig(data=str(RELEASE), tasks=["retrieval"])
+    results = await run_researchbench_async(
+        config, ExecutionOptions(out=tmp_path / "run", progress=False), generator=model, judge=model
+    )
+    first, second = results["retrieval"]["overall"]
+    assert first["n"] == second["n"] == 2 and second["windows_called"] == 0
+    assert second["hit_ratio"] == first["hit_ratio"]  # the same kept set counts at 4% retention
+    assert len(model.calls) == 4  # windows of 15 and 5 per paper; no second round was needed

@@ -30,11 +30,11 @@ class ExecutionOptions(BaseModel):
     """
 
     out: Path = Path("runs/latest")
-    limit: int | None = Field(None, ge=1)
+    limit: int | None = Field(default=None, ge=1)
     base_url: str | None = None
     judge_base_url: str | None = None
-    max_concurrency: int = Field(4, ge=1)
-    rpm: float | None = Field(None, gt=0)
+    max_concurrency: int = Field(default=4, ge=1)
+    rpm: float | None = Field(default=None, gt=0)
     use_cache: bool = True
     cache_path: Path | None = None
     progress: bool = True

@@ -78,9 +78,9 @@ class IdeaBenchConfig(BaseModel):
     generator: str = DEFAULT_MODEL
     judge: str = DEFAULT_MODEL
     seed: int = 0
-    n_ideas: int = Field(3, ge=1, le=25)
+    n_ideas: int = Field(default=3, ge=1, le=25)
     scenarios: list[Scenario] = Field(default_factory=lambda: ["low"])
-    k_references: int = Field(5, ge=1)
+    k_references: int = Field(default=5, ge=1)
     reference_filter: Literal["auto", "relevance", "random", "none"] = "auto"
     min_reference_citations: int = 5
     min_references: int = 3
@@ -91,7 +91,7 @@ class IdeaBenchConfig(BaseModel):
     generation_temperature: float = 0.7
     judge_temperature: float = 0.0
     generation_max_tokens: int = 0
-    max_attempts: int = Field(3, ge=1, le=10)
+    max_attempts: int = Field(default=3, ge=1, le=10)
     max_prompt_tokens: int = 6000
     bootstrap_resamples: int = 2000
 

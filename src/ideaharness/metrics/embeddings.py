@@ -24,9 +24,19 @@ def model_path(name: str = DEFAULT_EMBEDDING_MODEL) -> str:
     return name
 
 
+def quiet_transformers() -> None:
+    """Silence transformers' weight-loading progress bars and info logs on the terminal."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
 @lru_cache(maxsize=4)
 def _load(name: str):  # type: ignore[no-untyped-def]
     from sentence_transformers import SentenceTransformer
+
+    quiet_transformers()
 
     return SentenceTransformer(model_path(name), device="cpu")
 

@@ -73,6 +73,7 @@ def _load_scorer(model: str, num_layers: int | None):  # type: ignore[no-untyped
     """One loaded BERTScorer per (model, layer) and process."""
     from bert_score import BERTScorer
 
-    from ideaharness.metrics.embeddings import model_path
+    from ideaharness.metrics.embeddings import model_path, quiet_transformers
 
+    quiet_transformers()
     return BERTScorer(model_type=model_path(model), num_layers=num_layers, lang="en")

@@ -135,6 +135,17 @@ class ResearchBench:
                 "parse_failures": sum(not w.parse_ok and not w.error for w in called),
                 "misses": sum(len(w.misses) for w in called),
                 "kept": r.kept,
+                "carried_forward": False,
+            })
+        # a paper whose kept set fell to <= keep_size early (windows kept fewer titles) has nothing
+        # left to screen: its later rounds keep the same set, so every paper counts at every retention
+        planned = planned_rounds(len(pool.candidates), self.config.window_size, self.config.keep_size)
+        while result.complete and rounds and len(rounds) < planned:
+            last = rounds[-1]
+            rounds.append({
+                **last, "round": last["round"] + 1, "nominal_retention": ratio ** (last["round"] + 1),
+                "n_input": last["n_kept"], "hit_ratio_top1": None, "windows_called": 0, "parse_failures": 0,
+                "misses": 0, "carried_forward": True,
             })
         self.retrieval[inst.id] = {
             "pool_size": len(pool.candidates), "n_gold": len(gold), "label_counts": pool.label_counts(),
@@ -250,6 +261,16 @@ class ResearchBench:
         if "ranking" in tasks:
             phases.append(("hypothesis ranking", self.rank))
         await self.steps.run_phases(instances, phases)
+
+
+def planned_rounds(pool_size: int, window_size: int, keep_size: int) -> int:
+    """Screening rounds needed when every window keeps ``keep_size`` (75, 15, 3 -> 2)."""
+    n, rounds = pool_size, 0
+    while n > keep_size:
+        full, rest = divmod(n, window_size)
+        n = full * keep_size + min(rest, keep_size)
+        rounds += 1
+    return rounds
 
 
 def _stats(model: Any) -> dict[str, Any] | None:
