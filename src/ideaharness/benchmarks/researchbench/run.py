@@ -120,7 +120,7 @@ class ResearchBench:
         gold = [c.index for c in pool.gold()]
         labels = {c.index: c.label for c in pool.candidates}
         ratio = self.config.keep_size / self.config.window_size
-        rounds = []
+        rounds: list[dict[str, Any]] = []
         for r in result.rounds:
             called = [w for w in r.windows if w.called]
             rounds.append({
