@@ -17,16 +17,35 @@ from pydantic import BaseModel
 from ideaharness.benchmarks._common import ExecutionOptions
 from ideaharness.errors import UserError
 
-# benchmark name -> (module, config class name, async run function name)
-BENCHMARKS: dict[str, tuple[str, str, str]] = {
-    "ideabench": ("ideaharness.benchmarks.ideabench", "IdeaBenchConfig", "run_ideabench_async"),
+# benchmark name -> (module, config class name, async run function name, extra runner arguments)
+BENCHMARKS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
+    "ideabench": ("ideaharness.benchmarks.ideabench", "IdeaBenchConfig", "run_ideabench_async", ()),
+    "aiideabench": (
+        "ideaharness.benchmarks.aiideabench",
+        "AIIdeaBenchConfig",
+        "run_aiideabench_async",
+        ("compare", "scholar", "embed_fn"),
+    ),
+    "researchbench": (
+        "ideaharness.benchmarks.researchbench",
+        "ResearchBenchConfig",
+        "run_researchbench_async",
+        (),
+    ),
+    "ligbench": ("ideaharness.benchmarks.ligbench", "LigBenchConfig", "run_ligbench_async", ()),
 }
 
 
-def split_kwargs(config_cls: type[BaseModel], kwargs: dict[str, Any]) -> tuple[BaseModel, ExecutionOptions, dict[str, Any]]:
-    """Split flat keyword arguments into (config, execution options, model objects)."""
+def split_kwargs(
+    config_cls: type[BaseModel], kwargs: dict[str, Any], runner_args: tuple[str, ...] = ()
+) -> tuple[BaseModel, ExecutionOptions, dict[str, Any]]:
+    """Split flat keyword arguments into (config, execution options, runner arguments).
+
+    Model objects given as ``generator``/``judge`` become runner arguments (their ``model`` string
+    goes into the config); ``runner_args`` names other arguments passed to the runner unchanged.
+    """
     kwargs = dict(kwargs)
-    models: dict[str, Any] = {}
+    models: dict[str, Any] = {name: kwargs.pop(name) for name in runner_args if name in kwargs}
     for role in ("generator", "judge"):
         value = kwargs.get(role)
         if value is not None and not isinstance(value, str):
@@ -52,8 +71,19 @@ def run(benchmark: str = "ideabench", **kwargs: Any) -> dict[str, Any]:
     """
     if benchmark not in BENCHMARKS:
         raise UserError(f"unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}")
-    module_name, config_name, runner_name = BENCHMARKS[benchmark]
+    module_name, config_name, runner_name, runner_args = BENCHMARKS[benchmark]
     module = import_module(module_name)
-    config, options, models = split_kwargs(getattr(module, config_name), kwargs)
+    if benchmark == "ligbench" and "generator" in kwargs:  # LigBench compares several generators
+        generator = kwargs.pop("generator")
+        if isinstance(generator, str):
+            kwargs["generators"] = [generator]
+        else:
+            kwargs["generators"] = [generator.model]
+            kwargs.setdefault("_generators", {generator.model: generator})
+    config, options, models = split_kwargs(
+        getattr(module, config_name), kwargs, (*runner_args, "_generators")
+    )
+    if "_generators" in models:
+        models["generators"] = models.pop("_generators")
     runner: Callable[..., Any] = getattr(module, runner_name)
     return asyncio.run(runner(config, options, **models))

@@ -18,8 +18,9 @@ def ideabench_responder(rank_target_position: str = "last", ideas_text: str = "I
         user = messages[-1]["content"]
         if "propose" in user and '"ideas"' in user:
             n = int(re.search(r"holding exactly (\d+) ideas", user).group(1))
-            return json.dumps({"ideas": [{"title": f"T{i}", "idea": ideas_text.replace("{i}", str(i))}
-                                         for i in range(n)]})
+            return json.dumps(
+                {"ideas": [{"title": f"T{i}", "idea": ideas_text.replace("{i}", str(i))} for i in range(n)]}
+            )
         if "Rate how much" in user:
             return "On a scale of 1-10, I'd give this a 7. It shares the core mechanism."
         if "Rank the following" in user:

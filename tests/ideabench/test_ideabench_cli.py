@@ -11,10 +11,32 @@ import pytest
 
 from ideaharness.cli import main
 
-TARGET_COLUMNS = ["", "paperId", "title", "abstract", "year", "venue", "citationCount",
-                  "publicationTypes", "externalIds", "strategy"]
-REFERENCE_COLUMNS = ["targetPaperId", "contexts", "intents", "isInfluential", "paperId", "externalIds",
-                     "title", "abstract", "venue", "year", "citationCount", "publicationTypes"]
+TARGET_COLUMNS = [
+    "",
+    "paperId",
+    "title",
+    "abstract",
+    "year",
+    "venue",
+    "citationCount",
+    "publicationTypes",
+    "externalIds",
+    "strategy",
+]
+REFERENCE_COLUMNS = [
+    "targetPaperId",
+    "contexts",
+    "intents",
+    "isInfluential",
+    "paperId",
+    "externalIds",
+    "title",
+    "abstract",
+    "venue",
+    "year",
+    "citationCount",
+    "publicationTypes",
+]
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[list[str]]) -> None:
@@ -27,16 +49,41 @@ def _write_csv(path: Path, columns: list[str], rows: list[list[str]]) -> None:
 def _ideabench_dir(tmp_path: Path, *, drop_column: str | None = None, empty_abstract: bool = False) -> Path:
     data = tmp_path / "ib"
     data.mkdir()
-    target = ["0", "t1", "A target paper", "" if empty_abstract else "We study X in Y.", "2024", "Nature",
-              "12", "['JournalArticle']", "{'DOI': '10.1/abc'}", "1"]
+    target = [
+        "0",
+        "t1",
+        "A target paper",
+        "" if empty_abstract else "We study X in Y.",
+        "2024",
+        "Nature",
+        "12",
+        "['JournalArticle']",
+        "{'DOI': '10.1/abc'}",
+        "1",
+    ]
     columns = list(TARGET_COLUMNS)
     if drop_column:
         i = columns.index(drop_column)
         columns.pop(i)
         target.pop(i)
     _write_csv(data / "target_papers.csv", columns, [target])
-    refs = [["t1", "['ctx']", "['background']", "False", f"r{i}", "{}", f"Ref {i}", f"Abstract {i}.",
-             "Cell", "2020", "30", "['JournalArticle']"] for i in range(3)]
+    refs = [
+        [
+            "t1",
+            "['ctx']",
+            "['background']",
+            "False",
+            f"r{i}",
+            "{}",
+            f"Ref {i}",
+            f"Abstract {i}.",
+            "Cell",
+            "2020",
+            "30",
+            "['JournalArticle']",
+        ]
+        for i in range(3)
+    ]
     _write_csv(data / "raw_references.csv", REFERENCE_COLUMNS, refs)
     return data
 
@@ -59,8 +106,19 @@ def _assert_one_line_error(code: int, err: str, *needles: str) -> None:
 
 def test_missing_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = _ideabench_dir(tmp_path, drop_column="abstract")
-    code, err = _run_cli(["run", "ideabench", "--data", str(data), "--out", str(tmp_path / "o"),
-                          "--generator", "local/qwen2.5-coder-0.5b"], capsys)
+    code, err = _run_cli(
+        [
+            "run",
+            "ideabench",
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "o"),
+            "--generator",
+            "local/qwen2.5-coder-0.5b",
+        ],
+        capsys,
+    )
     _assert_one_line_error(code, err, "target_papers.csv", "abstract")
 
 
@@ -89,12 +147,14 @@ def test_unknown_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     _assert_one_line_error(code, err, "foo/bar", "local/qwen2.5-coder-1.5b")
 
 
-def test_openai_without_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_openai_without_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    code, err = _run_cli(["run", "ideabench", "--generator", "openai/gpt-4o-mini",
-                          "--out", str(tmp_path / "o")], capsys)
+    code, err = _run_cli(
+        ["run", "ideabench", "--generator", "openai/gpt-4o-mini", "--out", str(tmp_path / "o")], capsys
+    )
     _assert_one_line_error(code, err, "OPENAI_API_KEY")
 
 
@@ -104,12 +164,25 @@ def test_unknown_data_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 @pytest.mark.model
-def test_end_to_end_with_real_local_model(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_end_to_end_with_real_local_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "run"
-    args = ["run", "ideabench", "--generator", "local/qwen2.5-coder-0.5b", "--judge",
-            "local/qwen2.5-coder-0.5b", "--limit", "2", "--indicator", "novelty", "--out", str(out)]
+    args = [
+        "run",
+        "ideabench",
+        "--generator",
+        "local/qwen2.5-coder-0.5b",
+        "--judge",
+        "local/qwen2.5-coder-0.5b",
+        "--limit",
+        "2",
+        "--indicator",
+        "novelty",
+        "--out",
+        str(out),
+    ]
     main(args)
     first = json.loads((out / "results.json").read_text())
     low = first["scenarios"]["low"]

@@ -16,8 +16,12 @@ def test_scale_phrase_is_not_the_rating() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("Rating: 3\nExplanation: little overlap", 3), ("I'd say 9/10.", 9), ("6 out of 10", 6),
-     ("On a scale from 1 to 10 the overlap is 2.", 2)],
+    [
+        ("Rating: 3\nExplanation: little overlap", 3),
+        ("I'd say 9/10.", 9),
+        ("6 out of 10", 6),
+        ("On a scale from 1 to 10 the overlap is 2.", 2),
+    ],
 )
 def test_rating_forms(text: str, expected: int) -> None:
     assert parse_rating(text, 1, 10) == expected
@@ -44,7 +48,11 @@ def test_parse_ideas_needs_exactly_n() -> None:
 def test_braces_in_text_render_unchanged() -> None:
     idea = "Minimise {x_i} subject to {{ y }} and {% raw %} tags"
     messages = render(
-        "ideabench_rank", domain="chemistry", ideas=[("A", idea), ("B", "plain")],
-        indicator_name="novelty", indicator_definition=None, labels=["A", "B"],
+        "ideabench_rank",
+        domain="chemistry",
+        ideas=[("A", idea), ("B", "plain")],
+        indicator_name="novelty",
+        indicator_definition=None,
+        labels=["A", "B"],
     )
     assert idea in messages[-1]["content"]

@@ -44,8 +44,9 @@ def test_target_position_is_shuffled_by_default_and_first_under_parity(tmp_path:
     assert len(set(labels)) > 1
     positions = _records(tmp_path / "a", "rank_low_novelty")[0]["judgment"]["positions"]
     assert "target" in positions and len(positions) == 4
-    ideaharness.run("ideabench", generator=model, judge=model, limit=8, out=tmp_path / "b",
-                    parity=True, progress=False)
+    ideaharness.run(
+        "ideabench", generator=model, judge=model, limit=8, out=tmp_path / "b", parity=True, progress=False
+    )
     assert {r["target_label"] for r in _records(tmp_path / "b", "rank_low_novelty")} == {"A"}
 
 
@@ -53,8 +54,16 @@ def test_same_seed_same_order_other_seed_other_order(tmp_path: Path) -> None:
     model = ScriptedModel(ideabench_responder())
     runs = {}
     for name, seed in (("s0", 0), ("s0b", 0), ("s1", 1)):
-        ideaharness.run("ideabench", generator=model, judge=model, limit=8, seed=seed,
-                        out=tmp_path / name, progress=False, use_cache=False)
+        ideaharness.run(
+            "ideabench",
+            generator=model,
+            judge=model,
+            limit=8,
+            seed=seed,
+            out=tmp_path / name,
+            progress=False,
+            use_cache=False,
+        )
         runs[name] = [r["target_label"] for r in _records(tmp_path / name, "rank_low_novelty")]
     assert runs["s0"] == runs["s0b"]
     assert runs["s0"] != runs["s1"]
@@ -69,8 +78,9 @@ def test_unparsable_ranking_is_counted_not_scored(tmp_path: Path) -> None:
         return base(messages)
 
     model = ScriptedModel(respond)
-    results = ideaharness.run("ideabench", generator=model, judge=model, limit=2, out=tmp_path / "r",
-                              max_attempts=2, progress=False)
+    results = ideaharness.run(
+        "ideabench", generator=model, judge=model, limit=2, out=tmp_path / "r", max_attempts=2, progress=False
+    )
     novelty = results["scenarios"]["low"]["insight"]["novelty"]
     assert novelty["insight_score"] is None and novelty["m"] == 0
     assert novelty["parse_failures"] == 2
@@ -82,27 +92,44 @@ def test_other_settings_in_same_directory_are_refused(tmp_path: Path) -> None:
     model = ScriptedModel(ideabench_responder())
     ideaharness.run("ideabench", generator=model, judge=model, limit=1, out=tmp_path / "r", progress=False)
     with pytest.raises(ideaharness.errors.UserError, match="different settings"):
-        ideaharness.run("ideabench", generator=model, judge=model, limit=1, out=tmp_path / "r", seed=5,
-                        progress=False)
+        ideaharness.run(
+            "ideabench", generator=model, judge=model, limit=1, out=tmp_path / "r", seed=5, progress=False
+        )
 
 
 def test_shards_merge_into_the_full_run(tmp_path: Path) -> None:
     model = ScriptedModel(ideabench_responder())
-    full = ideaharness.run("ideabench", generator=model, judge=model, limit=6, out=tmp_path / "full",
-                           progress=False, use_cache=False)
+    full = ideaharness.run(
+        "ideabench",
+        generator=model,
+        judge=model,
+        limit=6,
+        out=tmp_path / "full",
+        progress=False,
+        use_cache=False,
+    )
     merged = tmp_path / "merged" / "records"
     merged.mkdir(parents=True)
     for i in range(2):
         shard_dir = tmp_path / f"shard{i}"
-        ideaharness.run("ideabench", generator=model, judge=model, limit=6, out=shard_dir, shard=(i, 2),
-                        progress=False, use_cache=False)
+        ideaharness.run(
+            "ideabench",
+            generator=model,
+            judge=model,
+            limit=6,
+            out=shard_dir,
+            shard=(i, 2),
+            progress=False,
+            use_cache=False,
+        )
         for part in (shard_dir / "records").glob("*.jsonl"):
             with (merged / part.name).open("a") as fh:
                 fh.write(part.read_text())
     (tmp_path / "merged" / "config.json").write_text((tmp_path / "full" / "config.json").read_text())
     calls = len(model.calls)
-    result = ideaharness.run("ideabench", generator=model, judge=model, limit=6, out=tmp_path / "merged",
-                             progress=False)
+    result = ideaharness.run(
+        "ideabench", generator=model, judge=model, limit=6, out=tmp_path / "merged", progress=False
+    )
     assert len(model.calls) == calls
     low, full_low = result["scenarios"]["low"], full["scenarios"]["low"]
     assert low["insight"] == full_low["insight"]

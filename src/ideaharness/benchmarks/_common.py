@@ -47,8 +47,12 @@ def make_models(generator: str, judge_model: str, options: ExecutionOptions) -> 
 
     def build(model: str, base_url: str | None) -> ChatModel:
         return get_llm(
-            model, base_url=base_url, cache_path=options.cache_path, use_cache=options.use_cache,
-            max_concurrency=options.max_concurrency, rpm=options.rpm,
+            model,
+            base_url=base_url,
+            cache_path=options.cache_path,
+            use_cache=options.use_cache,
+            max_concurrency=options.max_concurrency,
+            rpm=options.rpm,
         )
 
     gen = build(generator, options.base_url)
@@ -120,11 +124,16 @@ class StepRunner:
     ) -> None:
         """Run each phase over all items concurrently (bounded by the model clients), in order."""
         with Progress(
-            TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            disable=not self.progress, transient=False,
+            TextColumn("{task.description:<28}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            disable=not self.progress,
+            transient=False,
             # no stdout/stderr redirection: llama.cpp swaps the process's streams from a worker
             # thread while it loads, and interleaved swaps would leave stdout pointing at /dev/null
-            redirect_stdout=False, redirect_stderr=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
         ) as bar:
             for name, fn in phases:
                 task = bar.add_task(name, total=len(items))
@@ -140,5 +149,7 @@ class StepRunner:
         if not self.error_count:
             return []
         shown = "; ".join(self._error_messages[:3])
-        return [f"{self.error_count} model call(s) failed after retries and were not recorded "
-                f"(re-run to retry): {shown}"]
+        return [
+            f"{self.error_count} model call(s) failed after retries and were not recorded "
+            f"(re-run to retry): {shown}"
+        ]

@@ -275,8 +275,15 @@ class IdeaBench:
             return
         messages = render("ideabench_target_idea", abstract=inst.target.abstract)
         await self.steps.judge_step(
-            "target_idea", inst.id, "", self.judge, messages, parse_target_idea,
-            temperature=self.config.judge_temperature, max_tokens=400, seed=self.config.seed,
+            "target_idea",
+            inst.id,
+            "",
+            self.judge,
+            messages,
+            parse_target_idea,
+            temperature=self.config.judge_temperature,
+            max_tokens=400,
+            seed=self.config.seed,
         )
 
     def target_text(self, inst: Instance) -> tuple[str | None, str]:
@@ -306,9 +313,16 @@ class IdeaBench:
         n = self.config.n_ideas
         max_tokens = self.config.generation_max_tokens or 80 + 220 * n
         await self.steps.judge_step(
-            step, inst.id, "", self.generator, messages, lambda t: parse_ideas(t, n),
-            temperature=self.config.generation_temperature, max_tokens=max_tokens,
-            seed=self.config.seed, json_schema=_ideas_schema(n),
+            step,
+            inst.id,
+            "",
+            self.generator,
+            messages,
+            lambda t: parse_ideas(t, n),
+            temperature=self.config.generation_temperature,
+            max_tokens=max_tokens,
+            seed=self.config.seed,
+            json_schema=_ideas_schema(n),
             extra={"references": [r.id for r in refs], "truncated": truncated},
         )
 
@@ -317,12 +331,19 @@ class IdeaBench:
         if not record or "judgment" not in record or not record["judgment"]["parse_ok"]:
             return None
         provenance = Provenance(
-            generator="ideabench-baseline", model=self.config.generator,
-            prompt_hash=record["judgment"]["prompt_hash"], seed=self.config.seed,
+            generator="ideabench-baseline",
+            model=self.config.generator,
+            prompt_hash=record["judgment"]["prompt_hash"],
+            seed=self.config.seed,
         )
         return [
-            Idea(id=f"{inst.id}/{scenario}/{i}", instance_id=inst.id, title=item["title"] or None,
-                 text=item["idea"], provenance=provenance)
+            Idea(
+                id=f"{inst.id}/{scenario}/{i}",
+                instance_id=inst.id,
+                title=item["title"] or None,
+                text=item["idea"],
+                provenance=provenance,
+            )
             for i, item in enumerate(record["judgment"]["parsed"])
         ]
 
@@ -351,10 +372,18 @@ class IdeaBench:
             f1 = scores[offset : offset + len(ideas)]
             offset += len(ideas)
             best = max(range(len(f1)), key=f1.__getitem__)
-            self.store.put(step, inst.id, {
-                "f1": f1, "best_index": best, "best_f1": f1[best], "compared_with": kind,
-                "settings": self.scorer.settings, "settings_hash": self.scorer.settings_hash,
-            })
+            self.store.put(
+                step,
+                inst.id,
+                {
+                    "f1": f1,
+                    "best_index": best,
+                    "best_f1": f1[best],
+                    "compared_with": kind,
+                    "settings": self.scorer.settings,
+                    "settings_hash": self.scorer.settings_hash,
+                },
+            )
 
     async def overlap(self, inst: Instance, scenario: Scenario) -> None:
         sim = self.store.get(f"similarity/{scenario}", inst.id)
@@ -365,9 +394,17 @@ class IdeaBench:
         best = ideas[sim["best_index"]]
         messages = render("ideabench_overlap", idea=best.text, target=reference)
         await self.steps.judge_step(
-            f"overlap/{scenario}", inst.id, "", self.judge, messages, parse_overlap,
-            temperature=self.config.judge_temperature, max_tokens=300, seed=self.config.seed,
-            json_schema=OVERLAP_SCHEMA, extra={"idea_id": best.id, "compared_with": kind},
+            f"overlap/{scenario}",
+            inst.id,
+            "",
+            self.judge,
+            messages,
+            parse_overlap,
+            temperature=self.config.judge_temperature,
+            max_tokens=300,
+            seed=self.config.seed,
+            json_schema=OVERLAP_SCHEMA,
+            extra={"idea_id": best.id, "compared_with": kind},
         )
 
     async def rank(self, inst: Instance, scenario: Scenario, indicator: Indicator) -> None:
@@ -379,22 +416,33 @@ class IdeaBench:
         if self.config.parity:
             order = list(range(len(items)))
         else:
-            order = rng_for(self.config.seed, inst.id, scenario, "rank", indicator.name).permutation(
-                len(items)
-            ).tolist()
+            order = (
+                rng_for(self.config.seed, inst.id, scenario, "rank", indicator.name)
+                .permutation(len(items))
+                .tolist()
+            )
         labels = idea_labels(len(items))
         shown = [items[i] for i in order]
         target_label = labels[order.index(0)]
         messages = render(
-            "ideabench_rank", domain=inst.domain or "scientific",
+            "ideabench_rank",
+            domain=inst.domain or "scientific",
             ideas=[(label, text) for label, (_, text) in zip(labels, shown, strict=True)],
-            indicator_name=indicator.name, indicator_definition=indicator.definition, labels=labels,
+            indicator_name=indicator.name,
+            indicator_definition=indicator.definition,
+            labels=labels,
         )
         await self.steps.judge_step(
-            f"rank/{scenario}/{indicator.name}", inst.id, "", self.judge, messages,
+            f"rank/{scenario}/{indicator.name}",
+            inst.id,
+            "",
+            self.judge,
+            messages,
             lambda t: parse_ranking(t, labels),
-            temperature=self.config.judge_temperature, max_tokens=120 + 40 * len(items),
-            seed=self.config.seed, json_schema=_ranking_schema(labels),
+            temperature=self.config.judge_temperature,
+            max_tokens=120 + 40 * len(items),
+            seed=self.config.seed,
+            json_schema=_ranking_schema(labels),
             positions=[item_id for item_id, _ in shown],
             extra={"labels": labels, "target_label": target_label},
         )
@@ -402,9 +450,7 @@ class IdeaBench:
     # -- orchestration -------------------------------------------------------
     async def execute(self, instances: Sequence[Instance]) -> None:
         cfg = self.config
-        phases: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [
-            ("target ideas", self.target_idea)
-        ]
+        phases: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [("target ideas", self.target_idea)]
         for scenario in cfg.scenarios:
             phases.append((f"generate ({scenario})", lambda i, s=scenario: self.generate(i, s)))
         await self.steps.run_phases(instances, phases)
@@ -414,8 +460,9 @@ class IdeaBench:
         for scenario in cfg.scenarios:
             later.append((f"overlap ({scenario})", lambda i, s=scenario: self.overlap(i, s)))
             for ind in cfg.indicators:
-                later.append((f"rank {ind.name} ({scenario})",
-                              lambda i, s=scenario, q=ind: self.rank(i, s, q)))
+                later.append(
+                    (f"rank {ind.name} ({scenario})", lambda i, s=scenario, q=ind: self.rank(i, s, q))
+                )
         await self.steps.run_phases(instances, later)
 
     def aggregate(self, instances: Sequence[Instance]) -> dict[str, Any]:
@@ -444,21 +491,32 @@ class IdeaBench:
             overlaps = [self.store.get(f"overlap/{scenario}", i.id) for i in instances]
             ratings = [o["judgment"]["parsed"]["rating"] for o in overlaps if o and o["judgment"]["parse_ok"]]
             block: dict[str, Any] = {
-                "instances_generated": sum(1 for g in gen if g and "judgment" in g and g["judgment"]["parse_ok"]),
+                "instances_generated": sum(
+                    1 for g in gen if g and "judgment" in g and g["judgment"]["parse_ok"]
+                ),
                 "generation_parse_failures": gen_fail,
                 "skipped": dict(skipped),
                 "not_done": sum(1 for g in gen if g is None),
-                "similarity": {**summarize(best_f1), "ci95_mean": bootstrap_ci(best_f1, **boot),
-                               "ci95_p80": bootstrap_ci(best_f1, _p80, **boot)},
-                "overlap": {**summarize(ratings), "ci95_mean": bootstrap_ci(ratings, **boot),
-                            "ci95_p80": bootstrap_ci(ratings, _p80, **boot),
-                            "parse_failures": sum(1 for o in overlaps if o and not o["judgment"]["parse_ok"])},
+                "similarity": {
+                    **summarize(best_f1),
+                    "ci95_mean": bootstrap_ci(best_f1, **boot),
+                    "ci95_p80": bootstrap_ci(best_f1, _p80, **boot),
+                },
+                "overlap": {
+                    **summarize(ratings),
+                    "ci95_mean": bootstrap_ci(ratings, **boot),
+                    "ci95_p80": bootstrap_ci(ratings, _p80, **boot),
+                    "parse_failures": sum(1 for o in overlaps if o and not o["judgment"]["parse_ok"]),
+                },
                 "insight": {},
             }
             for ind in cfg.indicators:
                 recs = [self.store.get(f"rank/{scenario}/{ind.name}", i.id) for i in instances]
-                ranks = [target_rank(r["judgment"]["parsed"], r["target_label"])
-                         for r in recs if r and r["judgment"]["parse_ok"]]
+                ranks = [
+                    target_rank(r["judgment"]["parsed"], r["target_label"])
+                    for r in recs
+                    if r and r["judgment"]["parse_ok"]
+                ]
                 per_instance = [(r - 1) / cfg.n_ideas for r in ranks]
                 block["insight"][ind.name] = {
                     "insight_score": insight_score(ranks, cfg.n_ideas) if ranks else None,
@@ -488,29 +546,58 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     rows = []
     for scenario, block in results["scenarios"].items():
         ins = block["insight"]
-        failures = (block["generation_parse_failures"] + block["overlap"]["parse_failures"]
-                    + sum(v["parse_failures"] for v in ins.values()))
-        rows.append([
-            results["generator"], scenario, block["similarity"]["p80"], block["overlap"]["p80"],
-            *[ins[name]["insight_score"] for name in indicators],
-            results["n"], min((v["m"] for v in ins.values()), default=0), failures,
-        ])
+        failures = (
+            block["generation_parse_failures"]
+            + block["overlap"]["parse_failures"]
+            + sum(v["parse_failures"] for v in ins.values())
+        )
+        rows.append(
+            [
+                results["generator"],
+                scenario,
+                block["similarity"]["p80"],
+                block["overlap"]["p80"],
+                *[ins[name]["insight_score"] for name in indicators],
+                results["n"],
+                min((v["m"] for v in ins.values()), default=0),
+                failures,
+            ]
+        )
     detail_rows = []
     for scenario, block in results["scenarios"].items():
-        for label, summary in (("similarity (BERTScore F1)", block["similarity"]),
-                               ("overlap (1–10)", block["overlap"])):
-            detail_rows.append([f"{scenario}: {label}", summary["n"], summary["mean"], summary["median"],
-                                summary["p80"], summary["ci95_mean"]])
+        for label, summary in (
+            ("similarity (BERTScore F1)", block["similarity"]),
+            ("overlap (1–10)", block["overlap"]),
+        ):
+            detail_rows.append(
+                [
+                    f"{scenario}: {label}",
+                    summary["n"],
+                    summary["mean"],
+                    summary["median"],
+                    summary["p80"],
+                    summary["ci95_mean"],
+                ]
+            )
         for name, v in block["insight"].items():
-            detail_rows.append([f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, v["ci95"]])
+            detail_rows.append(
+                [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, v["ci95"]]
+            )
     return [
-        Table(title="IdeaBench (Table 1 layout)", columns=columns, rows=rows,
-              note=f"judge {results['judge']}; similarity {results['similarity_settings']['model']} "
-                   f"layer {results['similarity_settings']['num_layers']} (not comparable with the "
-                   "paper's deberta-xlarge-mnli BERTScores); Insight Score 0 = target idea always "
-                   "ranked first."),
-        Table(title="Details with bootstrap 95% intervals over instances",
-              columns=["metric", "count", "mean", "median", "p80", "95% CI of mean"], rows=detail_rows),
+        Table(
+            title="IdeaBench (Table 1 layout)",
+            columns=columns,
+            rows=rows,
+            note=f"judge {results['judge']}; similarity {results['similarity_settings']['model']} "
+            f"layer {results['similarity_settings']['num_layers']} (not comparable with the "
+            "paper's deberta-xlarge-mnli BERTScores); Insight Score 0 = target idea always "
+            "ranked first.",
+        ),
+        Table(
+            title="Details with bootstrap 95% intervals over instances",
+            columns=["metric", "count", "mean", "median", "p80", "95% CI of mean"],
+            rows=detail_rows,
+        ),
     ]
 
 
@@ -575,15 +662,20 @@ async def run_ideabench_async(
     finally:
         results = bench.aggregate(instances)
         results["llm_stats"] = {
-            "generator": _stats(generator), "judge": _stats(judge) if judge is not generator else None
+            "generator": _stats(generator),
+            "judge": _stats(judge) if judge is not generator else None,
         }
         bench.store.write_results(results)
     from ideaharness.report.html import write_report
 
     write_report(
-        Path(options.out) / "report.html", title="IdeaBench results", config=config.model_dump(mode="json"),
-        tables=results_tables(results), figures=[("Rank of the target idea", rank_figure(results))],
-        notes=bench.steps.notes() + _skip_notes(results), sections=example_sections(bench, instances),
+        Path(options.out) / "report.html",
+        title="IdeaBench results",
+        config=config.model_dump(mode="json"),
+        tables=results_tables(results),
+        figures=[("Rank of the target idea", rank_figure(results))],
+        notes=bench.steps.notes() + _skip_notes(results),
+        sections=example_sections(bench, instances),
     )
     return results
 
@@ -611,6 +703,15 @@ def run_ideabench(config: IdeaBenchConfig, options: ExecutionOptions, **models: 
 
 
 __all__ = [
-    "DEFAULT_INDICATORS", "IdeaBenchConfig", "Indicator", "insight_score", "parse_ideas",
-    "parse_overlap", "results_tables", "run_ideabench", "run_ideabench_async", "Judgment", "prompt_hash",
+    "DEFAULT_INDICATORS",
+    "IdeaBenchConfig",
+    "Indicator",
+    "insight_score",
+    "parse_ideas",
+    "parse_overlap",
+    "results_tables",
+    "run_ideabench",
+    "run_ideabench_async",
+    "Judgment",
+    "prompt_hash",
 ]

@@ -36,26 +36,45 @@ def _indicators(values: list[str] | None) -> list[Indicator]:
 
 @run_app.command("ideabench")
 def ideabench_command(
-    generator: Annotated[str, typer.Option(help="Generator model: local/qwen2.5-coder-1.5b, "
-                                           "local/qwen2.5-coder-0.5b or openai/<model>.")] = DEFAULT_MODEL,
+    generator: Annotated[
+        str,
+        typer.Option(
+            help="Generator model: local/qwen2.5-coder-1.5b, local/qwen2.5-coder-0.5b or openai/<model>."
+        ),
+    ] = DEFAULT_MODEL,
     judge: Annotated[str, typer.Option(help="Judge model (same forms).")] = DEFAULT_MODEL,
-    data: Annotated[str, typer.Option(help="'tomato-chem' (bundled), an Instance JSONL file, or a "
-                                      "directory with the IdeaBench CSVs.")] = "tomato-chem",
+    data: Annotated[
+        str,
+        typer.Option(
+            help="'tomato-chem' (bundled), an Instance JSONL file, or a directory with the IdeaBench CSVs."
+        ),
+    ] = "tomato-chem",
     out: Annotated[Path, typer.Option(help="Run directory; the same command again resumes.")] = Path(
-        "runs/ideabench"),
+        "runs/ideabench"
+    ),
     limit: Annotated[int | None, typer.Option(min=1, help="Use the first N instances.")] = None,
     seed: Annotated[int, typer.Option(help="Run seed (reference sampling, idea order).")] = 0,
     n_ideas: Annotated[int, typer.Option("--n-ideas", min=1, max=25, help="Ideas per instance (n).")] = 3,
     scenario: Annotated[list[str] | None, typer.Option(help="low and/or high resource (repeat).")] = None,
     k_references: Annotated[int, typer.Option(min=1, help="References in the low-resource scenario.")] = 5,
     reference_filter: Annotated[str, typer.Option(help="auto, relevance, random or none.")] = "auto",
-    indicator: Annotated[list[str] | None, typer.Option(
-        help="Insight Score indicator NAME or NAME=DEFINITION (repeat); default novelty, feasibility.")] = None,
+    indicator: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Insight Score indicator NAME or NAME=DEFINITION (repeat); default novelty, feasibility."
+        ),
+    ] = None,
     parity: Annotated[bool, typer.Option(help="Published order: target idea always shown first.")] = False,
-    bertscore_model: Annotated[str, typer.Option(help="BERTScore model name or directory.")] = "all-MiniLM-L6-v2",
+    bertscore_model: Annotated[
+        str, typer.Option(help="BERTScore model name or directory.")
+    ] = "all-MiniLM-L6-v2",
     bertscore_layers: Annotated[int | None, typer.Option(help="BERTScore layer.")] = None,
-    max_attempts: Annotated[int, typer.Option(min=1, max=10, help="Tries per judgment on parse failure.")] = 3,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for openai/ models.")] = None,
+    max_attempts: Annotated[
+        int, typer.Option(min=1, max=10, help="Tries per judgment on parse failure.")
+    ] = 3,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint for openai/ models.")
+    ] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="Endpoint for the judge, if different.")] = None,
     max_concurrency: Annotated[int, typer.Option(min=1)] = 4,
     rpm: Annotated[float | None, typer.Option(help="Requests-per-minute limit.")] = None,
@@ -65,15 +84,31 @@ def ideabench_command(
     """Run IdeaBench: generate ideas from reference abstracts; score them by BERTScore, idea overlap
     and the Insight Score."""
     config = IdeaBenchConfig(
-        data=data, generator=generator, judge=judge, seed=seed, n_ideas=n_ideas,
-        scenarios=_scenarios(scenario), k_references=k_references,
-        reference_filter=_choice("--reference-filter", reference_filter, ("auto", "relevance", "random", "none")),
-        indicators=_indicators(indicator), parity=parity, bertscore_model=bertscore_model,
-        bertscore_layers=bertscore_layers, max_attempts=max_attempts,
+        data=data,
+        generator=generator,
+        judge=judge,
+        seed=seed,
+        n_ideas=n_ideas,
+        scenarios=_scenarios(scenario),
+        k_references=k_references,
+        reference_filter=_choice(
+            "--reference-filter", reference_filter, ("auto", "relevance", "random", "none")
+        ),
+        indicators=_indicators(indicator),
+        parity=parity,
+        bertscore_model=bertscore_model,
+        bertscore_layers=bertscore_layers,
+        max_attempts=max_attempts,
     )
     options = ExecutionOptions(
-        out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
-        max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache, shard=parse_shard(shard),
+        out=out,
+        limit=limit,
+        base_url=base_url,
+        judge_base_url=judge_base_url,
+        max_concurrency=max_concurrency,
+        rpm=rpm,
+        use_cache=not no_cache,
+        shard=parse_shard(shard),
     )
     results = run_ideabench(config, options)
     print_tables(results_tables(results))
@@ -103,5 +138,7 @@ def demo_command(
     results = run_ideabench(config, options)
     print_tables(results_tables(results))
     stats = results.get("llm_stats", {}).get("generator") or {}
-    typer.echo(f"model calls this run: {stats.get('calls', '?')} (cache hits: {stats.get('cache_hits', '?')})")
+    typer.echo(
+        f"model calls this run: {stats.get('calls', '?')} (cache hits: {stats.get('cache_hits', '?')})"
+    )
     typer.echo(f"report: {(options.out / 'report.html').resolve()}")

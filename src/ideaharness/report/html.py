@@ -44,9 +44,7 @@ def format_cell(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return f"{value:.3f}"
-    if isinstance(value, tuple | list) and len(value) == 2 and all(
-        isinstance(v, float | int) for v in value
-    ):
+    if isinstance(value, tuple | list) and len(value) == 2 and all(isinstance(v, float | int) for v in value):
         return f"[{value[0]:.3f}, {value[1]:.3f}]"
     return str(value)
 
@@ -90,15 +88,19 @@ def write_report(
     """
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    html = _environment().get_template("report.html.j2").render(
-        title=title,
-        generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        version=__version__,
-        config_json=json.dumps(config, indent=2, sort_keys=True, default=str),
-        tables=tables,
-        figures=[(caption, figure_to_base64(fig)) for caption, fig in figures],
-        notes=notes,
-        sections=sections,
+    html = (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            title=title,
+            generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            version=__version__,
+            config_json=json.dumps(config, indent=2, sort_keys=True, default=str),
+            tables=tables,
+            figures=[(caption, figure_to_base64(fig)) for caption, fig in figures],
+            notes=notes,
+            sections=sections,
+        )
     )
     out.write_text(html, encoding="utf-8")
     return out
