@@ -153,3 +153,11 @@ class StepRunner:
             f"{self.error_count} model call(s) failed after retries and were not recorded "
             f"(re-run to retry): {shown}"
         ]
+
+
+def model_stats(model: Any) -> dict[str, Any] | None:
+    """The call/cache/token counters of a model client as a dict (None for clients without stats)."""
+    stats = getattr(model, "stats", None)
+    if stats is None:
+        return None
+    return stats.model_dump() if hasattr(stats, "model_dump") else dict(vars(stats))

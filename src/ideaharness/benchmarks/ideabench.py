@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, model_stats
 from ideaharness.data.registry import load_instances
 from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.judge import prompt_hash
@@ -662,8 +662,8 @@ async def run_ideabench_async(
     finally:
         results = bench.aggregate(instances)
         results["llm_stats"] = {
-            "generator": _stats(generator),
-            "judge": _stats(judge) if judge is not generator else None,
+            "generator": model_stats(generator),
+            "judge": model_stats(judge) if judge is not generator else None,
         }
         bench.store.write_results(results)
     from ideaharness.report.html import write_report
@@ -688,13 +688,6 @@ def _skip_notes(results: dict[str, Any]) -> list[str]:
         if block["not_done"]:
             notes.append(f"{scenario}: {block['not_done']} instance(s) not done yet; re-run to resume")
     return notes
-
-
-def _stats(model: Any) -> dict[str, Any] | None:
-    stats = getattr(model, "stats", None)
-    if stats is None:
-        return None
-    return stats.model_dump() if hasattr(stats, "model_dump") else dict(vars(stats))
 
 
 def run_ideabench(config: IdeaBenchConfig, options: ExecutionOptions, **models: Any) -> dict[str, Any]:

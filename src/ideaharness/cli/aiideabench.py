@@ -12,7 +12,15 @@ from ideaharness.benchmarks._common import ExecutionOptions
 from ideaharness.benchmarks.aiideabench import ALL_METRICS, AIIdeaBenchConfig, results_tables, run_aiideabench
 from ideaharness.benchmarks.aiideabench.config import DEFAULT_MODEL
 from ideaharness.cli.app import run_app
-from ideaharness.cli.options import parse_shard
+from ideaharness.cli.options import (
+    BaseUrlOption,
+    JudgeBaseUrlOption,
+    MaxConcurrencyOption,
+    NoCacheOption,
+    RpmOption,
+    ShardOption,
+    parse_shard,
+)
 from ideaharness.errors import UserError
 from ideaharness.report.console import print_tables
 
@@ -70,13 +78,12 @@ def aiideabench_command(
     judge_max_tokens: Annotated[int, typer.Option(min=16, help="Token limit of a judgment.")] = 384,
     max_attempts: Annotated[int, typer.Option(min=1, max=10,
                                               help="Tries per judgment on parse failure.")] = 3,
-    base_url: Annotated[str | None, typer.Option(
-        help="OpenAI-compatible endpoint for openai/ models.")] = None,
-    judge_base_url: Annotated[str | None, typer.Option(help="Endpoint for the judge, if different.")] = None,
-    max_concurrency: Annotated[int, typer.Option(min=1)] = 4,
-    rpm: Annotated[float | None, typer.Option(help="Requests-per-minute limit.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
-    shard: Annotated[str | None, typer.Option(help="i/N: run only shard i (0-based) of N.")] = None,
+    base_url: BaseUrlOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    max_concurrency: MaxConcurrencyOption = 4,
+    rpm: RpmOption = None,
+    no_cache: NoCacheOption = False,
+    shard: ShardOption = None,
 ) -> None:
     """Run AI Idea Bench 2025: ideas as motivation + experiment plan, scored by IMCQ, I2I, I2T,
     literature novelty and feasibility, and a competition between runs."""

@@ -20,6 +20,13 @@ from ideaharness.benchmarks.ligbench.run import (
 )
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, ScoringSettings
 from ideaharness.cli.app import app, run_app
+from ideaharness.cli.options import (
+    BaseUrlOption,
+    JudgeBaseUrlOption,
+    MaxConcurrencyOption,
+    NoCacheOption,
+    RpmOption,
+)
 from ideaharness.errors import UserError
 from ideaharness.metrics.elo import EloSettings
 from ideaharness.report.console import print_tables
@@ -139,8 +146,8 @@ def score_idea_command(
     structured: Annotated[bool, typer.Option("--structured/--free-text", help="Ask the backend for JSON "
                                              "matching the reply schema, or let the judge reason.")] = True,
     out: Annotated[Path | None, typer.Option(help="Record every judgment here (re-running resumes).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Endpoint for openai/ models.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+    base_url: BaseUrlOption = None,
+    no_cache: NoCacheOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
 ) -> None:
     """Score one idea LigBench-style: rating, contribution, soundness by pairwise Elo against the
@@ -202,11 +209,11 @@ def ligbench_command(
     out: Annotated[Path, typer.Option(help="Run directory; the same command again resumes.")] = Path(
         "runs/ligbench"),
     limit: Annotated[int | None, typer.Option(min=1, help="Score only the first N ideas.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Endpoint for openai/ models.")] = None,
-    judge_base_url: Annotated[str | None, typer.Option(help="Endpoint for the judge, if different.")] = None,
-    max_concurrency: Annotated[int, typer.Option(min=1)] = 4,
-    rpm: Annotated[float | None, typer.Option(help="Requests-per-minute limit.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+    base_url: BaseUrlOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    max_concurrency: MaxConcurrencyOption = 4,
+    rpm: RpmOption = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Run LigBench: generate ideas per topic with each generator and score them against the corpus."""
     config = LigBenchConfig(
@@ -237,10 +244,10 @@ def ligbench_judge_command(
     out: Annotated[Path, typer.Option(help="Run directory; the same command again resumes.")] = Path(
         "runs/ligbench-judge"),
     limit: Annotated[int | None, typer.Option(min=1, help="Judge only the first N pairs.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Endpoint for openai/ models.")] = None,
-    max_concurrency: Annotated[int, typer.Option(min=1)] = 4,
-    rpm: Annotated[float | None, typer.Option(help="Requests-per-minute limit.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+    base_url: BaseUrlOption = None,
+    max_concurrency: MaxConcurrencyOption = 4,
+    rpm: RpmOption = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Judge accuracy: agreement of a pairwise judge with debiased scores on similar-paper pairs."""
     from ideaharness.benchmarks.ligbench.judge_eval import (

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from ideaharness.errors import UserError
 
 
@@ -17,3 +21,14 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
     if count < 1 or not 0 <= index < count:
         raise UserError(f"--shard {value!r}: need 0 <= i < N")
     return index, count
+
+
+# Flags every `run` command shares; each maps to a field of ExecutionOptions.
+BaseUrlOption = Annotated[
+    str | None, typer.Option(help="OpenAI-compatible endpoint for openai/ models (else OPENAI_BASE_URL).")
+]
+JudgeBaseUrlOption = Annotated[str | None, typer.Option(help="Endpoint for the judge, if different.")]
+MaxConcurrencyOption = Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")]
+RpmOption = Annotated[float | None, typer.Option(help="Requests-per-minute limit.")]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")]
+ShardOption = Annotated[str | None, typer.Option(help="i/N: run only shard i (0-based) of N.")]

@@ -12,7 +12,15 @@ from ideaharness.benchmarks._common import ExecutionOptions
 from ideaharness.benchmarks.researchbench import ResearchBenchConfig, results_tables, run_researchbench
 from ideaharness.benchmarks.researchbench.config import METHODS, TASKS
 from ideaharness.cli.app import run_app
-from ideaharness.cli.options import parse_shard
+from ideaharness.cli.options import (
+    BaseUrlOption,
+    JudgeBaseUrlOption,
+    MaxConcurrencyOption,
+    NoCacheOption,
+    RpmOption,
+    ShardOption,
+    parse_shard,
+)
 from ideaharness.errors import UserError
 from ideaharness.llm.client import DEFAULT_MODEL
 from ideaharness.report.console import print_tables
@@ -73,13 +81,12 @@ def researchbench_command(
     max_attempts: Annotated[int, typer.Option(min=1, max=10, help="Tries per step on parse failure.")] = 3,
     generation_max_tokens: Annotated[int, typer.Option(min=16, help="Generation reply tokens.")] = 512,
     judge_max_tokens: Annotated[int, typer.Option(min=16, help="Screening/judge reply tokens.")] = 512,
-    base_url: Annotated[str | None, typer.Option(
-        help="OpenAI-compatible endpoint for openai/ models.")] = None,
-    judge_base_url: Annotated[str | None, typer.Option(help="Endpoint for the judge, if different.")] = None,
-    max_concurrency: Annotated[int, typer.Option(min=1)] = 4,
-    rpm: Annotated[float | None, typer.Option(help="Requests-per-minute limit.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
-    shard: Annotated[str | None, typer.Option(help="i/N: run only shard i (0-based) of N.")] = None,
+    base_url: BaseUrlOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    max_concurrency: MaxConcurrencyOption = 4,
+    rpm: RpmOption = None,
+    no_cache: NoCacheOption = False,
+    shard: ShardOption = None,
 ) -> None:
     """Run ResearchBench: inspiration retrieval (hit ratio, negative selection ratio), hypothesis
     composition (matched score) and two-order hypothesis ranking."""

@@ -10,7 +10,6 @@ parameters and are never part of the cache key, the stored data or an error mess
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import random
 import time
@@ -22,6 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ideaharness.llm.ratelimit import parse_retry_after
 from ideaharness.scholarly.cache import DEFAULT_SECRET_PARAMS, ResponseCache, cache_key, strip_secrets
 from ideaharness.scholarly.errors import (
     BadRequest,
@@ -44,22 +44,6 @@ class HTTPStats:
     retries: int = 0
     slept_s: float = 0.0
     by_status: dict[int, int] = field(default_factory=dict)
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date); None if absent/bad."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _error_text(response: httpx.Response) -> str:
@@ -208,7 +192,7 @@ class ScholarlyHTTP:
                         status=status,
                         url=safe_url,
                     )
-                retry_after = _retry_after_seconds(response.headers.get("retry-after"))
+                retry_after = parse_retry_after(response.headers)
                 await self._sleep(self._backoff(attempt, retry_after))
                 attempt += 1
                 continue

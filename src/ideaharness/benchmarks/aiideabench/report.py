@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ideaharness.benchmarks._common import model_stats
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION
 from ideaharness.metrics.choice import imcq_hit
@@ -98,7 +99,7 @@ def aggregate(
     results["competition"] = competition
     if competition:
         results["competition_literature"] = _other_literature(competition)
-    results["llm_stats"] = {"generator": _stats(bench.generator), "judge": _stats(bench.judge)}
+    results["llm_stats"] = {"generator": model_stats(bench.generator), "judge": model_stats(bench.judge)}
     results["errors"] = bench.steps.error_count
     results["corrupt_record_lines"] = bench.store.corrupt_lines
     return results
@@ -155,13 +156,6 @@ def _other_literature(competition: dict[str, Any]) -> dict[str, Any]:
             "feasibility": fea.get("mean"),
         }
     return out
-
-
-def _stats(model: Any) -> dict[str, Any] | None:
-    stats = getattr(model, "stats", None)
-    if stats is None:
-        return None
-    return stats.model_dump() if hasattr(stats, "model_dump") else dict(vars(stats))
 
 
 def _mean(block: dict[str, Any] | None) -> Any:

@@ -18,7 +18,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, model_stats
 from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
 from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of, score_hypothesis
 from ideaharness.benchmarks.researchbench.config import (
@@ -273,13 +273,6 @@ def planned_rounds(pool_size: int, window_size: int, keep_size: int) -> int:
     return rounds
 
 
-def _stats(model: Any) -> dict[str, Any] | None:
-    stats = getattr(model, "stats", None)
-    if stats is None:
-        return None
-    return stats.model_dump() if hasattr(stats, "model_dump") else dict(vars(stats))
-
-
 def select_instances(data: BenchData, options: ExecutionOptions) -> list[Instance]:
     instances = data.instances
     if options.shard is not None:
@@ -321,7 +314,8 @@ async def run_researchbench_async(
     finally:
         results = aggregate(bench, instances)
         results["llm_stats"] = {
-            "generator": _stats(generator), "judge": _stats(judge) if judge is not generator else None
+            "generator": model_stats(generator),
+            "judge": model_stats(judge) if judge is not generator else None,
         }
         bench.store.write_results(results)
     from ideaharness.report.html import write_report
