@@ -10,33 +10,10 @@ from pathlib import Path
 import pytest
 
 from ideaharness.cli import main
+from ideaharness.data.ideabench_csv import REFERENCE_COLUMNS
+from ideaharness.data.ideabench_csv import TARGET_COLUMNS as IB_TARGET_COLUMNS
 
-TARGET_COLUMNS = [
-    "",
-    "paperId",
-    "title",
-    "abstract",
-    "year",
-    "venue",
-    "citationCount",
-    "publicationTypes",
-    "externalIds",
-    "strategy",
-]
-REFERENCE_COLUMNS = [
-    "targetPaperId",
-    "contexts",
-    "intents",
-    "isInfluential",
-    "paperId",
-    "externalIds",
-    "title",
-    "abstract",
-    "venue",
-    "year",
-    "citationCount",
-    "publicationTypes",
-]
+TARGET_COLUMNS = ["", *IB_TARGET_COLUMNS]  # with the leading unnamed index column of the originals
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[list[str]]) -> None:

@@ -10,7 +10,7 @@ import asyncio
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -77,8 +77,7 @@ def build_ideabench_command(
     min_interval: MinInterval = None,
 ) -> None:
     """Target papers by the two IdeaBench strategies, their references, the original CSVs + JSONL."""
-    from ideaharness.data.builders.ideabench import IdeaBenchSettings, build_ideabench, default_cache_dir
-    from ideaharness.scholarly import SemanticScholar
+    from ideaharness.data.builders.ideabench import IdeaBenchSettings, build_ideabench
 
     start, end = _date(published_after, "--published-after"), _date(published_before, "--published-before")
     defaults = IdeaBenchSettings()
@@ -97,15 +96,23 @@ def build_ideabench_command(
         fulltext=str(fulltext) if fulltext else None,
     )
 
-    async def go() -> object:
-        async with SemanticScholar(
-            base_url=base_url or "https://api.semanticscholar.org",
-            cache_dir=cache_dir or default_cache_dir(out),
-            min_interval_s=min_interval,
-        ) as c:
-            return await build_ideabench(out, settings, c)
+    _print_result(asyncio.run(_with_s2(build_ideabench, out, settings, base_url, cache_dir, min_interval)))
 
-    _print_result(asyncio.run(go()))
+
+async def _with_s2(
+    builder: Any, out: Path, settings: Any, base_url: str | None, cache_dir: Path | None,
+    min_interval: float | None,
+) -> object:
+    """Run a Semantic Scholar dataset builder with a client opened (and closed) around it."""
+    from ideaharness.data.builders.ideabench import default_cache_dir
+    from ideaharness.scholarly import SemanticScholar
+
+    async with SemanticScholar(
+        base_url=base_url or "https://api.semanticscholar.org",
+        cache_dir=cache_dir or default_cache_dir(out),
+        min_interval_s=min_interval,
+    ) as client:
+        return await builder(out, settings, client)
 
 
 @build_app.command("aiideabench")
@@ -128,8 +135,6 @@ def build_aiideabench_command(
 ) -> None:
     """Targets after the cutoff with their 5 most-cited-in-text references as inspirations."""
     from ideaharness.data.builders.aiideabench import AIIdeaBenchSettings, build_aiideabench
-    from ideaharness.data.builders.ideabench import default_cache_dir
-    from ideaharness.scholarly import SemanticScholar
 
     items = list(target or [])
     if targets is not None:
@@ -145,15 +150,7 @@ def build_aiideabench_command(
         fulltext=str(fulltext) if fulltext else None,
     )
 
-    async def go() -> object:
-        async with SemanticScholar(
-            base_url=base_url or "https://api.semanticscholar.org",
-            cache_dir=cache_dir or default_cache_dir(out),
-            min_interval_s=min_interval,
-        ) as c:
-            return await build_aiideabench(out, settings, c)
-
-    _print_result(asyncio.run(go()))
+    _print_result(asyncio.run(_with_s2(build_aiideabench, out, settings, base_url, cache_dir, min_interval)))
 
 
 @build_app.command("pairiq")
