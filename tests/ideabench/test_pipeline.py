@@ -136,3 +136,41 @@ def test_shards_merge_into_the_full_run(tmp_path: Path) -> None:
     assert low["overlap"] == full_low["overlap"]
     # BERTScore batches differ between shards: equal up to float rounding
     assert low["similarity"]["mean"] == pytest.approx(full_low["similarity"]["mean"], abs=1e-5)
+
+
+def _instance_jsonl(path: Path, n_refs: int, abstract_words: int) -> Path:
+    from ideaharness.data.registry import write_instances_jsonl
+    from ideaharness.schema import Instance, Paper, Reference
+
+    refs = [
+        Reference(id=f"r{i}", title=f"Reference {i}", abstract=" ".join(["word"] * abstract_words),
+                  citation_count=50 if i % 2 == 0 else 1, intents=["background"],
+                  publication_types=["JournalArticle"])
+        for i in range(n_refs)
+    ]
+    inst = Instance(id="x/1", dataset="custom", domain="biomedical", references=refs,
+                    target=Paper(id="t", title="Target", abstract="We test whether X causes Y in Z."))
+    write_instances_jsonl([inst], path)
+    return path
+
+
+def test_low_resource_uses_relevance_filter_and_k(tmp_path: Path) -> None:
+    data = _instance_jsonl(tmp_path / "d.jsonl", n_refs=12, abstract_words=20)
+    model = ScriptedModel(ideabench_responder())
+    ideaharness.run("ideabench", generator=model, judge=model, data=str(data), out=tmp_path / "r",
+                    k_references=3, progress=False)
+    shown = _records(tmp_path / "r", "generate_low")[0]["references"]
+    assert len(shown) == 3
+    # only references with >= 5 citations survive the relevance filter (even indices)
+    assert all(int(ref_id[1:]) % 2 == 0 for ref_id in shown)
+
+
+def test_high_resource_truncates_to_context_and_says_so(tmp_path: Path) -> None:
+    data = _instance_jsonl(tmp_path / "d.jsonl", n_refs=10, abstract_words=400)
+    model = ScriptedModel(ideabench_responder())
+    results = ideaharness.run("ideabench", generator=model, judge=model, data=str(data), out=tmp_path / "r",
+                              scenarios=["high"], max_prompt_tokens=1500, progress=False)
+    record = _records(tmp_path / "r", "generate_high")[0]
+    assert record["truncated"] is True and 1 <= len(record["references"]) < 10
+    assert results["scenarios"]["high"]["references_truncated"] == 1
+    assert "truncated" in (tmp_path / "r" / "report.html").read_text()

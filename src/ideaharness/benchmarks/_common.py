@@ -39,6 +39,8 @@ class ExecutionOptions(BaseModel):
     cache_path: Path | None = None
     progress: bool = True
     shard: tuple[int, int] | None = None
+    price_per_mtok: tuple[float, float] | None = None
+    """(input, output) USD per million tokens of the generator and judge; enables cost in the stats."""
 
 
 def make_models(generator: str, judge_model: str, options: ExecutionOptions) -> tuple[ChatModel, ChatModel]:

@@ -497,6 +497,7 @@ class IdeaBench:
                 "generation_parse_failures": gen_fail,
                 "skipped": dict(skipped),
                 "not_done": sum(1 for g in gen if g is None),
+                "references_truncated": sum(1 for g in gen if g and g.get("truncated")),
                 "similarity": {
                     **summarize(best_f1),
                     "ci95_mean": bootstrap_ci(best_f1, **boot),
@@ -685,6 +686,11 @@ def _skip_notes(results: dict[str, Any]) -> list[str]:
     for scenario, block in results["scenarios"].items():
         for reason, count in block["skipped"].items():
             notes.append(f"{scenario}: {count} instance(s) skipped: {reason}")
+        if block["references_truncated"]:
+            notes.append(
+                f"{scenario}: references of {block['references_truncated']} instance(s) were truncated "
+                "to fit the model's context (max_prompt_tokens)"
+            )
         if block["not_done"]:
             notes.append(f"{scenario}: {block['not_done']} instance(s) not done yet; re-run to resume")
     return notes

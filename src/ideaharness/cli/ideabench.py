@@ -22,8 +22,10 @@ from ideaharness.cli.options import (
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
     NoCacheOption,
+    PriceOption,
     RpmOption,
     ShardOption,
+    parse_price,
     parse_shard,
 )
 from ideaharness.errors import UserError
@@ -86,6 +88,7 @@ def ideabench_command(
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
     shard: ShardOption = None,
+    price: PriceOption = None,
 ) -> None:
     """Run IdeaBench: generate ideas from reference abstracts; score them by BERTScore, idea overlap
     and the Insight Score."""
@@ -115,6 +118,7 @@ def ideabench_command(
         rpm=rpm,
         use_cache=not no_cache,
         shard=parse_shard(shard),
+        price_per_mtok=parse_price(price),
     )
     results = run_ideabench(config, options)
     print_tables(results_tables(results))

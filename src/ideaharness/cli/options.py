@@ -32,3 +32,22 @@ MaxConcurrencyOption = Annotated[int, typer.Option(min=1, help="Model calls in f
 RpmOption = Annotated[float | None, typer.Option(help="Requests-per-minute limit.")]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")]
 ShardOption = Annotated[str | None, typer.Option(help="i/N: run only shard i (0-based) of N.")]
+PriceOption = Annotated[
+    str | None, typer.Option(help="IN,OUT: USD per million prompt and completion tokens, to report cost.")
+]
+
+
+def parse_price(value: str | None) -> tuple[float, float] | None:
+    """``"0.15,0.6"`` → ``(0.15, 0.6)``; None stays None."""
+    if value is None:
+        return None
+    try:
+        prompt_text, completion_text = value.split(",")
+        price = (float(prompt_text), float(completion_text))
+    except ValueError:
+        raise UserError(
+            f"--price {value!r}: expected IN,OUT in USD per million tokens, e.g. 0.15,0.6"
+        ) from None
+    if min(price) < 0:
+        raise UserError(f"--price {value!r}: prices cannot be negative")
+    return price
