@@ -173,3 +173,34 @@ def test_end_to_end_with_real_local_model(
     second = json.loads((out / "results.json").read_text())
     assert second["llm_stats"]["generator"]["calls"] == 0
     assert second["scenarios"] == first["scenarios"]
+
+
+def test_cli_against_openai_compatible_server_with_429_and_500(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The openai/ provider on a real loopback server: a 429 with Retry-After and a 500 are retried,
+    each unit of work is recorded once, and a second run makes no request."""
+    from ideaharness.llm.testserver import OpenAICompatServer, Reply
+    from tests.ideabench.conftest import ideabench_responder
+
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    respond = ideabench_responder()
+    script = [Reply(status=429, headers={"Retry-After": "1"}, body={"error": {"message": "slow down"}}),
+              Reply(status=500, body={"error": {"message": "boom"}})]
+    with OpenAICompatServer(lambda body: respond(body["messages"]), script=script) as server:
+        out = tmp_path / "run"
+        args = ["run", "ideabench", "--generator", "openai/test-model", "--judge", "openai/test-model",
+                "--base-url", server.base_url, "--limit", "2", "--max-concurrency", "1", "--out", str(out)]
+        main(args)
+        first_requests = len(server.requests)
+        main(args)
+        assert len(server.requests) == first_requests
+    # 2 instances x (generate + overlap + 2 rankings) = 8 units, plus the 2 failed attempts
+    assert first_requests == 8 + 2
+    keys = [(json.loads(line)["step"], json.loads(line)["instance_id"], json.loads(line)["key"])
+            for part in (out / "records").glob("*.jsonl") for line in part.read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == 2 * 5  # similarity is recorded too, once per instance
+    results = json.loads((out / "results.json").read_text())
+    assert results["scenarios"]["low"]["insight"]["novelty"]["m"] == 2
+    assert "OPENAI_API_KEY" not in (out / "config.json").read_text()
