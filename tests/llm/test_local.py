@@ -119,3 +119,27 @@ async def test_real_local_model_caches_and_follows_schema(tmp_path: Path) -> Non
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.model
+async def test_concurrent_first_requests_load_once_and_keep_stdout(tmp_path: Path) -> None:
+    """Several first requests at once: the model is loaded once, and llama.cpp's stream swapping
+    (around loads and grammar builds) does not leave this process's stdout pointing at /dev/null."""
+    import os
+
+    from ideaharness.llm import local
+
+    local._load.cache_clear()
+    stdout_before, fd1_before = sys.stdout, os.fstat(1)
+    llm = get_llm("local/qwen2.5-coder-0.5b", cache_path=tmp_path / "c.sqlite", use_cache=False)
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    replies = await asyncio.gather(*(
+        llm.chat([{"role": "user", "content": f"Return JSON with n = {i}."}], max_tokens=16,
+                 json_schema=schema, sample_index=i)
+        for i in range(3)
+    ))
+    assert len(replies) == 3
+    assert local._load.cache_info().misses == 1
+    assert sys.stdout is stdout_before
+    fd1_after = os.fstat(1)
+    assert (fd1_after.st_dev, fd1_after.st_ino) == (fd1_before.st_dev, fd1_before.st_ino)

@@ -120,13 +120,22 @@ def assemble_gguf(spec: LocalModelSpec, models_dir: Path) -> Path:
     return target
 
 
+_LLAMA_LOCK = threading.Lock()
+"""Serialises every llama.cpp call of the process: loads and completions, for all local models.
+
+llama-cpp-python silences the C library by swapping ``sys.stdout``/``sys.stderr`` and file
+descriptors 1/2 for /dev/null around loads and grammar builds; two such swaps overlapping in two
+threads restore each other's /dev/null and silence the process for good (and two concurrent
+loads of one file would also hold it in memory twice). On a CPU one request at a time is also
+the fastest schedule."""
+
+
 class _LoadedModel:
-    """A Llama instance plus the lock that makes its use one request at a time."""
+    """A Llama instance and its chat formatter."""
 
     def __init__(self, llama: Any, chat_formatter: Any | None) -> None:
         self.llama = llama
         self.chat_formatter = chat_formatter
-        self.lock = threading.Lock()
 
 
 @functools.lru_cache(maxsize=4)
@@ -176,6 +185,7 @@ class LocalProvider:
         self._model: _LoadedModel | None = None
 
     def _loaded(self) -> _LoadedModel:
+        """The loaded model; callers hold ``_LLAMA_LOCK``."""
         if self._model is None:
             path = assemble_gguf(self.spec, self.models_dir)
             self._model = _load(str(path), self.n_ctx, self.n_threads)
@@ -205,8 +215,8 @@ class LocalProvider:
         return await asyncio.to_thread(self._complete_sync, request)
 
     def _complete_sync(self, request: ChatRequest) -> Completion:
-        model = self._loaded()
-        with model.lock:
+        with _LLAMA_LOCK:
+            model = self._loaded()
             n_prompt = self.count_prompt_tokens(request.messages)
             if n_prompt + request.max_tokens > self.n_ctx:
                 raise ContextLengthError(
