@@ -13,11 +13,14 @@ from ideaharness.report.html import Table, format_cell
 
 def print_tables(tables: Sequence[Table], console: Console | None = None) -> None:
     """Print each table with its title and note; cells formatted as in the HTML report."""
-    console = console or Console()
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # a file or pipe: no terminal width to respect, keep tables whole
+            console = Console(width=200)
     for table in tables:
         rich_table = RichTable(title=Text(table.title), title_justify="left")
         for i, column in enumerate(table.columns):
-            rich_table.add_column(Text(column), justify="left" if i == 0 else "right")
+            rich_table.add_column(Text(column), justify="left" if i == 0 else "right", overflow="fold")
         for row in table.rows:
             rich_table.add_row(*(Text(format_cell(v)) for v in row))
         console.print(rich_table)
