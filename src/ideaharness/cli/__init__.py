@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from pydantic import ValidationError
+
 from ideaharness.cli import (  # noqa: F401  (imported to register their commands)
     aiideabench,
     common,
@@ -19,32 +21,41 @@ from ideaharness.cli import (  # noqa: F401  (imported to register their command
 from ideaharness.cli.app import app
 from ideaharness.errors import UserError
 
+INTERRUPTED = "interrupted: finished work is saved; run the same command again to resume"
+
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point."""
+    """Console entry point: runs the typer app and turns every expected failure into one line."""
     try:
         code = app(args=argv, standalone_mode=False)
         # flush now: at interpreter exit llama.cpp's finaliser points fd 1/2 at /dev/null for a
         # moment, and output still buffered then (stdout to a file or pipe) would be lost
         sys.stdout.flush()
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        _fail(f"error: {exc}", 2)
     except KeyboardInterrupt:
-        print("interrupted: finished work is saved; run the same command again to resume", file=sys.stderr)
-        sys.exit(130)
-    except SystemExit:
+        _fail(INTERRUPTED, 130)
+    except ValidationError as exc:  # a flag value the options model refuses (e.g. --rpm -5)
+        error = exc.errors()[0]
+        flag = "--" + str(error["loc"][0]).replace("_", "-") if error["loc"] else "a value"
+        _fail(f"error: {flag}: {error['msg']}", 2)
+    except Exception as exc:
+        # typer's own click raises usage errors with .show()/.exit_code (typer._click in
+        # typer >= 0.20, click before): show the usage line and the error, no traceback
+        show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(exit_code, int):
+            show()
+            sys.exit(exit_code)
+        if type(exc).__name__ == "Abort":
+            _fail(INTERRUPTED, 130)
         raise
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            print("interrupted: finished work is saved; run the same command again to resume",
-                  file=sys.stderr)
-            sys.exit(130)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    if code == 130:  # typer turns Ctrl-C into Exit(130)
+        _fail(INTERRUPTED, 130)
     if isinstance(code, int) and code:
         sys.exit(code)
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stdout.flush()
+    print(message, file=sys.stderr)
+    sys.exit(code)

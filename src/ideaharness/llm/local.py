@@ -212,9 +212,16 @@ class LocalProvider:
             ContextLengthError: prompt tokens + max_tokens > n_ctx.
             LLMError: llama.cpp failed.
         """
-        return await asyncio.to_thread(self._complete_sync, request)
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self._complete_sync, request, cancel)
+        except asyncio.CancelledError:
+            # Ctrl-C or a cancelled run: the worker thread cannot be killed, so tell it to stop
+            # decoding at the next token instead of finishing a reply nobody will read
+            cancel.set()
+            raise
 
-    def _complete_sync(self, request: ChatRequest) -> Completion:
+    def _complete_sync(self, request: ChatRequest, cancel: threading.Event | None = None) -> Completion:
         with _LLAMA_LOCK:
             model = self._loaded()
             n_prompt = self.count_prompt_tokens(request.messages)
@@ -230,6 +237,7 @@ class LocalProvider:
                 "messages": request.messages,
                 "temperature": request.temperature,
                 "max_tokens": request.max_tokens,
+                "stream": True,  # token by token, so a cancelled request stops within one token
             }
             if request.top_p is not None:
                 kwargs["top_p"] = request.top_p
@@ -239,24 +247,30 @@ class LocalProvider:
             if request.json_schema is not None:
                 kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
             start = time.monotonic()
+            pieces: list[str] = []
+            finish_reason: str | None = None
             try:
-                response = model.llama.create_chat_completion(**kwargs)
+                stream = model.llama.create_chat_completion(**kwargs)
+                for chunk in stream:
+                    if cancel is not None and cancel.is_set():
+                        stream.close()
+                        raise LLMError(f"{self.label}: request cancelled")
+                    choice = chunk["choices"][0]
+                    pieces.append(choice.get("delta", {}).get("content") or "")
+                    finish_reason = choice.get("finish_reason") or finish_reason
             except ValueError as exc:
                 if "context window" in str(exc):
                     raise ContextLengthError(f"{self.label}: {exc}", n_ctx=self.n_ctx) from exc
                 raise LLMError(f"{self.label}: llama.cpp failed: {exc}") from exc
             latency = time.monotonic() - start
-        choice = response["choices"][0]
-        usage = response.get("usage") or {}
+            text = "".join(pieces)
+            n_completion = len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
         return Completion(
-            text=choice["message"].get("content") or "",
+            text=text,
             model=self.label,
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                completion_tokens=int(usage.get("completion_tokens", 0)),
-            ),
+            usage=Usage(prompt_tokens=n_prompt, completion_tokens=n_completion),
             latency_s=latency,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=finish_reason,
         )
 
     async def aclose(self) -> None:
