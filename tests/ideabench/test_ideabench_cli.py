@@ -204,3 +204,27 @@ def test_cli_against_openai_compatible_server_with_429_and_500(
     results = json.loads((out / "results.json").read_text())
     assert results["scenarios"]["low"]["insight"]["novelty"]["m"] == 2
     assert "OPENAI_API_KEY" not in (out / "config.json").read_text()
+
+
+@pytest.mark.parametrize("suffix", [".jsonl"])
+def test_non_utf8_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str) -> None:
+    path = tmp_path / f"bad{suffix}"
+    path.write_bytes(b'{"id": "\xff\xfe"}\n')
+    code, err = _run_cli(["run", "ideabench", "--data", str(path), "--out", str(tmp_path / "o")], capsys)
+    _assert_one_line_error(code, err, f"bad{suffix}", "not UTF-8")
+
+
+@pytest.mark.parametrize("flags", [["--n-ideas", "0"], ["--rpm", "-5"], ["--bogus"], ["--shard", "3/2"]])
+def test_bad_flags_exit_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            flags: list[str]) -> None:
+    code, err = _run_cli(["run", "ideabench", *flags, "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and "Traceback" not in err and err.strip()
+
+
+def test_partial_results_are_not_a_success(tmp_path: Path) -> None:
+    from ideaharness.cli.options import finish_run
+    from ideaharness.errors import UserError
+
+    finish_run({"errors": 0}, tmp_path)
+    with pytest.raises(UserError, match="2 model call"):
+        finish_run({"errors": 2}, tmp_path)

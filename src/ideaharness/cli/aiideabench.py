@@ -19,6 +19,7 @@ from ideaharness.cli.options import (
     NoCacheOption,
     RpmOption,
     ShardOption,
+    finish_run,
     parse_shard,
 )
 from ideaharness.errors import UserError
@@ -108,4 +109,4 @@ def aiideabench_command(
     )
     results = run_aiideabench(config, options, compare=list(compare or []))
     print_tables(results_tables(results))
-    typer.echo(f"report: {options.out / 'report.html'}")
+    finish_run(results, options.out)

@@ -25,6 +25,7 @@ from ideaharness.cli.options import (
     PriceOption,
     RpmOption,
     ShardOption,
+    finish_run,
     parse_price,
     parse_shard,
 )
@@ -122,7 +123,7 @@ def ideabench_command(
     )
     results = run_ideabench(config, options)
     print_tables(results_tables(results))
-    typer.echo(f"report: {options.out / 'report.html'}")
+    finish_run(results, options.out)
 
 
 def _scenarios(values: list[str] | None) -> list:  # type: ignore[type-arg]
@@ -151,4 +152,4 @@ def demo_command(
     typer.echo(
         f"model calls this run: {stats.get('calls', '?')} (cache hits: {stats.get('cache_hits', '?')})"
     )
-    typer.echo(f"report: {(options.out / 'report.html').resolve()}")
+    finish_run(results, options.out.resolve())

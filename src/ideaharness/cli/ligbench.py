@@ -26,7 +26,9 @@ from ideaharness.cli.options import (
     MaxConcurrencyOption,
     NoCacheOption,
     RpmOption,
+    finish_run,
 )
+from ideaharness.data.textio import read_text
 from ideaharness.errors import UserError
 from ideaharness.metrics.elo import EloSettings
 from ideaharness.report.console import print_tables
@@ -77,7 +79,7 @@ def read_idea(value: str) -> tuple[str, str, str | None]:
         if path.stem == path.parent.name and (path.parent / "cutoff.txt").is_file():
             plan = load_plan(path.parent)
             return plan.id, plan.text, plan.cutoff.isoformat() if plan.cutoff else None
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
         if not text.strip():
             raise UserError(f"{path}: the idea file is empty")
         return path.stem, text, None
@@ -175,7 +177,7 @@ def _topics(path: Path | None) -> list[str]:
         return list(DEFAULT_TOPICS)
     if not path.is_file():
         raise UserError(f"--topics {path}: no such file (one topic per line)")
-    topics = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+    topics = [line.strip() for line in read_text(path).splitlines()
               if line.strip() and not line.lstrip().startswith("#")]
     if not topics:
         raise UserError(f"--topics {path}: no topics (one per line; '#' starts a comment)")
@@ -227,7 +229,7 @@ def ligbench_command(
                                max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache)
     results = run_ligbench(config, options)
     print_tables(results_tables(results))
-    typer.echo(f"report: {out / 'report.html'}")
+    finish_run(results, out)
 
 
 @run_app.command("ligbench-judge")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -51,3 +52,18 @@ def parse_price(value: str | None) -> tuple[float, float] | None:
     if min(price) < 0:
         raise UserError(f"--price {value!r}: prices cannot be negative")
     return price
+
+
+def finish_run(results: dict[str, Any], out: Path) -> None:
+    """Print the report path; exit 1 with one line when model calls failed for good.
+
+    Failed calls leave their units undone (nothing is recorded for them), so the results are
+    partial: the run must not look like a success. Re-running the same command retries them.
+    """
+    typer.echo(f"report: {out / 'report.html'}")
+    failed = int(results.get("errors") or results.get("llm_errors") or 0)
+    if failed:
+        raise UserError(
+            f"{failed} model call(s) failed after retries, so these results are partial "
+            f"(reasons in {out / 'report.html'}); run the same command again to retry them"
+        )

@@ -19,6 +19,7 @@ from ideaharness.cli.options import (
     NoCacheOption,
     RpmOption,
     ShardOption,
+    finish_run,
     parse_shard,
 )
 from ideaharness.errors import UserError
@@ -109,4 +110,4 @@ def researchbench_command(
     )
     results = run_researchbench(config, options)
     print_tables(results_tables(results))
-    typer.echo(f"report: {options.out / 'report.html'}")
+    finish_run(results, options.out)

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from ideaharness.cli.app import data_app
+from ideaharness.data.textio import read_text
 from ideaharness.errors import UserError
 
 build_app = typer.Typer(
@@ -140,7 +141,7 @@ def build_aiideabench_command(
     if targets is not None:
         if not targets.is_file():
             raise UserError(f"--targets {targets}: no such file")
-        items += [line.strip() for line in targets.read_text(encoding="utf-8").splitlines() if line.strip()]
+        items += [line.strip() for line in read_text(targets).splitlines() if line.strip()]
     if not items:
         raise UserError("give --targets FILE or at least one --target")
     settings = AIIdeaBenchSettings(

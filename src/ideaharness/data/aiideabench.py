@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, ParseError
 from ideaharness.llm.judge import judge
 from ideaharness.llm.parsing import extract_json_object
@@ -81,7 +82,7 @@ def load_target_paper_data(
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except (OSError, json.JSONDecodeError) as exc:
         raise DataError(path, f"cannot read JSON: {exc}") from exc
     if not isinstance(data, list):

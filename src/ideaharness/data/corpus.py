@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Paper
 
@@ -77,7 +78,7 @@ def load_corpus_file(path: str | Path, id_prefix: str | None = None) -> list[Pap
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as exc:
         raise DataError(path, f"cannot read corpus file: {exc.strerror or exc}") from exc
     head = text.lstrip()[:1]

@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 
 #: The three OpenReview dimensions LigBench scores and debiases, by our (named) keys.
@@ -371,7 +372,7 @@ def _record_files(root: Path) -> list[Path]:
 
 
 def _rows(file: Path) -> Iterable[tuple[int, Any]]:
-    text = file.read_text(encoding="utf-8")
+    text = read_text(file)
     if file.suffix == ".jsonl":
         for i, line in enumerate(text.splitlines(), 1):
             if line.strip():

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, UserError
 from ideaharness.schema import Instance
 
@@ -59,22 +60,23 @@ def load_instances_jsonl(path: Path) -> list[Instance]:
     """Read Instance records, one JSON object per line; blank lines are skipped."""
     instances: list[Instance] = []
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                instance = Instance.model_validate(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"line {lineno}: not valid JSON ({exc.msg})") from None
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err["loc"])
-                raise DataError(path, f"line {lineno}, field '{field}': {err['msg']}") from None
-            if instance.id in seen:
-                raise DataError(path, f"line {lineno}, field 'id': duplicate instance id {instance.id!r}")
-            seen.add(instance.id)
-            instances.append(instance)
+    for lineno, line in enumerate(read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            instance = Instance.model_validate(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                path, f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise DataError(path, f"line {lineno}, field '{field}': {err['msg']}") from None
+        if instance.id in seen:
+            raise DataError(path, f"line {lineno}, field 'id': duplicate instance id {instance.id!r}")
+        seen.add(instance.id)
+        instances.append(instance)
     if not instances:
         raise DataError(path, "no instances in the file")
     return instances

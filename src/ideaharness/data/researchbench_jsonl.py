@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ideaharness.data.pools import Candidate, CandidatePool
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
@@ -137,22 +138,21 @@ def sample_id_doi(doi: str) -> str:
 def _rows(path: Path, model: type[RowT]) -> Iterator[RowT]:
     if not path.is_file():
         raise DataError(path, "file not found")
-    with path.open(encoding="utf-8") as fh:
-        for row_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"row {row_no}: not valid JSON ({exc.msg})") from None
-            if not isinstance(raw, dict):
-                raise DataError(path, f"row {row_no}: expected a JSON object")
-            try:
-                yield model.model_validate(raw)
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err["loc"]) or "(row)"
-                raise DataError(path, f"row {row_no}, field '{field}': {err['msg']}") from None
+    for row_no, line in enumerate(read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(path, f"row {row_no}: not valid JSON ({exc.msg})") from None
+        if not isinstance(raw, dict):
+            raise DataError(path, f"row {row_no}: expected a JSON object")
+        try:
+            yield model.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "(row)"
+            raise DataError(path, f"row {row_no}, field '{field}': {err['msg']}") from None
 
 
 def _references(sample_id: str, inspirations: list[InspirationRow]) -> list[Reference]:

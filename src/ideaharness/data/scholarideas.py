@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Idea, Provenance
 
@@ -90,12 +91,12 @@ def load_plan(folder: str | Path) -> ScholarIdea:
     plan_path = root / f"{name}.txt"
     if not plan_path.is_file():
         raise DataError(plan_path, "plan file missing")
-    text = plan_path.read_text(encoding="utf-8")
+    text = read_text(plan_path)
     fields = parse_plan(text, path=plan_path)
     rubrics: list[Rubric] = []
     rubric_path = root / f"{name}.jsonl"
     if rubric_path.is_file():
-        for row, line in enumerate(rubric_path.read_text(encoding="utf-8").splitlines(), 1):
+        for row, line in enumerate(read_text(rubric_path).split("\n"), 1):
             if not line.strip():
                 continue
             try:
@@ -109,7 +110,7 @@ def load_plan(folder: str | Path) -> ScholarIdea:
     cutoff: dt.date | None = None
     cutoff_path = root / "cutoff.txt"
     if cutoff_path.is_file():
-        raw = cutoff_path.read_text(encoding="utf-8").strip()
+        raw = read_text(cutoff_path).strip()
         try:
             cutoff = dt.date.fromisoformat(raw)
         except ValueError:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ideaharness.data.corpus import load_corpus_file
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, match_title
 from ideaharness.data.researchbench_xlsx import load_researchbench_sheet
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, UserError
 from ideaharness.schema import Instance, Paper
 
@@ -81,7 +82,7 @@ def load_tomato_chem(path: str | Path | None = None) -> list[Instance]:
     """
     file = Path(path) if path is not None else bundled_path(BUNDLED_FILE)
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        lines = read_text(file).split("\n")
     except OSError as exc:
         raise DataError(
             file, f"cannot read ({exc.strerror or exc}); rebuild with scripts/build_bundled_tomato.py"

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Instance
 
@@ -104,7 +105,7 @@ def validate_dataset(path: str | Path, *, min_references: int = 3) -> Validation
     doi_domains: dict[str, set[str]] = defaultdict(set)
     n_refs = 0
     n_instances = 0
-    for row, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+    for row, line in enumerate(read_text(file).split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Idea, Provenance
 
@@ -78,7 +79,7 @@ def load_external_ideas(path: str | Path, *, system: str | None = None) -> dict[
     path = Path(path)
     system = system or path.stem
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_text(path)
     except OSError as exc:
         raise DataError(path, f"cannot read: {exc.strerror or exc}") from exc
     out: dict[str, list[Idea]] = {}

@@ -104,7 +104,16 @@ class ResponseCache:
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
             )
             self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            # switching to WAL needs a moment of exclusive access, and SQLite answers "database is
+            # locked" at once (no busy wait) when another process opens the new file at that moment
+            for attempt in range(100):
+                try:
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    break
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or attempt == 99:
+                        raise
+                    time.sleep(0.05)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:

@@ -54,7 +54,7 @@ def load_run_ideas(run_dir: Path) -> tuple[str, dict[str, list[Idea]]]:
     ideas: dict[str, list[Idea]] = {}
     path = run_dir / RECORDS_DIR / "ideas.jsonl"
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError:

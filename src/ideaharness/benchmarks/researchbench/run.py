@@ -317,6 +317,7 @@ async def run_researchbench_async(
             "generator": model_stats(generator),
             "judge": model_stats(judge) if judge is not generator else None,
         }
+        results["errors"] = bench.steps.error_count
         bench.store.write_results(results)
     from ideaharness.report.html import write_report
 
