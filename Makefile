@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Where pip finds the CPU build of torch. Empty here (this machine's pip has the CPU wheel locally);
+# elsewhere use `make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu` to avoid a CUDA build.
+TORCH_INDEX ?=
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint clean
@@ -10,7 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	# CPU build of torch first (a bare `torch` pulls a multi-GB CUDA build)
-	$(PY) -m pip install torch==2.13.0
+	$(PY) -m pip install torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	# llama-cpp-python compiles from source; skip the multimodal library (~3 min)
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip install -e '.[local,dev]'
 	touch $(STAMP)

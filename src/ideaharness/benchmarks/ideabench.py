@@ -608,6 +608,7 @@ def rank_figure(results: dict[str, Any]) -> Any:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     n = results["n"]
     panels = [(s, name, v) for s, b in results["scenarios"].items() for name, v in b["insight"].items()]
@@ -616,6 +617,7 @@ def rank_figure(results: dict[str, Any]) -> Any:
         positions = list(range(1, n + 2))
         ax.bar(positions, [v["rank_counts"].get(str(p), 0) for p in positions], color="#4c72b0")
         ax.set_xticks(positions)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("rank of the target idea (1 = best)")
         ax.set_ylabel("instances")
         ax.set_title(f"{name} ({scenario})")

@@ -12,7 +12,7 @@ app = typer.Typer(
     add_completion=False,
 )
 run_app = typer.Typer(help="Run a benchmark into a run directory (re-running resumes).", no_args_is_help=True)
-data_app = typer.Typer(help="Build, convert and validate datasets.", no_args_is_help=True)
+data_app = typer.Typer(help="Build and validate datasets.", no_args_is_help=True)
 cache_app = typer.Typer(help="The LLM response cache.", no_args_is_help=True)
 app.add_typer(run_app, name="run")
 app.add_typer(data_app, name="data")

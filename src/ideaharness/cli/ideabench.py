@@ -41,7 +41,10 @@ def _indicators(values: list[str] | None) -> list[Indicator]:
         name, _, definition = value.partition("=")
         if not name.strip():
             raise UserError(f"--indicator {value!r}: expected NAME or NAME=DEFINITION")
-        out.append(Indicator(name=name.strip(), definition=definition.strip() or None))
+        name = name.strip()
+        # a bare default name keeps its default definition, so the prompt matches a default run
+        default = next((d.definition for d in DEFAULT_INDICATORS if d.name == name), None)
+        out.append(Indicator(name=name, definition=definition.strip() or default))
     return out
 
 

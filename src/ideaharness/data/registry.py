@@ -43,17 +43,23 @@ def load_instances(spec: str) -> list[Instance]:
             "or a directory with IdeaBench CSVs"
         )
     if path.is_dir():
-        targets = next((path / f for f in _TARGET_FILES if (path / f).exists()), None)
-        references = next((path / f for f in _REFERENCE_FILES if (path / f).exists()), None)
-        if targets is None or references is None:
+        files = ideabench_csv_files(path)
+        if files is None:
             raise UserError(
                 f"{path}: expected IdeaBench CSVs ({' or '.join(_TARGET_FILES)} and one of "
                 f"{', '.join(_REFERENCE_FILES)})"
             )
         from ideaharness.data.ideabench_csv import load_ideabench
 
-        return load_ideabench(targets, references)
+        return load_ideabench(*files)
     return load_instances_jsonl(path)
+
+
+def ideabench_csv_files(directory: Path) -> tuple[Path, Path] | None:
+    """(target papers CSV, references CSV) of an IdeaBench folder, or None if either is missing."""
+    targets = next((directory / f for f in _TARGET_FILES if (directory / f).exists()), None)
+    references = next((directory / f for f in _REFERENCE_FILES if (directory / f).exists()), None)
+    return (targets, references) if targets and references else None
 
 
 def load_instances_jsonl(path: Path) -> list[Instance]:

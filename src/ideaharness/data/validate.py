@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ideaharness.data.registry import ideabench_csv_files
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Instance
@@ -97,15 +98,26 @@ def dataset_file(path: str | Path) -> Path:
 
 
 def validate_dataset(path: str | Path, *, min_references: int = 3) -> ValidationReport:
-    """Validate a JSONL of :class:`Instance` records (see the module docstring for the checks)."""
-    file = dataset_file(path)
+    """Validate a JSONL of :class:`Instance` records, a builder folder holding ``instances.jsonl``,
+    or a folder with the original IdeaBench CSVs (rows are then instances in file order); see the
+    module docstring for the checks."""
+    folder = Path(path)
+    csv_files = ideabench_csv_files(folder) if folder.is_dir() else None
+    if csv_files is not None:  # original IdeaBench CSVs: check the instances they load into
+        from ideaharness.data.ideabench_csv import load_ideabench
+
+        file = folder
+        lines = [inst.model_dump_json() for inst in load_ideabench(*csv_files)]
+    else:
+        file = dataset_file(path)
+        lines = read_text(file).split("\n")
     report = ValidationReport(path=str(file))
     add = report.issues.append
     ids: dict[str, int] = {}
     doi_domains: dict[str, set[str]] = defaultdict(set)
     n_refs = 0
     n_instances = 0
-    for row, line in enumerate(read_text(file).split("\n"), start=1):
+    for row, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:

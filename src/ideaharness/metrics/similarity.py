@@ -9,6 +9,7 @@ result carries :attr:`BertScorer.settings` and its hash.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 from collections.abc import Sequence
 from functools import lru_cache
@@ -35,14 +36,13 @@ class BertScorer:
 
     @property
     def settings(self) -> dict[str, Any]:
-        import bert_score
-
         return {
             "model": self.model,
             "num_layers": self.num_layers,
             "idf": False,
             "rescale_with_baseline": False,
-            "bert_score_version": bert_score.__version__,
+            # the installed distribution's version (bert-score 0.3.13 reports __version__ 0.3.12)
+            "bert_score_version": importlib.metadata.version("bert-score"),
         }
 
     @property
