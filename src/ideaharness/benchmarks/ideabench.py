@@ -31,7 +31,6 @@ from pydantic import BaseModel, Field
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, model_stats
 from ideaharness.data.registry import load_instances
 from ideaharness.errors import ParseError, UserError
-from ideaharness.llm.judge import prompt_hash
 from ideaharness.llm.parsing import extract_json, extract_json_object, parse_rating
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.similarity import DEFAULT_BERTSCORE_MODEL, BertScorer
@@ -39,7 +38,7 @@ from ideaharness.metrics.stats import bootstrap_ci, summarize
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runs.store import RunStore, shard_of
-from ideaharness.schema import Idea, Instance, Judgment, Provenance, Reference
+from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
 
 BENCHMARK_VERSION = "1"
@@ -266,7 +265,7 @@ class IdeaBench:
             options.out,
             config.model_dump(mode="json"),
         )
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts)
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
         self.scorer = BertScorer(config.bertscore_model, config.bertscore_layers)
 
     # -- steps ---------------------------------------------------------------
@@ -713,6 +712,4 @@ __all__ = [
     "results_tables",
     "run_ideabench",
     "run_ideabench_async",
-    "Judgment",
-    "prompt_hash",
 ]
