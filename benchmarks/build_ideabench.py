@@ -7,7 +7,7 @@ records in shared/data/raw (see ideaharness.scholarly.s2_emulator). Runs:
   3. warm re-run of the finished build (must send 0 requests).
 Prints request counts, wall times and the projected wall time at S2's 1 request/s with a key.
 
-Usage: python benchmarks/build_ideabench.py [--raw /work/shared/data/raw] [--targets 20]
+Usage: python benchmarks/build_ideabench.py [--raw ../shared/data/raw] [--targets 20]
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ async def _build(server: ReplayServer, out: Path, settings: IdeaBenchSettings) -
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--raw", default="/work/shared/data/raw")
+    parser.add_argument("--raw", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "raw"))
     parser.add_argument("--targets", type=int, default=20, help="targets in total (split over 2 strategies)")
     args = parser.parse_args()
     emulator = corpus_from_recordings(args.raw, seed=0, bulk_page_size=100)

@@ -7,7 +7,6 @@ import datetime as dt
 import json
 import math
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,8 +28,9 @@ from ideaharness.metrics.tournament import (
     swiss_tournament,
 )
 from ideaharness.schema import Paper
+from tests.shared_data import RAW
 
-ARENA = Path("/work/shared/data/raw/arena-hard-battles")
+ARENA = RAW / "arena-hard-battles"
 
 
 def test_influence_norm_paper_values() -> None:

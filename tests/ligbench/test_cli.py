@@ -12,12 +12,14 @@ from ideaharness.benchmarks._common import ExecutionOptions
 from ideaharness.benchmarks.ligbench import LigBenchConfig, results_tables, run_ligbench_async
 from ideaharness.cli import main
 from ideaharness.cli.ligbench import read_idea
-from ideaharness.data.scholarideas import DEFAULT_ROOT
 from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
+from tests.shared_data import RAW
 
-PLAN = DEFAULT_ROOT / "ScholarIdeas" / "ai_1"
+SCHOLARIDEAS = RAW / "scholarideas"
+
+PLAN = SCHOLARIDEAS / "ScholarIdeas" / "ai_1"
 needs_plans = pytest.mark.skipif(not PLAN.exists(), reason="ScholarIdeas data not present")
 
 
@@ -78,7 +80,7 @@ async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -
     judge = ScriptedModel(_scripted_judge, model="scripted/judge")
     config = LigBenchConfig(generators=["scripted/gen"], judge="scripted/judge",
                             corpus=str(shared_corpus_path), topics=["graphs"], ideas_per_topic=2,
-                            scholarideas=1)
+                            scholarideas=1, scholarideas_root=str(SCHOLARIDEAS))
     options = ExecutionOptions(out=tmp_path / "run", progress=False)
     results = await run_ligbench_async(config, options, generators={"scripted/gen": gen}, judge=judge)
     systems = results["systems"]

@@ -18,8 +18,11 @@ from ideaharness.data.pairiq import (
     venue_means,
     write_pairiq,
 )
-from ideaharness.data.scholarideas import DEFAULT_ROOT, load_scholarideas, parse_plan
+from ideaharness.data.scholarideas import load_scholarideas, parse_plan
 from ideaharness.errors import DataError
+from tests.shared_data import RAW
+
+SCHOLARIDEAS = RAW / "scholarideas"
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pairiq_mini.jsonl"
 
@@ -114,16 +117,15 @@ def test_debias_with_paper_means() -> None:
         debias([other], means=PAPER_VENUE_MEANS)
 
 
-@pytest.mark.skipif(not DEFAULT_ROOT.exists(), reason="ScholarIdeas data not present")
 def test_scholarideas_counts() -> None:
-    ideas = load_scholarideas()
+    ideas = load_scholarideas(SCHOLARIDEAS)
     assert len(ideas) == 118
     assert sum(len(i.rubrics) for i in ideas) == 1076
     assert {i.domain for i in ideas} == {"ai", "neuro", "biochem", "eco"}
     first = ideas[0]
     assert first.id == "ai_1" and first.title == "Defining Deception in Decision Making"
     assert first.problem and first.method and first.experiment_design and first.cutoff is not None
-    assert [i.id for i in load_scholarideas(domains=("eco",), limit=2)] == ["eco_1", "eco_2"]
+    assert [i.id for i in load_scholarideas(SCHOLARIDEAS, domains=("eco",), limit=2)] == ["eco_1", "eco_2"]
     assert first.to_idea().text == first.text
 
 

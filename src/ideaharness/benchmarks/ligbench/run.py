@@ -111,10 +111,12 @@ class LigBench:
                for system in self.config.generators for ti, topic in enumerate(self.config.topics)
                for k in range(self.config.ideas_per_topic)]
         if self.config.scholarideas:
-            from ideaharness.data.scholarideas import DEFAULT_ROOT, load_scholarideas
+            from ideaharness.data.scholarideas import load_scholarideas
 
-            plans = load_scholarideas(self.config.scholarideas_root or DEFAULT_ROOT,
-                                      limit=self.config.scholarideas)
+            if not self.config.scholarideas_root:
+                raise UserError("--scholarideas needs --scholarideas-root: the ScholarIdeas folder of "
+                                "the ScholarEval release (skai-research/ScholarEval, MIT)")
+            plans = load_scholarideas(self.config.scholarideas_root, limit=self.config.scholarideas)
             out += [IdeaSpec(id=f"scholarideas::{p.id}", system=SCHOLARIDEAS_SYSTEM, topic=p.title,
                              text=p.text, cutoff=p.cutoff.isoformat() if p.cutoff else None) for p in plans]
         if self.options.limit is not None:
