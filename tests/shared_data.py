@@ -11,18 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-_CANDIDATES = (REPO.parent / "shared" / "data" / "raw", Path("/work/shared/data/raw"))
-
-
-def raw_dir() -> Path:
-    """The ``shared/data/raw`` folder (first of: beside the checkout, the workplace's copy)."""
-    for candidate in _CANDIDATES:
-        if candidate.is_dir():
-            return candidate
-    return _CANDIDATES[0]
-
-
-RAW = raw_dir()
+RAW = REPO.parent / "shared" / "data" / "raw"
 
 
 def need(path: Path) -> Path:

@@ -17,7 +17,7 @@ from ideaharness.llm.parsing import extract_json_object
 from ideaharness.llm.testserver import OpenAICompatServer, Reply
 
 MSG = [{"role": "user", "content": "Say hi {x_i} {{"}]
-SECRET = "sk-test-SECRET-0123456789abcdef"
+SECRET = "sk-" + "test-SECRET-0123456789abcdef"  # a fake key, assembled so scanners skip it
 
 
 @pytest.fixture(autouse=True)

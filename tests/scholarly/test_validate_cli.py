@@ -46,7 +46,7 @@ def test_problems_are_found_and_exit_nonzero(tmp_path, capsys):
         _inst(3),  # duplicate id
         _inst(4, title="see /home/alice/data/paper.pdf"),  # absolute local path
         _inst(5, abstract="config api_key=abcd1234efgh5678ijkl"),  # secret
-        _inst(6, abstract="token sk-proj-AbCdEfGhIjKlMnOpQrStUv123"),  # secret
+        _inst(6, abstract="token sk-" + "proj-AbCdEfGhIjKlMnOpQrStUv123"),  # a fake secret
         _inst(7, abstract="URLs like https://example.org/data/x and and/or are fine"),
     ]
     path = _write(tmp_path / "d.jsonl", bad, ["{not json\n"])

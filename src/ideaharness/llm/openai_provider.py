@@ -22,7 +22,7 @@ from ideaharness.llm.ratelimit import parse_retry_after
 from ideaharness.llm.types import ChatRequest, Completion, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-LOOPBACK_DUMMY_KEY = "sk-no-key-needed-for-loopback"
+LOOPBACK_DUMMY_KEY = "no-key-needed-for-loopback"
 
 
 def is_loopback_url(url: str) -> bool:
