@@ -23,6 +23,11 @@ def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
     }
 
 
+def p80(values: np.ndarray) -> float:
+    """80th percentile (numpy 'linear' interpolation), IdeaBench's reported statistic."""
+    return float(np.quantile(values, 0.8))
+
+
 def bootstrap_ci(
     values: Sequence[float],
     statistic: Callable[[np.ndarray], float] = np.mean,

@@ -1,22 +1,5 @@
-"""IdeaBench (Guo et al. 2024, arXiv 2411.02429): ideas from reference abstracts, scored against
-the target paper by BERTScore, an LLM idea-overlap rating and the Insight Score.
-
-Protocol per instance and scenario:
-
-1. target idea: the instance's ground-truth idea, else extracted from the target abstract by the
-   judge (the paper's Figure 5 step);
-2. generation: the generator, profiled as a researcher of the instance's domain, reads the
-   reference abstracts and proposes ``n_ideas`` ideas (low resource: ``k_references`` filtered
-   references; high resource: all references, truncated to ``max_prompt_tokens``);
-3. similarity: BERTScore F1 of every idea against the target abstract (the target idea when the
-   instance has no abstract, e.g. TOMATO-Chem); the best of n is kept;
-4. overlap: the judge rates the best-by-BERTScore idea against the same target text, 1–10;
-5. Insight Score: for each quality indicator the judge ranks the n ideas plus the target idea,
-   shown in a seeded random order (``parity=True``: target first, as published).
-
-Every step is a record in the run directory; a re-run resumes. Parse failures are counted and
-excluded from the metric they belong to, never scored.
-"""
+"""The IdeaBench run: target ideas, generation, BERTScore, overlap ratings and Insight Score
+rankings, each recorded in the run directory (see the package docstring for the protocol)."""
 
 from __future__ import annotations
 
@@ -24,76 +7,27 @@ import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, model_stats
+from ideaharness.benchmarks.ideabench.config import (
+    BENCHMARK_VERSION,
+    TARGET_IDEA_MIN_CHARS,
+    IdeaBenchConfig,
+    Indicator,
+    Scenario,
+)
+from ideaharness.benchmarks.ideabench.report import example_sections, rank_figure, results_tables, skip_notes
 from ideaharness.data.registry import load_instances
 from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.parsing import extract_json, extract_json_object, parse_rating
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
-from ideaharness.metrics.similarity import DEFAULT_BERTSCORE_MODEL, BertScorer
-from ideaharness.metrics.stats import bootstrap_ci, summarize
+from ideaharness.metrics.similarity import BertScorer
+from ideaharness.metrics.stats import bootstrap_ci, p80, summarize
 from ideaharness.prompts import render
-from ideaharness.report.html import Section, Table
 from ideaharness.runs.store import RunStore, shard_of
 from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
-
-BENCHMARK_VERSION = "1"
-DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
-Scenario = Literal["low", "high"]
-
-
-class Indicator(BaseModel):
-    """A quality indicator for the Insight Score: a name and an optional definition shown to the judge."""
-
-    name: str
-    definition: str | None = None
-
-
-DEFAULT_INDICATORS = [
-    Indicator(
-        name="novelty",
-        definition="how original the idea is: it proposes something not already known or obvious "
-        "from prior work.",
-    ),
-    Indicator(
-        name="feasibility",
-        definition="how practical the idea is to carry out with current methods, data and resources.",
-    ),
-]
-
-TARGET_IDEA_MIN_CHARS = 20
-
-
-class IdeaBenchConfig(BaseModel):
-    """Everything that determines an IdeaBench run's results (recorded in config.json)."""
-
-    benchmark: Literal["ideabench"] = "ideabench"
-    benchmark_version: str = BENCHMARK_VERSION
-    data: str = "tomato-chem"
-    generator: str = DEFAULT_MODEL
-    judge: str = DEFAULT_MODEL
-    seed: int = 0
-    n_ideas: int = Field(default=3, ge=1, le=25)
-    scenarios: list[Scenario] = Field(default_factory=lambda: ["low"])
-    k_references: int = Field(default=5, ge=1)
-    reference_filter: Literal["auto", "relevance", "random", "none"] = "auto"
-    min_reference_citations: int = 5
-    min_references: int = 3
-    indicators: list[Indicator] = Field(default_factory=lambda: list(DEFAULT_INDICATORS))
-    parity: bool = False
-    bertscore_model: str = DEFAULT_BERTSCORE_MODEL
-    bertscore_layers: int | None = None
-    generation_temperature: float = 0.7
-    judge_temperature: float = 0.0
-    generation_max_tokens: int = 0
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    max_prompt_tokens: int = 6000
-    bootstrap_resamples: int = 2000
-
 
 # ----------------------------------------------------------------------------- parsers
 
@@ -500,12 +434,12 @@ class IdeaBench:
                 "similarity": {
                     **summarize(best_f1),
                     "ci95_mean": bootstrap_ci(best_f1, **boot),
-                    "ci95_p80": bootstrap_ci(best_f1, _p80, **boot),
+                    "ci95p80": bootstrap_ci(best_f1, p80, **boot),
                 },
                 "overlap": {
                     **summarize(ratings),
                     "ci95_mean": bootstrap_ci(ratings, **boot),
-                    "ci95_p80": bootstrap_ci(ratings, _p80, **boot),
+                    "ci95p80": bootstrap_ci(ratings, p80, **boot),
                     "parse_failures": sum(1 for o in overlaps if o and not o["judgment"]["parse_ok"]),
                 },
                 "insight": {},
@@ -529,117 +463,6 @@ class IdeaBench:
         results["corrupt_record_lines"] = self.store.corrupt_lines
         results["errors"] = self.steps.error_count
         return results
-
-
-def _p80(values: Any) -> float:
-    import numpy as np
-
-    return float(np.quantile(values, 0.8))
-
-
-def results_tables(results: dict[str, Any]) -> list[Table]:
-    """The paper's Table 1 layout (similarity p80, overlap p80, Insight Scores) plus counts."""
-    indicators = list(dict.fromkeys(name for b in results["scenarios"].values() for name in b["insight"]))
-    columns = ["generator", "scenario", "similarity p80", "overlap p80"]
-    columns += [f"insight {name}" for name in indicators]
-    columns += ["n", "m", "parse failures"]
-    rows = []
-    for scenario, block in results["scenarios"].items():
-        ins = block["insight"]
-        failures = (
-            block["generation_parse_failures"]
-            + block["overlap"]["parse_failures"]
-            + sum(v["parse_failures"] for v in ins.values())
-        )
-        rows.append(
-            [
-                results["generator"],
-                scenario,
-                block["similarity"]["p80"],
-                block["overlap"]["p80"],
-                *[ins[name]["insight_score"] for name in indicators],
-                results["n"],
-                min((v["m"] for v in ins.values()), default=0),
-                failures,
-            ]
-        )
-    detail_rows = []
-    for scenario, block in results["scenarios"].items():
-        for label, summary in (
-            ("similarity (BERTScore F1)", block["similarity"]),
-            ("overlap (1–10)", block["overlap"]),
-        ):
-            detail_rows.append(
-                [
-                    f"{scenario}: {label}",
-                    summary["n"],
-                    summary["mean"],
-                    summary["median"],
-                    summary["p80"],
-                    summary["ci95_mean"],
-                ]
-            )
-        for name, v in block["insight"].items():
-            detail_rows.append(
-                [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, v["ci95"]]
-            )
-    return [
-        Table(
-            title="IdeaBench (Table 1 layout)",
-            columns=columns,
-            rows=rows,
-            note=f"judge {results['judge']}; similarity {results['similarity_settings']['model']} "
-            f"layer {results['similarity_settings']['num_layers']} (not comparable with the "
-            "paper's deberta-xlarge-mnli BERTScores); Insight Score 0 = target idea always "
-            "ranked first.",
-        ),
-        Table(
-            title="Details with bootstrap 95% intervals over instances",
-            columns=["metric", "count", "mean", "median", "p80", "95% CI of mean"],
-            rows=detail_rows,
-        ),
-    ]
-
-
-def rank_figure(results: dict[str, Any]) -> Any:
-    """Bar chart: where the target idea lands in the judge's rankings, per indicator and scenario."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    n = results["n"]
-    panels = [(s, name, v) for s, b in results["scenarios"].items() for name, v in b["insight"].items()]
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4 * max(1, len(panels)), 3), squeeze=False)
-    for ax, (scenario, name, v) in zip(axes[0], panels, strict=False):
-        positions = list(range(1, n + 2))
-        ax.bar(positions, [v["rank_counts"].get(str(p), 0) for p in positions], color="#4c72b0")
-        ax.set_xticks(positions)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("rank of the target idea (1 = best)")
-        ax.set_ylabel("instances")
-        ax.set_title(f"{name} ({scenario})")
-    fig.tight_layout()
-    return fig
-
-
-def example_sections(bench: IdeaBench, instances: Sequence[Instance], limit: int = 3) -> list[Section]:
-    items: list[tuple[str, str]] = []
-    for inst in list(instances)[:limit]:
-        for scenario in bench.config.scenarios:
-            ideas = bench.ideas(inst, scenario)
-            target, _ = bench.target_text(inst)
-            if not ideas:
-                continue
-            body = f"Target idea:\n{target}\n\n" + "\n\n".join(
-                f"Generated idea {i + 1}: {idea.title or ''}\n{idea.text}" for i, idea in enumerate(ideas)
-            )
-            overlap = bench.store.get(f"overlap/{scenario}", inst.id)
-            if overlap:
-                body += f"\n\nOverlap judge reply:\n{overlap['judgment']['raw_text']}"
-            items.append((f"{inst.id} — {inst.target.title} ({scenario})", body))
-    return [Section(title="Examples", items=items)] if items else []
 
 
 async def run_ideabench_async(
@@ -676,40 +499,12 @@ async def run_ideabench_async(
         config=config.model_dump(mode="json"),
         tables=results_tables(results),
         figures=[("Rank of the target idea", rank_figure(results))],
-        notes=bench.steps.notes() + _skip_notes(results),
+        notes=bench.steps.notes() + skip_notes(results),
         sections=example_sections(bench, instances),
     )
     return results
 
 
-def _skip_notes(results: dict[str, Any]) -> list[str]:
-    notes = []
-    for scenario, block in results["scenarios"].items():
-        for reason, count in block["skipped"].items():
-            notes.append(f"{scenario}: {count} instance(s) skipped: {reason}")
-        if block["references_truncated"]:
-            notes.append(
-                f"{scenario}: references of {block['references_truncated']} instance(s) were truncated "
-                "to fit the model's context (max_prompt_tokens)"
-            )
-        if block["not_done"]:
-            notes.append(f"{scenario}: {block['not_done']} instance(s) not done yet; re-run to resume")
-    return notes
-
-
 def run_ideabench(config: IdeaBenchConfig, options: ExecutionOptions, **models: Any) -> dict[str, Any]:
     """Synchronous wrapper of :func:`run_ideabench_async`."""
     return asyncio.run(run_ideabench_async(config, options, **models))
-
-
-__all__ = [
-    "DEFAULT_INDICATORS",
-    "IdeaBenchConfig",
-    "Indicator",
-    "insight_score",
-    "parse_ideas",
-    "parse_overlap",
-    "results_tables",
-    "run_ideabench",
-    "run_ideabench_async",
-]

@@ -1,0 +1,132 @@
+"""IdeaBench results as tables (the paper's Table 1 layout), a rank plot, examples and notes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ideaharness.report.html import Section, Table
+from ideaharness.schema import Instance
+
+if TYPE_CHECKING:
+    from ideaharness.benchmarks.ideabench.run import IdeaBench
+
+
+def results_tables(results: dict[str, Any]) -> list[Table]:
+    """The paper's Table 1 layout (similarity p80, overlap p80, Insight Scores) plus counts."""
+    indicators = list(dict.fromkeys(name for b in results["scenarios"].values() for name in b["insight"]))
+    columns = ["generator", "scenario", "similarity p80", "overlap p80"]
+    columns += [f"insight {name}" for name in indicators]
+    columns += ["n", "m", "parse failures"]
+    rows = []
+    for scenario, block in results["scenarios"].items():
+        ins = block["insight"]
+        failures = (
+            block["generation_parse_failures"]
+            + block["overlap"]["parse_failures"]
+            + sum(v["parse_failures"] for v in ins.values())
+        )
+        rows.append(
+            [
+                results["generator"],
+                scenario,
+                block["similarity"]["p80"],
+                block["overlap"]["p80"],
+                *[ins[name]["insight_score"] for name in indicators],
+                results["n"],
+                min((v["m"] for v in ins.values()), default=0),
+                failures,
+            ]
+        )
+    detail_rows = []
+    for scenario, block in results["scenarios"].items():
+        for label, summary in (
+            ("similarity (BERTScore F1)", block["similarity"]),
+            ("overlap (1–10)", block["overlap"]),
+        ):
+            detail_rows.append(
+                [
+                    f"{scenario}: {label}",
+                    summary["n"],
+                    summary["mean"],
+                    summary["median"],
+                    summary["p80"],
+                    summary["ci95_mean"],
+                ]
+            )
+        for name, v in block["insight"].items():
+            detail_rows.append(
+                [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, v["ci95"]]
+            )
+    return [
+        Table(
+            title="IdeaBench (Table 1 layout)",
+            columns=columns,
+            rows=rows,
+            note=f"judge {results['judge']}; similarity {results['similarity_settings']['model']} "
+            f"layer {results['similarity_settings']['num_layers']} (not comparable with the "
+            "paper's deberta-xlarge-mnli BERTScores); Insight Score 0 = target idea always "
+            "ranked first.",
+        ),
+        Table(
+            title="Details with bootstrap 95% intervals over instances",
+            columns=["metric", "count", "mean", "median", "p80", "95% CI of mean"],
+            rows=detail_rows,
+        ),
+    ]
+
+
+def rank_figure(results: dict[str, Any]) -> Any:
+    """Bar chart: where the target idea lands in the judge's rankings, per indicator and scenario."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    n = results["n"]
+    panels = [(s, name, v) for s, b in results["scenarios"].items() for name, v in b["insight"].items()]
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4 * max(1, len(panels)), 3), squeeze=False)
+    for ax, (scenario, name, v) in zip(axes[0], panels, strict=False):
+        positions = list(range(1, n + 2))
+        ax.bar(positions, [v["rank_counts"].get(str(p), 0) for p in positions], color="#4c72b0")
+        ax.set_xticks(positions)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("rank of the target idea (1 = best)")
+        ax.set_ylabel("instances")
+        ax.set_title(f"{name} ({scenario})")
+    fig.tight_layout()
+    return fig
+
+
+def example_sections(bench: IdeaBench, instances: Sequence[Instance], limit: int = 3) -> list[Section]:
+    items: list[tuple[str, str]] = []
+    for inst in list(instances)[:limit]:
+        for scenario in bench.config.scenarios:
+            ideas = bench.ideas(inst, scenario)
+            target, _ = bench.target_text(inst)
+            if not ideas:
+                continue
+            body = f"Target idea:\n{target}\n\n" + "\n\n".join(
+                f"Generated idea {i + 1}: {idea.title or ''}\n{idea.text}" for i, idea in enumerate(ideas)
+            )
+            overlap = bench.store.get(f"overlap/{scenario}", inst.id)
+            if overlap:
+                body += f"\n\nOverlap judge reply:\n{overlap['judgment']['raw_text']}"
+            items.append((f"{inst.id} — {inst.target.title} ({scenario})", body))
+    return [Section(title="Examples", items=items)] if items else []
+
+
+def skip_notes(results: dict[str, Any]) -> list[str]:
+    notes = []
+    for scenario, block in results["scenarios"].items():
+        for reason, count in block["skipped"].items():
+            notes.append(f"{scenario}: {count} instance(s) skipped: {reason}")
+        if block["references_truncated"]:
+            notes.append(
+                f"{scenario}: references of {block['references_truncated']} instance(s) were truncated "
+                "to fit the model's context (max_prompt_tokens)"
+            )
+        if block["not_done"]:
+            notes.append(f"{scenario}: {block['not_done']} instance(s) not done yet; re-run to resume")
+    return notes
