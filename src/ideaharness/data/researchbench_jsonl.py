@@ -184,53 +184,42 @@ def load_papers_jsonl(path: str | Path) -> list[Instance]:
         DataError: missing file, bad JSON, or a row lacking a required field (file, row, field).
     """
     path = Path(path)
-    out: list[Instance] = []
-    for row in _rows(path, PaperRow):
-        out.append(
-            Instance(
-                id=row.sample_id,
-                dataset=DATASET,
-                target=_target(row.sample_id, row.doi, row.title, row.abstract),
-                references=_references(row.sample_id, row.inspirations),
-                research_question=row.research_question,
-                background_survey=row.background_survey,
-                ground_truth=GroundTruth(
-                    idea=row.main_hypothesis,
-                    hypothesis=row.main_hypothesis,
-                    fine_grained_hypothesis=row.fine_grained_hypothesis,
-                    experiment_plan=row.experiments_details,
-                ),
-                domain=row.discipline,
-                extra={"source_index": row.source_index, "source_file": path.name},
-            )
-        )
-    return out
+    return [
+        _instance(row, path, row.title, row.abstract, row.inspirations, row.main_hypothesis,
+                  {"source_index": row.source_index})
+        for row in _rows(path, PaperRow)
+    ]
+
+
+def _instance(row: Any, path: Path, title: str, abstract: str | None, inspirations: Any,
+              hypothesis: str | None, extra: dict[str, Any]) -> Instance:
+    """One release row (papers or generation file) as an Instance."""
+    return Instance(
+        id=row.sample_id,
+        dataset=DATASET,
+        target=_target(row.sample_id, row.doi, title, abstract),
+        references=_references(row.sample_id, inspirations),
+        research_question=row.research_question,
+        background_survey=row.background_survey,
+        ground_truth=GroundTruth(
+            idea=hypothesis,
+            hypothesis=hypothesis,
+            fine_grained_hypothesis=row.fine_grained_hypothesis,
+            experiment_plan=row.experiments_details,
+        ),
+        domain=row.discipline,
+        extra={**extra, "source_file": path.name},
+    )
 
 
 def load_generation_jsonl(path: str | Path) -> list[Instance]:
     """Read ``generation.jsonl`` into instances; ``extra['default_params']`` keeps the release's."""
     path = Path(path)
-    out: list[Instance] = []
-    for row in _rows(path, GenerationRow):
-        out.append(
-            Instance(
-                id=row.sample_id,
-                dataset=DATASET,
-                target=_target(row.sample_id, row.doi, row.sample_id, None),
-                references=_references(row.sample_id, row.gold_inspirations),
-                research_question=row.research_question,
-                background_survey=row.background_survey,
-                ground_truth=GroundTruth(
-                    idea=row.gold_hypothesis,
-                    hypothesis=row.gold_hypothesis,
-                    fine_grained_hypothesis=row.fine_grained_hypothesis,
-                    experiment_plan=row.experiments_details,
-                ),
-                domain=row.discipline,
-                extra={"default_params": row.default_params, "source_file": path.name},
-            )
-        )
-    return out
+    return [
+        _instance(row, path, row.sample_id, None, row.gold_inspirations, row.gold_hypothesis,
+                  {"default_params": row.default_params})
+        for row in _rows(path, GenerationRow)
+    ]
 
 
 def load_retrieve_jsonl(path: str | Path) -> list[RetrievalTask]:

@@ -38,7 +38,7 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
-#: Absolute local paths: POSIX home/tmp/work-like roots and Windows drives.
+#: Absolute local paths: common POSIX top-level folders (home, tmp, mnt, ...) and Windows drives.
 LOCAL_PATH = re.compile(
     r"(?<![\w/:.])(/(home|Users|root|tmp|work|mnt|var|opt|data)/[^\s\"']+|[A-Za-z]:\\\\[^\s\"']+)"
 )
