@@ -22,3 +22,44 @@ class DataError(UserError):
 
 class ParseError(ValueError):
     """An LLM reply that does not have the demanded shape (raised by parsers, caught by ``judge``)."""
+
+
+class DataWarning(UserWarning):
+    """Input that loads but was changed or is incomplete (e.g. a lone surrogate replaced by U+FFFD).
+
+    Issued with :func:`warnings.warn`; the CLI prints it as one line ``warning: <message>``.
+    """
+
+
+class StorageError(UserError):
+    """A file of the run, the cache or a dataset cannot be written (disk full, read-only, quota).
+
+    Nothing is left half-written; once the cause is fixed, the same command resumes.
+    """
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or quota) is full: ``OSError`` ENOSPC/EDQUOT or SQLite's
+    "database or disk is full"."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+    if isinstance(exc, sqlite3.OperationalError):
+        return "full" in str(exc).lower()
+    return False
+
+
+def storage_error(path: object, exc: BaseException) -> StorageError:
+    """The one-line :class:`StorageError` for a failed write of ``path``.
+
+    Disk full: names the path and what to free; anything else: the path and the system's reason.
+    """
+    if is_disk_full(exc):
+        return StorageError(
+            f"{path}: no space left on the device; free space there (old run directories, "
+            "`ideaharness cache clear`, temporary files), then run the same command again to resume"
+        )
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return StorageError(f"{path}: cannot be written ({reason})")

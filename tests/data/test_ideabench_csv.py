@@ -208,7 +208,7 @@ def test_bad_files(tmp_path: Path, files: tuple[Path, Path]) -> None:
         load_ideabench(no_col, refs)
     broken = tmp_path / "broken.csv"
     broken.write_text(",".join(TARGETS[0]) + '\n0,t9,"unclosed title,abs\n')
-    with pytest.raises(DataError, match=r"broken\.csv: cannot parse CSV: unexpected end of data"):
+    with pytest.raises(DataError, match=r"broken\.csv: row 2: cannot parse CSV: unexpected end of data"):
         load_ideabench(broken, refs)
     short = tmp_path / "short.csv"
     short.write_text(",".join(TARGETS[0]) + "\n0,t9,title\n")

@@ -171,7 +171,8 @@ def test_end_to_end_with_real_local_model(
     assert "<script" not in html.lower()
     main(args)
     second = json.loads((out / "results.json").read_text())
-    assert second["llm_stats"]["generator"]["calls"] == 0
+    assert second["llm_stats_this_process"]["generator"]["calls"] == 0
+    assert second["llm_stats"]["generator"]["calls"] == first["llm_stats"]["generator"]["calls"]  # summed
     assert second["scenarios"] == first["scenarios"]
 
 

@@ -65,10 +65,10 @@ def test_bad_row_names_file_row_and_field(tmp_path: Path) -> None:
     del broken["research_question"]
     path = tmp_path / "papers.jsonl"
     path.write_text(rows[0] + "\n" + json.dumps(broken) + "\n")
-    with pytest.raises(DataError, match=r"papers\.jsonl: row 2, field 'research_question'"):
+    with pytest.raises(DataError, match=r"papers\.jsonl: line 2, field 'research_question'"):
         load_papers_jsonl(path)
     path.write_text(rows[0] + "\n{not json\n")
-    with pytest.raises(DataError, match="row 2: not valid JSON"):
+    with pytest.raises(DataError, match="line 2: not valid JSON"):
         load_papers_jsonl(path)
 
 
@@ -77,7 +77,7 @@ def test_gold_title_must_be_a_gold_candidate(tmp_path: Path) -> None:
     row["gold_titles"] = ["A paper that is not in the pool"]
     path = tmp_path / "retrieve.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    with pytest.raises(DataError, match="row 1, field 'gold_titles'"):
+    with pytest.raises(DataError, match="line 1, field 'gold_titles'"):
         load_retrieve_jsonl(path)
 
 

@@ -119,7 +119,8 @@ def test_all_tasks_end_to_end_with_the_embedded_model(
     assert (out / "report.html").read_text().count("Inspiration retrieval") >= 1
     main(args)  # resume: everything is recorded, no model call
     again = json.loads((out / "results.json").read_text())
-    assert again["llm_stats"]["generator"]["calls"] == 0
+    assert again["llm_stats_this_process"]["generator"]["calls"] == 0
+    assert again["llm_stats"]["generator"]["calls"] == results["llm_stats"]["generator"]["calls"]  # summed
     assert again["per_instance"] == results["per_instance"]
 
 

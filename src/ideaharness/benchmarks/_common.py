@@ -14,6 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ideaharness.llm.judge import judge
 from ideaharness.llm.types import ChatModel, Message
 from ideaharness.runs.store import RunStore
+from ideaharness.runs.usage import model_stats
+
+__all__ = ["ExecutionOptions", "StepRunner", "make_models", "model_stats", "open_store"]
 
 T = TypeVar("T")
 
@@ -41,6 +44,9 @@ class ExecutionOptions(BaseModel):
     shard: tuple[int, int] | None = None
     price_per_mtok: tuple[float, float] | None = None
     """(input, output) USD per million tokens of the generator and judge; enables cost in the stats."""
+    force: bool = False
+    """When ``out`` holds a run with other settings or changed input files, move that run to
+    ``out/superseded/<time>/`` and start a new one, instead of refusing."""
 
 
 def make_models(generator: str, judge_model: str, options: ExecutionOptions) -> tuple[ChatModel, ChatModel]:
@@ -62,6 +68,32 @@ def make_models(generator: str, judge_model: str, options: ExecutionOptions) -> 
     if judge_model == generator and judge_url == options.base_url:
         return gen, gen
     return gen, build(judge_model, judge_url)
+
+
+def open_store(
+    options: ExecutionOptions,
+    config: BaseModel | dict[str, Any],
+    *,
+    inputs: dict[str, Sequence[Path]] | None = None,
+    identity_keys: tuple[str, ...] | None = None,
+    models: dict[str, Any] | None = None,
+) -> RunStore:
+    """The run directory of a benchmark run, locked for this process.
+
+    Args:
+        config: the run's configuration (recorded in ``config.json``; its identity part must match
+            to resume).
+        inputs: flag -> the files read for it (their sha256 is part of the run's identity).
+        models: role -> model client whose usage is recorded per process and summed in results.
+
+    Raises:
+        UserError: see :class:`~ideaharness.runs.store.RunStore`.
+    """
+    data = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
+    store = RunStore(options.out, data, identity_keys=identity_keys, inputs=inputs, force=options.force)
+    if models:
+        store.track_usage(models)
+    return store
 
 
 class StepRunner:
@@ -157,9 +189,3 @@ class StepRunner:
         ]
 
 
-def model_stats(model: Any) -> dict[str, Any] | None:
-    """The call/cache/token counters of a model client as a dict (None for clients without stats)."""
-    stats = getattr(model, "stats", None)
-    if stats is None:
-        return None
-    return stats.model_dump() if hasattr(stats, "model_dump") else dict(vars(stats))

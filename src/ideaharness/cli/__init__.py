@@ -7,6 +7,9 @@ User errors print one line and exit 2; Ctrl-C exits 130 with everything finished
 from __future__ import annotations
 
 import sys
+import warnings
+from collections.abc import Callable
+from typing import TextIO
 
 from pydantic import ValidationError
 
@@ -19,7 +22,7 @@ from ideaharness.cli import (  # noqa: F401  (imported to register their command
     scholarly,
 )
 from ideaharness.cli.app import app
-from ideaharness.errors import UserError
+from ideaharness.errors import DataWarning, UserError
 
 INTERRUPTED = "interrupted: finished work is saved; run the same command again to resume"
 
@@ -27,7 +30,9 @@ INTERRUPTED = "interrupted: finished work is saved; run the same command again t
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: runs the typer app and turns every expected failure into one line."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _data_warnings_as_lines(warnings.showwarning)
+            code = app(args=argv, standalone_mode=False)
         # flush now: at interpreter exit llama.cpp's finaliser points fd 1/2 at /dev/null for a
         # moment, and output still buffered then (stdout to a file or pipe) would be lost
         sys.stdout.flush()
@@ -35,10 +40,14 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"error: {exc}", 2)
     except KeyboardInterrupt:
         _fail(INTERRUPTED, 130)
-    except ValidationError as exc:  # a flag value the options model refuses (e.g. --rpm -5)
+    except ValidationError as exc:
         error = exc.errors()[0]
-        flag = "--" + str(error["loc"][0]).replace("_", "-") if error["loc"] else "a value"
-        _fail(f"error: {flag}: {error['msg']}", 2)
+        if exc.title.endswith(("Config", "Options", "Settings")):  # a flag value refused (--rpm -5)
+            flag = "--" + str(error["loc"][0]).replace("_", "-") if error["loc"] else "a value"
+            _fail(f"error: {flag}: {error['msg']}", 2)
+        # anything else is data that reached a model unchecked: name the model and field, no flag
+        field = ".".join(str(p) for p in error["loc"]) or "(value)"
+        _fail(f"error: invalid {exc.title}, field '{field}': {error['msg']}", 2)
     except Exception as exc:
         # typer's own click raises usage errors with .show()/.exit_code (typer._click in
         # typer >= 0.20, click before): show the usage line and the error, no traceback
@@ -53,6 +62,20 @@ def main(argv: list[str] | None = None) -> None:
         _fail(INTERRUPTED, 130)
     if isinstance(code, int) and code:
         sys.exit(code)
+
+
+def _data_warnings_as_lines(show: Callable[..., None]) -> Callable[..., None]:
+    """A ``warnings.showwarning`` printing our data warnings as one line ``warning: ...`` on
+    stderr and passing any other warning to ``show``."""
+
+    def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                     file: TextIO | None = None, line: str | None = None) -> None:
+        if issubclass(category, DataWarning):
+            print(f"warning: {message}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return show_warning
 
 
 def _fail(message: str, code: int) -> None:

@@ -14,6 +14,7 @@ from ideaharness.benchmarks.aiideabench.config import DEFAULT_MODEL
 from ideaharness.cli.app import run_app
 from ideaharness.cli.options import (
     BaseUrlOption,
+    ForceOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
     NoCacheOption,
@@ -84,6 +85,7 @@ def aiideabench_command(
     max_concurrency: MaxConcurrencyOption = 4,
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
+    force: ForceOption = False,
     shard: ShardOption = None,
 ) -> None:
     """Run AI Idea Bench 2025: ideas as motivation + experiment plan, scored by IMCQ, I2I, I2T,
@@ -106,6 +108,7 @@ def aiideabench_command(
     options = ExecutionOptions(
         out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
         max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache, shard=parse_shard(shard),
+        force=force,
     )
     results = run_aiideabench(config, options, compare=list(compare or []))
     print_tables(results_tables(results))

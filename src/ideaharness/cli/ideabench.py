@@ -19,6 +19,7 @@ from ideaharness.benchmarks.ideabench import (
 from ideaharness.cli.app import app, run_app
 from ideaharness.cli.options import (
     BaseUrlOption,
+    ForceOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
     NoCacheOption,
@@ -93,6 +94,7 @@ def ideabench_command(
     no_cache: NoCacheOption = False,
     shard: ShardOption = None,
     price: PriceOption = None,
+    force: ForceOption = False,
 ) -> None:
     """Run IdeaBench: generate ideas from reference abstracts; score them by BERTScore, idea overlap
     and the Insight Score."""
@@ -123,6 +125,7 @@ def ideabench_command(
         use_cache=not no_cache,
         shard=parse_shard(shard),
         price_per_mtok=parse_price(price),
+        force=force,
     )
     results = run_ideabench(config, options)
     print_tables(results_tables(results))
@@ -151,7 +154,7 @@ def demo_command(
     options = ExecutionOptions(out=out, limit=limit)
     results = run_ideabench(config, options)
     print_tables(results_tables(results))
-    stats = results.get("llm_stats", {}).get("generator") or {}
+    stats = results.get("llm_stats_this_process", {}).get("generator") or {}
     typer.echo(
         f"model calls this run: {stats.get('calls', '?')} (cache hits: {stats.get('cache_hits', '?')})"
     )

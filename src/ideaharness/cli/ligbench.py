@@ -22,6 +22,7 @@ from ideaharness.benchmarks.ligbench.steps import IdeaScore, ScoringSettings
 from ideaharness.cli.app import app, run_app
 from ideaharness.cli.options import (
     BaseUrlOption,
+    ForceOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
     NoCacheOption,
@@ -150,6 +151,7 @@ def score_idea_command(
     out: Annotated[Path | None, typer.Option(help="Record every judgment here (re-running resumes).")] = None,
     base_url: BaseUrlOption = None,
     no_cache: NoCacheOption = False,
+    force: ForceOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
 ) -> None:
     """Score one idea LigBench-style: rating, contribution, soundness by pairwise Elo against the
@@ -157,7 +159,7 @@ def score_idea_command(
     idea_id, text, cutoff = read_idea(idea)
     settings = _settings(order, clamp, max_comparisons, min_comparisons, epsilon, n_calibration,
                          scholar_base_url, online, seed, parity, structured)
-    options = ExecutionOptions(base_url=base_url, use_cache=not no_cache, progress=False)
+    options = ExecutionOptions(base_url=base_url, use_cache=not no_cache, progress=False, force=force)
     result = asyncio.run(score_idea_async(
         text, corpus, judge, settings=settings, options=options, out=out, idea_id=idea_id, cutoff=cutoff,
         debias_means=_choice("--debias-means", debias_means),  # type: ignore[arg-type]
@@ -218,6 +220,7 @@ def ligbench_command(
     max_concurrency: MaxConcurrencyOption = 4,
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Run LigBench: generate ideas per topic with each generator and score them against the corpus."""
     config = LigBenchConfig(
@@ -229,7 +232,8 @@ def ligbench_command(
                           scholar_base_url, online, seed, parity, structured),
     )
     options = ExecutionOptions(out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
-                               max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache)
+                               max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache,
+                               force=force)
     results = run_ligbench(config, options)
     print_tables(results_tables(results))
     finish_run(results, out)
@@ -253,6 +257,7 @@ def ligbench_judge_command(
     max_concurrency: MaxConcurrencyOption = 4,
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
+    force: ForceOption = False,
 ) -> None:
     """Judge accuracy: agreement of a pairwise judge with debiased scores on similar-paper pairs."""
     from ideaharness.benchmarks.ligbench.judge_eval import (
@@ -268,7 +273,7 @@ def ligbench_judge_command(
                                  debias_means=_choice("--debias-means", debias_means),  # type: ignore[arg-type]
                                  seed=seed, structured_output=structured)
     options = ExecutionOptions(out=out, limit=limit, base_url=base_url, max_concurrency=max_concurrency,
-                               rpm=rpm, use_cache=not no_cache)
+                               rpm=rpm, use_cache=not no_cache, force=force)
     results = run_judge_accuracy(config, options)
     print_tables([accuracy_table(results)])
     typer.echo(f"report: {out / 'report.html'}")

@@ -33,6 +33,14 @@ MaxConcurrencyOption = Annotated[int, typer.Option(min=1, help="Model calls in f
 RpmOption = Annotated[float | None, typer.Option(help="Requests-per-minute limit.")]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")]
 ShardOption = Annotated[str | None, typer.Option(help="i/N: run only shard i (0-based) of N.")]
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="If --out holds a run with other settings or changed input files, move it to "
+        "--out/superseded/ and start a new run (default: refuse).",
+    ),
+]
 PriceOption = Annotated[
     str | None, typer.Option(help="IN,OUT: USD per million prompt and completion tokens, to report cost.")
 ]

@@ -14,6 +14,7 @@ from ideaharness.benchmarks.researchbench.config import METHODS, TASKS
 from ideaharness.cli.app import run_app
 from ideaharness.cli.options import (
     BaseUrlOption,
+    ForceOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
     NoCacheOption,
@@ -87,6 +88,7 @@ def researchbench_command(
     max_concurrency: MaxConcurrencyOption = 4,
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
+    force: ForceOption = False,
     shard: ShardOption = None,
 ) -> None:
     """Run ResearchBench: inspiration retrieval (hit ratio, negative selection ratio), hypothesis
@@ -107,6 +109,7 @@ def researchbench_command(
     options = ExecutionOptions(
         out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
         max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache, shard=parse_shard(shard),
+        force=force,
     )
     results = run_researchbench(config, options)
     print_tables(results_tables(results))

@@ -190,11 +190,15 @@ def build_pairiq_command(
 
 @data_app.command("validate")
 def validate_command(
-    path: Annotated[Path, typer.Argument(help="instances.jsonl or a folder holding one.")],
+    path: Annotated[Path, typer.Argument(
+        help="A dataset in any form --data takes: Instance JSONL (or a folder with instances.jsonl), "
+        "IdeaBench CSVs, a ResearchBench release or .xlsx sheets, AI Idea Bench target_paper_data.json.")],
     min_references: Annotated[int, typer.Option(min=0, help="Warn below this many references.")] = 3,
     max_issues: Annotated[int, typer.Option(min=1, help="Issues to print.")] = 50,
 ) -> None:
-    """Counts, empty/duplicated fields, too few references, local paths, API-key-like strings."""
+    """Counts, empty/duplicated fields, too few references, local paths, API-key-like strings.
+
+    Exit 0 when clean (warnings allowed), 1 when errors were found, 2 when PATH holds no dataset."""
     from ideaharness.data.validate import validate_dataset
 
     report = validate_dataset(path, min_references=min_references)

@@ -16,11 +16,10 @@ the target (topic, motivation, experiment plan), recorded like every other LLM s
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
-from ideaharness.data.textio import read_text
+from ideaharness.data.jsonl import load_json
 from ideaharness.errors import DataError, ParseError
 from ideaharness.llm.judge import judge
 from ideaharness.llm.parsing import extract_json_object
@@ -48,11 +47,15 @@ DIGEST_SCHEMA: dict[str, Any] = {
 
 
 def _field(record: dict[str, Any], key: str, where: str, path: Path, row: int, kind: type | tuple) -> Any:
-    if not isinstance(record, dict) or key not in record:
+    if not isinstance(record, dict):
+        owner = where.rstrip(".") or "(record)"
+        raise DataError(path, f"row {row}, field '{owner}': expected an object, got {type(record).__name__}")
+    if key not in record:
         raise DataError(path, f"row {row}, field '{where}{key}': missing")
     value = record[key]
     if not isinstance(value, kind):
-        raise DataError(path, f"row {row}, field '{where}{key}': expected {kind}, got {type(value).__name__}")
+        raise DataError(path, f"row {row}, field '{where}{key}': expected {_kind(kind)}, "
+                              f"got {type(value).__name__}")
     return value
 
 
@@ -81,34 +84,34 @@ def load_target_paper_data(
         DataError: unreadable file or a record lacking a field (names the row and field).
     """
     path = Path(path)
-    try:
-        data = json.loads(read_text(path))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(path, f"cannot read JSON: {exc}") from exc
+    data = load_json(path)
     if not isinstance(data, list):
         raise DataError(path, "expected a JSON list of target-paper records")
     instances: list[Instance] = []
+    seen: dict[str, int] = {}
     for row, record in enumerate(data[:limit] if limit else data):
         index = _field(record, "index", "", path, row, (int, str))
+        if isinstance(index, bool) or not str(index).strip():
+            raise DataError(path, f"row {row}, field 'index': expected a number or a non-empty text")
+        if str(index) in seen:
+            raise DataError(path, f"row {row}, field 'index': {index!r} already used in row "
+                                  f"{seen[str(index)]}")
+        seen[str(index)] = row
         title = _field(record, "target_paper", "", path, row, str)
         summary = _field(record, "summary", "", path, row, dict)
-        topic = summary.get("revised_topic") or _field(summary, "topic", "summary.", path, row, str)
+        revised = _optional(summary, "revised_topic", "summary.", path, row, str)
+        topic = revised or _field(summary, "topic", "summary.", path, row, str)
         motivation = _field(summary, "motivation", "summary.", path, row, str)
         method = _field(summary, "method", "summary.", path, row, dict)
         designs = _field(method, "targeted_designs_details", "summary.method.", path, row, list)
         for k, d in enumerate(designs):
             for key in ("design_name", "description"):
                 _field(d, key, f"summary.method.targeted_designs_details[{k}].", path, row, str)
-        split = summary.get("split_topic") or []
-        keywords = [s["keyword"] for s in sorted(split, key=lambda s: s.get("rank", 0)) if s.get("keyword")]
-        refs_raw = (record.get("find_cite") or {}).get("top_references") or []
-        references = []
-        for k, ref in enumerate(refs_raw):
-            ref_title = _field(ref, "title", f"find_cite.top_references[{k}].", path, row, str)
-            extra = {key: v for key, v in ref.items() if key not in ("title", "abstract")}
-            references.append(
-                Reference(id=f"{index}-ref{k}", title=ref_title, abstract=ref.get("abstract"), extra=extra)
-            )
+        references = [
+            Reference(id=f"{index}-ref{k}", title=ref["title"], abstract=ref.get("abstract"),
+                      extra={key: v for key, v in ref.items() if key not in ("title", "abstract")})
+            for k, ref in enumerate(_top_references(record, path, row))
+        ]
         instances.append(
             Instance(
                 id=f"aiib-{index}",
@@ -122,7 +125,7 @@ def load_target_paper_data(
                 ),
                 knowledge_cutoff=cutoff,
                 extra={
-                    "keywords": keywords,
+                    "keywords": _keywords(summary, path, row),
                     "original_topic": summary.get("topic"),
                     "datasets": method.get("datasets"),
                     "metrics": method.get("metrics"),
@@ -130,6 +133,54 @@ def load_target_paper_data(
             )
         )
     return instances
+
+
+def _optional(record: dict[str, Any], key: str, where: str, path: Path, row: int, kind: type | tuple) -> Any:
+    value = record.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise DataError(path, f"row {row}, field '{where}{key}': expected {_kind(kind)}, "
+                              f"got {type(value).__name__}")
+    return value
+
+
+def _kind(kind: type | tuple) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {"str": "text", "int": "a number", "list": "a list", "dict": "an object"}
+    return " or ".join(names.get(k.__name__, k.__name__) for k in kinds)
+
+
+def _keywords(summary: dict[str, Any], path: Path, row: int) -> list[str]:
+    """``split_topic`` keywords ordered by ``rank`` (an integer, or text holding one)."""
+    split = _optional(summary, "split_topic", "summary.", path, row, list) or []
+    ranked: list[tuple[int, int, str]] = []
+    for k, item in enumerate(split):
+        where = f"summary.split_topic[{k}]."
+        if not isinstance(item, dict):
+            raise DataError(path, f"row {row}, field 'summary.split_topic[{k}]': expected an object, "
+                                  f"got {type(item).__name__}")
+        keyword = _optional(item, "keyword", where, path, row, str)
+        rank = item.get("rank", 0)
+        try:
+            if isinstance(rank, bool) or (isinstance(rank, float) and not rank.is_integer()):
+                raise ValueError(rank)
+            number = int(rank) if isinstance(rank, int | float) else int(str(rank).strip())
+        except (TypeError, ValueError):
+            raise DataError(path, f"row {row}, field '{where}rank': expected an integer, "
+                                  f"got {rank!r}") from None
+        if keyword and keyword.strip():
+            ranked.append((number, k, keyword))
+    return [keyword for _, _, keyword in sorted(ranked)]
+
+
+def _top_references(record: dict[str, Any], path: Path, row: int) -> list[dict[str, Any]]:
+    """``find_cite.top_references`` checked: objects with a text ``title`` and text-or-null ``abstract``."""
+    find_cite = _optional(record, "find_cite", "", path, row, dict) or {}
+    refs = _optional(find_cite, "top_references", "find_cite.", path, row, list) or []
+    for k, ref in enumerate(refs):
+        where = f"find_cite.top_references[{k}]."
+        _field(ref, "title", where, path, row, str)
+        _optional(ref, "abstract", where, path, row, str)
+    return refs
 
 
 def inspiration_text(reference: Reference) -> str:

@@ -12,12 +12,12 @@ MOOSE-Chem 1000 corpus repeats two titles), so an index into the list is an inde
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from ideaharness.data.jsonl import iter_jsonl, parse_json_document
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Paper
@@ -83,24 +83,18 @@ def load_corpus_file(path: str | Path, id_prefix: str | None = None) -> list[Pap
         raise DataError(path, f"cannot read corpus file: {exc.strerror or exc}") from exc
     head = text.lstrip()[:1]
     if head == "[":
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, f"line {exc.lineno}: invalid JSON: {exc.msg}") from exc
-        return papers_from_pairs(value, path, id_prefix or path.stem)
+        return papers_from_pairs(parse_json_document(text, path), path, id_prefix or path.stem)
     if head == "{":
-        return list(_read_paper_jsonl(path, text.splitlines()))
+        return list(_read_paper_jsonl(path, text))
     if not head:
         raise DataError(path, "empty corpus file")
     raise DataError(path, "not a corpus: expected a JSON list of [title, abstract] or JSONL of papers")
 
 
-def _read_paper_jsonl(path: Path, lines: Iterable[str]) -> Iterable[Paper]:
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+def _read_paper_jsonl(path: Path, text: str) -> Iterable[Paper]:
+    for lineno, value in iter_jsonl(path, text=text):
         try:
-            yield Paper.model_validate_json(line)
+            yield Paper.model_validate(value)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "line"

@@ -9,7 +9,10 @@ Published format (``data/dataset/`` of amir-hassan25/IdeaBench, built from Seman
 ``publicationTypes``, ``externalIds``, ``contexts`` and ``intents`` hold Python literals written
 by pandas (``['JournalArticle']``, ``{'DOI': '10.1/x', 'CorpusId': 12}``) and are parsed with
 :func:`ast.literal_eval`; an empty cell or ``nan``/``None`` means unknown (None). Row numbers in
-errors count the header as row 1 (as a spreadsheet shows the file).
+errors count the header as row 1 (as a spreadsheet shows the file). Files are UTF-8 with or
+without a byte-order mark (Excel's "CSV UTF-8"); fields may be up to :data:`CSV_FIELD_LIMIT`
+characters long. Non-empty cells of columns the format does not define are kept in
+``extra["other_columns"]``.
 
 Reference filtering follows the paper's section "Relevance and Significance Based Reference
 Filtering" (see :func:`filter_references`); :func:`random_filter` is the seeded random baseline.
@@ -65,13 +68,27 @@ DATASET = "ideabench"
 _NULLS = frozenset({"", "nan", "none", "null"})
 
 
+CSV_FIELD_LIMIT = 64 * 1024 * 1024
+"""Largest CSV field read, in characters. Python's default (131,072) refuses real reference files
+(a ``contexts`` cell of a much-cited reference runs to 200,000 characters); the bound still stops
+a file without closing quotes from being read as one endless field."""
+
+
 def _read_csv(path: Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
+    """Rows of a CSV file as ``(row number, {column: text})``; header = row 1.
+
+    Read as UTF-8 with an optional byte-order mark (Excel's "CSV UTF-8" starts with one).
+    """
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    row = 0  # the last row read
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.reader(fh, strict=True)
             header = next(reader, None)
             if header is None:
                 raise DataError(path, "empty file: no header row")
+            row = 1
             names = [h.strip() for h in header]
             if names and (names[0] == "" or names[0].startswith("Unnamed:")):
                 names[0] = "\0index"  # the leading unnamed index column pandas writes
@@ -79,19 +96,25 @@ def _read_csv(path: Path, required: Sequence[str]) -> list[tuple[int, dict[str, 
             if missing:
                 raise DataError(path, f"missing required column(s): {', '.join(repr(c) for c in missing)}")
             rows: list[tuple[int, dict[str, str]]] = []
-            for i, values in enumerate(reader, start=2):
+            for row, values in enumerate(reader, start=2):
                 if not any(v.strip() for v in values):
                     continue
                 if len(values) != len(names):
-                    raise DataError(path, f"row {i}: {len(values)} fields, header has {len(names)}")
-                rows.append((i, dict(zip(names, values, strict=True))))
+                    raise DataError(path, f"row {row}: {len(values)} fields, header has {len(names)}")
+                rows.append((row, dict(zip(names, values, strict=True))))
     except FileNotFoundError as exc:
         raise DataError(path, "file not found") from exc
     except UnicodeDecodeError as exc:
         raise DataError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except csv.Error as exc:
-        raise DataError(path, f"cannot parse CSV: {exc}") from exc
+        raise DataError(path, f"row {row + 1}: cannot parse CSV: {exc}") from exc
     return rows
+
+
+def _other_columns(row: dict[str, str], known: Iterable[str]) -> dict[str, str]:
+    """Non-empty cells of columns the format does not define (kept, never dropped silently)."""
+    skip = {*known, "\0index"}
+    return {k: v.strip() for k, v in row.items() if k not in skip and k and not _null(v)}
 
 
 def _null(value: str | None) -> bool:
@@ -186,6 +209,9 @@ def load_target_papers(path: str | Path) -> list[Paper]:
         summary = _text(row, "abstract_summary")
         if summary is not None:
             extra["abstract_summary"] = summary
+        other = _other_columns(row, (*TARGET_COLUMNS, "abstract_summary"))
+        if other:
+            extra["other_columns"] = other
         papers.append(
             Paper(
                 id=pid,
@@ -217,6 +243,7 @@ def load_references(path: str | Path) -> dict[str, list[Reference]]:
         target = _text(row, "targetPaperId")
         if target is None:
             raise DataError(path, f"row {lineno}, field 'targetPaperId': empty")
+        other = _other_columns(row, REFERENCE_COLUMNS)
         out.setdefault(target, []).append(
             Reference(
                 id=_text(row, "paperId") or f"{target}/ref{lineno}",
@@ -230,7 +257,7 @@ def load_references(path: str | Path) -> dict[str, list[Reference]]:
                 contexts=_str_list(row, "contexts", path, lineno) or [],
                 intents=_str_list(row, "intents", path, lineno) or [],
                 is_influential=_bool(row, "isInfluential", path, lineno),
-                extra={"row": lineno},
+                extra={"row": lineno, **({"other_columns": other} if other else {})},
             )
         )
     return out

@@ -23,7 +23,6 @@ builder uses and :func:`load_pairiq` reads back.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ideaharness.data.jsonl import dumps_line, iter_jsonl, parse_json_document
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 
@@ -343,7 +343,7 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
     root = Path(path)
     if not root.exists():
         raise DataError(root, "no such file or directory")
-    files = _record_files(root) if root.is_dir() else [root]
+    files = record_files(root) if root.is_dir() else [root]
     if not files:
         raise DataError(root, "no .json or .jsonl files found")
     records: list[PairIQRecord] = []
@@ -361,7 +361,13 @@ BUILDER_FILE = "pairiq.jsonl"
 _NOT_RECORDS = {"manifest.json", "settings.json"}
 
 
-def _record_files(root: Path) -> list[Path]:
+def pairiq_files(path: str | Path) -> list[Path]:
+    """The files :func:`load_pairiq` reads for ``path`` (the file itself, or those of a directory)."""
+    root = Path(path)
+    return record_files(root) if root.is_dir() else [root]
+
+
+def record_files(root: Path) -> list[Path]:
     """Record files under a directory: the builder's ``pairiq.jsonl`` if present, else every
     ``.json``/``.jsonl`` except hidden files, builder state (``*.state.jsonl``) and manifests."""
     if (root / BUILDER_FILE).is_file():
@@ -374,17 +380,9 @@ def _record_files(root: Path) -> list[Path]:
 def _rows(file: Path) -> Iterable[tuple[int, Any]]:
     text = read_text(file)
     if file.suffix == ".jsonl":
-        for i, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    yield i, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(file, f"row {i}: invalid JSON ({exc.msg})") from None
+        yield from iter_jsonl(file, text=text)
         return
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(file, f"line {exc.lineno}: invalid JSON ({exc.msg})") from None
+    data = parse_json_document(text, file)
     if isinstance(data, list):
         yield from enumerate(data, 1)
     else:
@@ -397,5 +395,5 @@ def write_pairiq(records: Iterable[PairIQRecord], path: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
         for record in records:
-            fh.write(json.dumps(record.to_file_dict(), ensure_ascii=False) + "\n")
+            fh.write(dumps_line(record.to_file_dict()) + "\n")
     return out

@@ -6,17 +6,18 @@ Accepted forms:
 * a ``.jsonl`` file of :class:`~ideaharness.schema.Instance` records (our format);
 * a directory holding the original IdeaBench CSVs: a target-papers file
   (``target_papers.csv`` or ``ablation_target_papers.csv``) and a references file
-  (``raw_references.csv``, ``filtered_references.csv`` or ``ablation_filtered_references.csv``).
+  (``raw_references.csv``, ``filtered_references.csv`` or ``ablation_filtered_references.csv``);
+* one of those CSV files: it is read with its partner from the same folder (a references file
+  named as ``--data`` is the one used).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from ideaharness.data.textio import read_text
+from ideaharness.data.jsonl import iter_jsonl
 from ideaharness.errors import DataError, UserError
 from ideaharness.schema import Instance
 
@@ -42,17 +43,27 @@ def load_instances(spec: str) -> list[Instance]:
             f"--data {spec!r}: no such file or directory; use 'tomato-chem', an Instance JSONL file "
             "or a directory with IdeaBench CSVs"
         )
-    if path.is_dir():
-        files = ideabench_csv_files(path)
-        if files is None:
-            raise UserError(
-                f"{path}: expected IdeaBench CSVs ({' or '.join(_TARGET_FILES)} and one of "
-                f"{', '.join(_REFERENCE_FILES)})"
-            )
+    if path.is_dir() or path.suffix.lower() == ".csv":
         from ideaharness.data.ideabench_csv import load_ideabench
 
-        return load_ideabench(*files)
+        return load_ideabench(*_csv_pair(path))
     return load_instances_jsonl(path)
+
+
+def data_files(spec: str) -> list[Path]:
+    """The files :func:`load_instances` reads for ``spec`` (to hash them into a run's identity).
+
+    Raises:
+        UserError: as :func:`load_instances`, for a spec that names nothing loadable.
+    """
+    if spec == "tomato-chem":
+        from ideaharness.data.tomato import BUNDLED_FILE, bundled_path
+
+        return [bundled_path(BUNDLED_FILE)]
+    path = Path(spec)
+    if path.is_dir() or path.suffix.lower() == ".csv":
+        return list(_csv_pair(path))
+    return [path]
 
 
 def ideabench_csv_files(directory: Path) -> tuple[Path, Path] | None:
@@ -62,19 +73,32 @@ def ideabench_csv_files(directory: Path) -> tuple[Path, Path] | None:
     return (targets, references) if targets and references else None
 
 
+def _csv_pair(path: Path) -> tuple[Path, Path]:
+    """(targets, references) for an IdeaBench folder or one of its CSV files."""
+    folder = path if path.is_dir() else path.parent
+    found = ideabench_csv_files(folder)
+    if found is None or (not path.is_dir() and path.name not in _TARGET_FILES + _REFERENCE_FILES):
+        raise UserError(
+            f"{path}: expected IdeaBench CSVs ({' or '.join(_TARGET_FILES)} and one of "
+            f"{', '.join(_REFERENCE_FILES)}) in {folder}"
+        )
+    if path.is_file() and path.name in _REFERENCE_FILES:
+        return found[0], path
+    return found
+
+
 def load_instances_jsonl(path: Path) -> list[Instance]:
-    """Read Instance records, one JSON object per line; blank lines are skipped."""
+    """Read Instance records, one JSON object per line (see :mod:`ideaharness.data.jsonl`).
+
+    Raises:
+        DataError: invalid JSON, an invalid or duplicate instance (names line and field), or no
+            instance at all.
+    """
     instances: list[Instance] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(read_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
+    for lineno, value in iter_jsonl(path):
         try:
-            instance = Instance.model_validate(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise DataError(
-                path, f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+            instance = Instance.model_validate(value)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"])

@@ -13,7 +13,6 @@ pool is used as given (:meth:`RetrievalTask.to_pool`); ``ranking.jsonl`` becomes
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +20,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ideaharness.data.jsonl import iter_jsonl
 from ideaharness.data.pools import Candidate, CandidatePool
-from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
@@ -135,24 +134,18 @@ def sample_id_doi(doi: str) -> str:
     return re.sub(r"[^a-z0-9]", "", doi.lower())
 
 
-def _rows(path: Path, model: type[RowT]) -> Iterator[RowT]:
+def _rows(path: Path, model: type[RowT]) -> Iterator[tuple[int, RowT]]:
     if not path.is_file():
         raise DataError(path, "file not found")
-    for row_no, line in enumerate(read_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, f"row {row_no}: not valid JSON ({exc.msg})") from None
+    for line_no, raw in iter_jsonl(path):
         if not isinstance(raw, dict):
-            raise DataError(path, f"row {row_no}: expected a JSON object")
+            raise DataError(path, f"line {line_no}: expected a JSON object")
         try:
-            yield model.model_validate(raw)
+            yield line_no, model.model_validate(raw)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "(row)"
-            raise DataError(path, f"row {row_no}, field '{field}': {err['msg']}") from None
+            raise DataError(path, f"line {line_no}, field '{field}': {err['msg']}") from None
 
 
 def _references(sample_id: str, inspirations: list[InspirationRow]) -> list[Reference]:
@@ -187,7 +180,7 @@ def load_papers_jsonl(path: str | Path) -> list[Instance]:
     return [
         _instance(row, path, row.title, row.abstract, row.inspirations, row.main_hypothesis,
                   {"source_index": row.source_index})
-        for row in _rows(path, PaperRow)
+        for _, row in _rows(path, PaperRow)
     ]
 
 
@@ -218,7 +211,7 @@ def load_generation_jsonl(path: str | Path) -> list[Instance]:
     return [
         _instance(row, path, row.sample_id, None, row.gold_inspirations, row.gold_hypothesis,
                   {"default_params": row.default_params})
-        for row in _rows(path, GenerationRow)
+        for _, row in _rows(path, GenerationRow)
     ]
 
 
@@ -231,12 +224,12 @@ def load_retrieve_jsonl(path: str | Path) -> list[RetrievalTask]:
     """
     path = Path(path)
     out: list[RetrievalTask] = []
-    for row_no, task in enumerate(_rows(path, RetrievalTask), start=1):
+    for line_no, task in _rows(path, RetrievalTask):
         gold = {c.title for c in task.candidates if c.label == "gold"}
         missing = [t for t in task.gold_titles if t not in gold]
         if missing:
             raise DataError(
-                path, f"row {row_no}, field 'gold_titles': {missing[0]!r} is not a gold candidate"
+                path, f"line {line_no}, field 'gold_titles': {missing[0]!r} is not a gold candidate"
             )
         out.append(task)
     return out
@@ -244,7 +237,7 @@ def load_retrieve_jsonl(path: str | Path) -> list[RetrievalTask]:
 
 def load_ranking_jsonl(path: str | Path) -> list[RankingTask]:
     """Read ``ranking.jsonl`` (gold hypothesis plus fake and model-generated negatives)."""
-    return list(_rows(Path(path), RankingTask))
+    return [task for _, task in _rows(Path(path), RankingTask)]
 
 
 class ResearchBenchRelease(BaseModel):

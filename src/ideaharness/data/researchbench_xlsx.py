@@ -14,24 +14,29 @@ Cell rules:
   by :func:`strip_chatter` (a conservative rule; see there);
 * ``No`` may have gaps but must be unique; inspirations 2 and 3 are optional;
 * a required column missing from the header, or an empty required cell, is a ``DataError``
-  naming the file, the spreadsheet row (1-based, header = row 1) and the column.
+  naming the file, the spreadsheet row (1-based, header = row 1) and the column;
+* a formula without a cached value (a workbook saved by a program that does not compute
+  formulas) is reported as such: an error in a required cell, a ``DataWarning`` elsewhere (the
+  cell reads as empty and is listed in ``extra["formulas_without_value"]``);
+* columns outside :data:`RESEARCHBENCH_COLUMNS` are kept in ``extra["other_columns"]``.
 
 Field mapping (also used for TOMATO-Chem): ``Title``/``Publisher``/``Public Date``/``doi``/
 ``abstract`` -> target paper; ``Background Question`` -> research_question; ``Background Little
 Survey`` -> background_survey; inspiration k title + relation -> ``references[k-1]`` (abstract
 unknown here); ``Main hypothesis`` -> ground_truth.hypothesis and .idea; ``fine grained
 hypothesis``; ``experiments details`` (else "Experiments to Verify ...") -> experiment_plan;
-``Note`` -> key_points; everything else -> ``extra``.
+``Note`` -> key_points; everything else -> ``extra`` (unknown columns under ``other_columns``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ideaharness.errors import DataError
+from ideaharness.errors import DataError, DataWarning
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
 RESEARCHBENCH_COLUMNS: tuple[str, ...] = (
@@ -68,6 +73,7 @@ TOMATO_COLUMNS: tuple[str, ...] = RESEARCHBENCH_COLUMNS[:19]
 """The 19 columns of TOMATO-Chem's ``Overall`` sheet; all of them must be present in any sheet."""
 
 REQUIRED_COLUMNS: tuple[str, ...] = TOMATO_COLUMNS
+_KNOWN_COLUMNS = frozenset(RESEARCHBENCH_COLUMNS)
 REQUIRED_CELLS: tuple[str, ...] = (
     "No",
     "Title",
@@ -127,6 +133,8 @@ class _Sheet(NamedTuple):
     path: Path
     columns: dict[str, int]
     rows: list[tuple[int, tuple[Any, ...]]]
+    formulas: dict[tuple[int, int], str]
+    """(spreadsheet row, column index) -> formula text, for cells holding a formula without a cached value."""
 
 
 def _cell_text(value: Any) -> str | None:
@@ -136,6 +144,45 @@ def _cell_text(value: Any) -> str | None:
         value = int(value)
     text = str(value).strip()
     return None if text.lower() in EMPTY_MARKERS else text
+
+
+def _has_formulas(path: Path) -> bool:
+    """Whether any worksheet of the workbook holds a formula (``<f>`` element), without parsing it."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for name in archive.namelist():
+                if name.startswith("xl/worksheets/") and name.endswith(".xml"):
+                    data = archive.read(name)
+                    if b"<f>" in data or b"<f " in data or b"<f/>" in data:
+                        return True
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return False
+
+
+def _uncached_formulas(path: Path, title: str, cached: list[tuple[Any, ...]]) -> dict[tuple[int, int], str]:
+    """Cells whose formula has no cached value: openpyxl reads them as empty with ``data_only``.
+
+    A workbook written by a program that does not compute formulas (pandas/openpyxl scripts, some
+    converters) stores only the formula text; Excel and LibreOffice store the value beside it.
+    """
+    import openpyxl
+
+    wb = openpyxl.load_workbook(path, read_only=True, data_only=False)
+    try:
+        found: dict[tuple[int, int], str] = {}
+        for i, row in enumerate(wb[title].iter_rows(values_only=True), start=1):
+            values = cached[i - 1] if i - 1 < len(cached) else ()
+            for j, formula in enumerate(row):
+                text = formula if isinstance(formula, str) else getattr(formula, "text", None)
+                if (isinstance(text, str) and text.startswith("=")
+                        and (j >= len(values) or values[j] is None)):
+                    found[(i, j)] = text
+        return found
+    finally:
+        wb.close()
 
 
 def _read_sheet(path: Path, sheet: str | None) -> _Sheet:
@@ -154,25 +201,36 @@ def _read_sheet(path: Path, sheet: str | None) -> _Sheet:
             ws = wb[sheet]
         else:
             raise DataError(path, f"no sheet {sheet!r}; sheets are {wb.sheetnames}")
-        it = ws.iter_rows(values_only=True)
-        header = next(it, None)
-        if header is None:
-            raise DataError(path, "empty sheet: no header row")
-        columns: dict[str, int] = {}
-        for j, name in enumerate(header):
-            if name is None or not str(name).strip():
-                continue
-            key = " ".join(str(name).split())
-            if key in columns:
-                raise DataError(path, f"row 1: column {key!r} appears twice")
-            columns[key] = j
-        missing = [c for c in REQUIRED_COLUMNS if c not in columns]
-        if missing:
-            raise DataError(path, f"missing required column(s): {', '.join(repr(c) for c in missing)}")
-        rows = [(i, tuple(r)) for i, r in enumerate(it, start=2) if any(_cell_text(v) is not None for v in r)]
+        all_rows = [tuple(r) for r in ws.iter_rows(values_only=True)]
+        title = ws.title
     finally:
         wb.close()
-    return _Sheet(path, columns, rows)
+    if not all_rows:
+        raise DataError(path, "empty sheet: no header row")
+    columns: dict[str, int] = {}
+    for j, name in enumerate(all_rows[0]):
+        if name is None or not str(name).strip():
+            continue
+        key = " ".join(str(name).split())
+        if key in columns:
+            raise DataError(path, f"row 1: column {key!r} appears twice")
+        columns[key] = j
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if missing:
+        raise DataError(path, f"missing required column(s): {', '.join(repr(c) for c in missing)}")
+    formulas = _uncached_formulas(path, title, all_rows) if _has_formulas(path) else {}
+    with_formula = {i for i, _ in formulas}
+    rows = [(i, r) for i, r in enumerate(all_rows[1:], start=2)
+            if i in with_formula or any(_cell_text(v) is not None for v in r)]
+    return _Sheet(path, columns, rows, formulas)
+
+
+def _formula_note(formula: str) -> str:
+    shown = formula if len(formula) <= 60 else formula[:57] + "..."
+    return (
+        f"the cell holds a formula ({shown}) without a cached value; open and save the file in "
+        "Excel or LibreOffice (which compute it), or export the values"
+    )
 
 
 _DATE_RE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
@@ -228,6 +286,9 @@ def _row_instance(
 
     for col in REQUIRED_CELLS:
         if text(col) is None:
+            formula = sheet.formulas.get((row, sheet.columns[col]))
+            if formula is not None:
+                raise DataError(path, f"row {row}, field {col!r}: {_formula_note(formula)}")
             raise DataError(path, f"row {row}, field {col!r}: empty required cell")
     stripped.clear()
     number = text("No")
@@ -295,6 +356,13 @@ def _row_instance(
         domain=domain if domain is not None else discipline,
         extra=extra,
     )
+    other = {col: value for col, j in sheet.columns.items() if col not in _KNOWN_COLUMNS
+             and (value := _cell_text(values[j] if j < len(values) else None)) is not None}
+    if other:
+        instance.extra["other_columns"] = other
+    uncached = [col for col, j in sheet.columns.items() if (row, j) in sheet.formulas]
+    if uncached:
+        instance.extra["formulas_without_value"] = uncached
     if orphans:
         instance.extra["relations_without_title"] = orphans
     if stripped:
@@ -340,6 +408,16 @@ def load_researchbench_sheet(
             raise DataError(path, f"row {row}, field 'No': {number!r} already used in row {seen[number]}")
         seen[number] = row
         instances.append(inst)
+    if data.formulas:
+        (row, j), formula = min(data.formulas.items())
+        column = next((c for c, k in data.columns.items() if k == j), f"column {j + 1}")
+        warnings.warn(
+            f"{path}: row {row}, field {column!r} and {len(data.formulas) - 1} other cell(s): "
+            f"{_formula_note(formula)}; these cells are read as empty (listed per instance in "
+            "extra['formulas_without_value'])",
+            DataWarning,
+            stacklevel=2,
+        )
     return instances
 
 

@@ -14,13 +14,13 @@ turns one into a :class:`ideaharness.schema.Idea`.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ideaharness.data.jsonl import iter_jsonl
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Idea, Provenance
@@ -95,13 +95,9 @@ def load_plan(folder: str | Path) -> ScholarIdea:
     rubrics: list[Rubric] = []
     rubric_path = root / f"{name}.jsonl"
     if rubric_path.is_file():
-        for row, line in enumerate(read_text(rubric_path).split("\n"), 1):
-            if not line.strip():
-                continue
+        for row, value in iter_jsonl(rubric_path):
             try:
-                rubrics.append(Rubric.model_validate(json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise DataError(rubric_path, f"row {row}: invalid JSON ({exc.msg})") from None
+                rubrics.append(Rubric.model_validate(value))
             except ValidationError as exc:
                 err = exc.errors()[0]
                 field = ".".join(str(p) for p in err["loc"])
@@ -147,3 +143,14 @@ def load_scholarideas(root: str | Path, *, domains: tuple[str, ...] | None = Non
     if domains:
         ideas = [i for i in ideas if i.domain in domains]
     return ideas[:limit] if limit is not None else ideas
+
+
+def scholarideas_files(root: str | Path) -> list[Path]:
+    """The files :func:`load_scholarideas` reads under ``root`` (plans, rubrics, cut-off dates)."""
+    base = Path(root)
+    if (base / "ScholarIdeas").is_dir():
+        base = base / "ScholarIdeas"
+    if not base.is_dir():
+        return []
+    return sorted(f for p in base.iterdir() if p.is_dir()
+                  for f in (p / f"{p.name}.txt", p / f"{p.name}.jsonl", p / "cutoff.txt") if f.is_file())

@@ -19,7 +19,6 @@ exists, :func:`background_references` falls back to Semantic Scholar citation in
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections import Counter
@@ -29,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ideaharness.data.jsonl import iter_jsonl
 from ideaharness.data.matching import match_title, normalise_title
 from ideaharness.errors import DataError
 from ideaharness.schema import Reference
@@ -259,21 +259,14 @@ def load_fulltext(path: str | Path) -> Iterator[SectionedPaper]:
         DataError: a line is not JSON or is neither format (names file and line).
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-        for row, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"line {row}: not JSON ({exc.msg})") from None
-            if "content" in record and "annotations" in (record.get("content") or {}):
-                yield from_s2orc(record)
-            elif "body_text" in record and "bib_entries" in record:
-                yield from_unarxive(record)
-            else:
-                raise DataError(path, f"line {row}: neither an s2orc nor an unarXive record")
+    for row, record in iter_jsonl(path):
+        content = record.get("content") if isinstance(record, dict) else None
+        if isinstance(content, dict) and "annotations" in content:
+            yield from_s2orc(record)
+        elif isinstance(record, dict) and "body_text" in record and "bib_entries" in record:
+            yield from_unarxive(record)
+        else:
+            raise DataError(path, f"line {row}: neither an s2orc nor an unarXive record")
 
 
 def match_bib_entry(entry: BibEntry, references: Sequence[Reference]) -> int | None:

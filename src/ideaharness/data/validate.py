@@ -1,10 +1,17 @@
-"""``ideaharness data validate PATH``: sanity checks of a built or converted dataset.
+"""``ideaharness data validate PATH``: sanity checks of a dataset in any form ``--data`` accepts.
 
-Reads ``instances.jsonl`` (a file, or a folder holding one) of :class:`Instance` and reports
-counts plus problems. Errors (exit non-zero): unreadable lines, duplicate instance ids, empty
+Forms: an Instance JSONL file (or a folder holding ``instances.jsonl``, as the builders write);
+the original IdeaBench CSVs (a folder, or one of the CSV files with its partner beside it); a
+ResearchBench release folder (any of ``papers/retrieve/generation/ranking.jsonl``); a folder of
+ResearchBench ``.xlsx`` sheets or one sheet; an AI Idea Bench ``target_paper_data.json``.
+
+An Instance JSONL is checked line by line (every bad line reported); other forms are loaded with
+the benchmark's own loader (its first error is reported as it would stop a run) and the loaded
+instances are checked. Errors (exit non-zero): unreadable lines, duplicate instance ids, empty
 target title, the same DOI under two different domains / disciplines, absolute local paths and
 strings that look like API keys or secrets anywhere in the data. Warnings: empty abstracts,
-instances with fewer references than required, duplicate references inside an instance.
+instances with fewer references than required, duplicate references inside an instance, lone
+surrogates (replaced by U+FFFD on load).
 """
 
 from __future__ import annotations
@@ -12,14 +19,15 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ideaharness.data.jsonl import split_lines
 from ideaharness.data.registry import ideabench_csv_files
-from ideaharness.data.textio import read_text
+from ideaharness.data.textio import read_text, replace_surrogates_in
 from ideaharness.errors import DataError
 from ideaharness.schema import Instance
 
@@ -83,6 +91,9 @@ def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
             yield from _strings(v, f"{where}[{i}]")
 
 
+INSTANCES_FILE = "instances.jsonl"
+
+
 def dataset_file(path: str | Path) -> Path:
     """The instances file of ``path`` (the file itself, or ``<folder>/instances.jsonl``).
 
@@ -91,41 +102,97 @@ def dataset_file(path: str | Path) -> Path:
     """
     p = Path(path)
     if p.is_dir():
-        p = p / "instances.jsonl"
+        p = p / INSTANCES_FILE
     if not p.is_file():
         raise DataError(p, "no such file (expected instances.jsonl or a folder holding one)")
     return p
 
 
-def validate_dataset(path: str | Path, *, min_references: int = 3) -> ValidationReport:
-    """Validate a JSONL of :class:`Instance` records, a builder folder holding ``instances.jsonl``,
-    or a folder with the original IdeaBench CSVs (rows are then instances in file order); see the
-    module docstring for the checks."""
-    folder = Path(path)
-    csv_files = ideabench_csv_files(folder) if folder.is_dir() else None
-    if csv_files is not None:  # original IdeaBench CSVs: check the instances they load into
-        from ideaharness.data.ideabench_csv import load_ideabench
+Row = tuple[str, Any]
+"""(where, decoded value): ``line 3`` for a JSONL line, ``instance <id>`` for a loaded instance."""
 
-        file = folder
-        lines = [inst.model_dump_json() for inst in load_ideabench(*csv_files)]
-    else:
-        file = dataset_file(path)
-        lines = read_text(file).split("\n")
-    report = ValidationReport(path=str(file))
-    add = report.issues.append
-    ids: dict[str, int] = {}
-    doi_domains: dict[str, set[str]] = defaultdict(set)
-    n_refs = 0
-    n_instances = 0
-    for row, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+
+def _jsonl_rows(file: Path, issues: list[Issue]) -> Iterator[Row]:
+    for lineno, line in split_lines(read_text(file)):
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            add(Issue(level="error", where=f"line {row}", message=f"not JSON ({exc.msg})"))
+            issues.append(Issue(level="error", where=f"line {lineno}", message=f"not JSON ({exc.msg})"))
             continue
-        for where, text in _strings(raw, f"line {row}"):
+        raw, changed = replace_surrogates_in(raw)
+        for where in changed:
+            issues.append(Issue(level="warning", where=f"line {lineno}, field '{where}'",
+                                message="lone UTF-16 surrogate (replaced by U+FFFD when loaded)"))
+        yield f"line {lineno}", raw
+
+
+def _loaded(instances: Iterable[Instance]) -> Iterator[Row]:
+    for inst in instances:
+        yield f"instance {inst.id}", inst.model_dump(mode="json")
+
+
+def _resolve(path: Path, counts: dict[str, Any]) -> tuple[Path, Iterator[Row] | None]:
+    """(the path reported, rows of loaded instances) for every form but an Instance JSONL (None)."""
+    from ideaharness.data.researchbench_jsonl import RELEASE_FILES
+
+    if (path.is_dir() and ideabench_csv_files(path) is not None) or path.suffix.lower() == ".csv":
+        from ideaharness.data.registry import load_instances
+
+        return path, _loaded(load_instances(str(path)))
+    if path.is_dir() and any((path / f).is_file() for f in RELEASE_FILES):
+        from ideaharness.data.researchbench_jsonl import load_release_dir
+
+        release = load_release_dir(path)
+        counts.update({"retrieval tasks": len(release.retrieve), "ranking tasks": len(release.ranking)})
+        return path, _loaded(release.instances())
+    if path.is_dir() and not (path / INSTANCES_FILE).is_file() and any(path.glob("*.xlsx")):
+        from ideaharness.data.researchbench_xlsx import load_researchbench_dir
+
+        return path, _loaded(load_researchbench_dir(path).instances)
+    if path.is_file() and path.suffix.lower() == ".xlsx":
+        from ideaharness.data.researchbench_xlsx import load_researchbench_sheet
+
+        return path, _loaded(load_researchbench_sheet(path, discipline=path.stem, sheet=None))
+    if path.is_file() and path.suffix.lower() == ".json":
+        from ideaharness.data.aiideabench import load_target_paper_data
+
+        return path, _loaded(load_target_paper_data(path))
+    return dataset_file(path), None
+
+
+def validate_dataset(path: str | Path, *, min_references: int = 3) -> ValidationReport:
+    """Validate a dataset in any form ``--data`` accepts (see the module docstring).
+
+    Raises:
+        DataError: ``path`` holds nothing to validate.
+    """
+    given = Path(path)
+    if not given.exists():
+        raise DataError(given, "no such file or directory")
+    counts: dict[str, Any] = {}
+    issues: list[Issue] = []
+    file = given
+    rows: list[Row] = []
+    try:
+        file, loaded = _resolve(given, counts)
+        rows = list(_jsonl_rows(file, issues) if loaded is None else loaded)
+    except DataError as exc:  # a loader's first error: reported, as it would stop a run
+        issues.append(Issue(level="error", where=exc.path, message=exc.detail))
+    report = ValidationReport(path=str(file), issues=issues)
+    _check_rows(rows, report, min_references)
+    report.counts.update(counts)
+    report.counts.update(errors=len(report.errors), warnings=len(report.warnings))
+    return report
+
+
+def _check_rows(rows: Iterable[Row], report: ValidationReport, min_references: int) -> None:
+    add = report.issues.append
+    ids: dict[str, str] = {}
+    doi_domains: dict[str, set[str]] = defaultdict(set)
+    n_refs = 0
+    n_instances = 0
+    for row, raw in rows:
+        for where, text in _strings(raw, row):
             for name, pattern in SECRET_PATTERNS:
                 if pattern.search(text):
                     add(Issue(level="error", where=where, message=f"looks like a secret ({name})"))
@@ -137,18 +204,12 @@ def validate_dataset(path: str | Path, *, min_references: int = 3) -> Validation
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"])
-            add(Issue(level="error", where=f"line {row}, field '{field}'", message=err["msg"]))
+            add(Issue(level="error", where=f"{row}, field '{field}'", message=err["msg"]))
             continue
         n_instances += 1
-        where = f"line {row} ({inst.id})"
+        where = row if row.startswith("instance ") else f"{row} ({inst.id})"
         if inst.id in ids:
-            add(
-                Issue(
-                    level="error",
-                    where=where,
-                    message=f"duplicate instance id (first on line {ids[inst.id]})",
-                )
-            )
+            add(Issue(level="error", where=where, message=f"duplicate instance id (first on {ids[inst.id]})"))
         ids.setdefault(inst.id, row)
         if not inst.target.title.strip():
             add(Issue(level="error", where=f"{where}, field 'target.title'", message="empty"))
@@ -159,13 +220,8 @@ def validate_dataset(path: str | Path, *, min_references: int = 3) -> Validation
             doi_domains[doi.lower()].add(inst.domain or "")
         n_refs += len(inst.references)
         if len(inst.references) < min_references:
-            add(
-                Issue(
-                    level="warning",
-                    where=where,
-                    message=f"{len(inst.references)} references (< {min_references})",
-                )
-            )
+            add(Issue(level="warning", where=where,
+                      message=f"{len(inst.references)} references (< {min_references})"))
         ref_ids = [r.id for r in inst.references]
         if len(ref_ids) != len(set(ref_ids)):
             add(Issue(level="warning", where=where, message="the same reference appears twice"))
@@ -174,18 +230,7 @@ def validate_dataset(path: str | Path, *, min_references: int = 3) -> Validation
                 add(Issue(level="warning", where=f"{where}, field 'references[{i}].title'", message="empty"))
     for doi, domains in sorted(doi_domains.items()):
         if len(domains) > 1:
-            add(
-                Issue(
-                    level="error",
-                    where=f"DOI {doi}",
-                    message=f"same DOI in {len(domains)} domains: "
-                    + ", ".join(sorted(d or "-" for d in domains)),
-                )
-            )
-    report.counts = {
-        "instances": n_instances,
-        "references": n_refs,
-        "errors": len(report.errors),
-        "warnings": len(report.warnings),
-    }
-    return report
+            names = ", ".join(sorted(d or "-" for d in domains))
+            message = f"same DOI in {len(domains)} domains: {names}"
+            add(Issue(level="error", where=f"DOI {doi}", message=message))
+    report.counts = {"instances": n_instances, "references": n_refs}

@@ -13,10 +13,11 @@ Every idea becomes an :class:`~ideaharness.schema.Idea` with provenance ``genera
 
 from __future__ import annotations
 
-import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from ideaharness.data.jsonl import iter_jsonl, parse_json_document
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Idea, Provenance
@@ -41,6 +42,13 @@ def _as_text(value: Any) -> str | None:
     return str(value).strip() or None
 
 
+def _model_name(obj: dict[str, Any], path: Path, where: str) -> str | None:
+    model = obj.get("model")
+    if model is None or isinstance(model, str):
+        return model
+    raise DataError(path, f"{where}, field 'model': expected text, got {type(model).__name__}")
+
+
 def _idea(obj: Any, instance_id: str, k: int, system: str, path: Path, where: str) -> Idea:
     if not isinstance(obj, dict):
         raise DataError(path, f"{where}: expected an object, got {type(obj).__name__}")
@@ -61,49 +69,50 @@ def _idea(obj: Any, instance_id: str, k: int, system: str, path: Path, where: st
         text=text,
         motivation=motivation,
         experiment_plan=plan,
-        provenance=Provenance(generator=system, model=obj.get("model"), sample_index=k),
+        provenance=Provenance(generator=system, model=_model_name(obj, path, where), sample_index=k),
     )
 
 
-def load_external_ideas(path: str | Path, *, system: str | None = None) -> dict[str, list[Idea]]:
+def load_external_ideas(
+    path: str | Path, *, system: str | None = None, instance_ids: Collection[str] | None = None
+) -> dict[str, list[Idea]]:
     """Read external ideas into ``{instance_id: [Idea, ...]}`` (file order kept).
 
     Args:
         path: a ``.json`` (AI-Scientist style) or ``.jsonl`` file (formats in the module docstring).
         system: name recorded as the ideas' generator; default the file's stem.
+        instance_ids: the ids of the dataset's instances; an idea for any other id is refused
+            (None: not checked).
 
     Raises:
         DataError: unreadable file, unknown suffix, or an idea without instance id, motivation or
-            experiment plan (names the row and field).
+            experiment plan, or with an instance id not in ``instance_ids`` (names the line or
+            row and the field).
     """
     path = Path(path)
     system = system or path.stem
-    try:
-        raw = read_text(path)
-    except OSError as exc:
-        raise DataError(path, f"cannot read: {exc.strerror or exc}") from exc
+    raw = read_text(path)
     out: dict[str, list[Idea]] = {}
+    known = set(instance_ids) if instance_ids is not None else None
 
     def add(obj: Any, instance_id: Any, where: str) -> None:
-        if not instance_id:
-            raise DataError(path, f"{where}, field 'instance_id': missing")
-        ideas = out.setdefault(str(instance_id), [])
-        ideas.append(_idea(obj, str(instance_id), len(ideas), system, path, where))
+        if instance_id is None or not str(instance_id).strip():
+            raise DataError(path, f"{where}, field 'instance_id': missing or empty")
+        if not isinstance(instance_id, str | int):
+            kind = type(instance_id).__name__
+            raise DataError(path, f"{where}, field 'instance_id': expected text, got {kind}")
+        key = str(instance_id).strip()
+        if known is not None and key not in known:
+            example = f" (ids look like {min(known)!r})" if known else ""
+            raise DataError(path, f"{where}, field 'instance_id': unknown instance id {key!r}{example}")
+        ideas = out.setdefault(key, [])
+        ideas.append(_idea(obj, key, len(ideas), system, path, where))
 
     if path.suffix == ".jsonl":
-        for lineno, line in enumerate(raw.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"line {lineno}: invalid JSON ({exc.msg})") from exc
+        for lineno, obj in iter_jsonl(path, text=raw):
             add(obj, obj.get("instance_id") if isinstance(obj, dict) else None, f"line {lineno}")
     elif path.suffix == ".json":
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, f"invalid JSON ({exc.msg}, line {exc.lineno})") from exc
+        data = parse_json_document(raw, path)
         if isinstance(data, dict):
             for instance_id, ideas in data.items():
                 items = ideas if isinstance(ideas, list) else [ideas]

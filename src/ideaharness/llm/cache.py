@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ideaharness.errors import UserError, is_disk_full, storage_error
 from ideaharness.llm.types import ChatRequest, Completion
 
 CACHE_FILE_NAME = "llm-cache.sqlite"
@@ -67,12 +68,14 @@ def default_cache_path() -> Path:
 def request_key(request: ChatRequest, base_url: str | None = None) -> str:
     """sha256 hex digest (64 chars) of the canonical JSON of ``request`` and ``base_url``.
 
-    ``base_url`` is normalised (trailing ``/`` removed); None for local models.
+    ``base_url`` is normalised (trailing ``/`` removed); None for local models. Never raises on
+    text: a string holding a lone surrogate hashes like any other.
     """
     payload: dict[str, Any] = request.model_dump(mode="json")
     payload["base_url"] = base_url.rstrip("/") if base_url else None
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    # "surrogatepass": a lone surrogate (never valid UTF-8) still hashes, to its own key
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class CacheInfo(BaseModel):
@@ -97,9 +100,9 @@ class ResponseCache:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
             )
@@ -117,11 +120,13 @@ class ResponseCache:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
-            from ideaharness.errors import UserError
-
+            if is_disk_full(exc):
+                raise storage_error(self.path, exc) from exc
             raise UserError(
                 f"{self.path}: not a usable LLM cache ({exc}); delete it or run `ideaharness cache clear`"
             ) from exc
+        except OSError as exc:
+            raise storage_error(self.path, exc) from exc
 
     def get(self, key: str) -> Completion | None:
         """The stored completion for ``key`` (with ``cached=True``), or None."""
@@ -129,18 +134,37 @@ class ResponseCache:
             row = self._conn.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        completion = Completion.model_validate_json(row[0])
+        completion = Completion.model_validate(json.loads(row[0]))
         return completion.model_copy(update={"cached": True})
 
     def put(self, key: str, request: ChatRequest, completion: Completion) -> None:
-        """Store ``completion`` under ``key`` (replacing an earlier value for the same key)."""
+        """Store ``completion`` under ``key`` (replacing an earlier value for the same key).
+
+        Text is stored as ASCII JSON (``\\uXXXX`` escapes), so any string, even one holding a lone
+        surrogate, is stored and read back exactly.
+
+        Raises:
+            StorageError: the disk is full (SQLite rolls the insert back: nothing half-written).
+        """
         stored = completion.model_copy(update={"cached": False})
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, model, request, completion, created) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (key, request.model, request.model_dump_json(), stored.model_dump_json(), time.time()),
-            )
+        row = (
+            key,
+            request.model,
+            json.dumps(request.model_dump(mode="json")),
+            json.dumps(stored.model_dump(mode="json")),
+            time.time(),
+        )
+        try:
+            with self._lock:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO responses (key, model, request, completion, created) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    row,
+                )
+        except sqlite3.OperationalError as exc:
+            if is_disk_full(exc):
+                raise storage_error(self.path, exc) from exc
+            raise
 
     def __len__(self) -> int:
         with self._lock:

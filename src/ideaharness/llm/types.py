@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from ideaharness.data.textio import replace_lone_surrogates
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
 
@@ -32,8 +34,17 @@ class ChatRequest(BaseModel):
     json_schema: dict[str, Any] | None = None
     sample_index: int = 0
 
+    @field_validator("messages")
+    @classmethod
+    def _valid_text(cls, messages: list[Message]) -> list[Message]:
+        """Lone surrogates (never valid UTF-8, so unsendable) become U+FFFD."""
+        return [{k: replace_lone_surrogates(v) for k, v in m.items()} for m in messages]
+
 
 class Completion(BaseModel):
+    """One reply. A lone surrogate in ``text`` (a server that split an emoji's UTF-16 pair) is
+    replaced by U+FFFD, so every reply can be hashed, cached, recorded and shown."""
+
     text: str
     model: str
     usage: Usage = Field(default_factory=Usage)
@@ -41,6 +52,11 @@ class Completion(BaseModel):
     latency_s: float = 0.0
     cost_usd: float | None = None
     finish_reason: str | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _valid_text(cls, text: str) -> str:
+        return replace_lone_surrogates(text)
 
 
 @runtime_checkable

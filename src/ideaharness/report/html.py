@@ -18,6 +18,7 @@ import jinja2
 from pydantic import BaseModel, Field
 
 from ideaharness import __version__
+from ideaharness.fileio import atomic_write_text
 
 
 class Table(BaseModel):
@@ -87,7 +88,6 @@ def write_report(
         sections: example texts (ideas, judge replies), escaped like everything else.
     """
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
     html = (
         _environment()
         .get_template("report.html.j2")
@@ -102,5 +102,4 @@ def write_report(
             sections=sections,
         )
     )
-    out.write_text(html, encoding="utf-8")
-    return out
+    return atomic_write_text(out, html)

@@ -2,15 +2,21 @@
 
 Layout of ``--out runs/NAME``::
 
-    config.json          the full configuration of the run (no secrets), written once
-    records/<step>.jsonl one line per finished unit of work, appended and flushed as it finishes
+    config.json          the full configuration of the run (no secrets) and the sha256 of every
+                         input file, written once
+    records/<step>.jsonl one line per finished unit of work, appended and fsynced as it finishes
+    records/<step>.torn  line fragments a crash left at the end of a records file (kept aside)
+    usage/<process>.json model calls, tokens and cost of each process that worked on the run
     results.json         aggregate results, rewritten at the end of each run
     report.html          self-contained report (when the benchmark writes one)
+    .run.lock(.json)     held by the one process working on the directory (and who it is)
+    superseded/<time>/   earlier runs replaced with ``force=True`` (``--force``)
 
 A record line is ``{"step", "instance_id", "key", "data", "created"}``; ``(step, instance_id,
 key)`` identifies a unit of work, so a re-run skips every unit already recorded, and records can
 be split by instance id into deterministic shards (:func:`shard_of`) and merged by concatenation.
-A line cut short by a crash is ignored on load (and reported), never fatal.
+A line cut short by a crash is cut off when the store opens (so the next record starts a line of
+its own), kept in ``records/<step>.torn`` and counted in ``corrupt_record_lines``.
 """
 
 from __future__ import annotations
@@ -18,18 +24,31 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
-from collections.abc import Iterator
+import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ideaharness.errors import UserError
+from ideaharness.data.jsonl import dumps_line, repair_torn_tail, scan_jsonl
+from ideaharness.errors import StorageError, UserError, storage_error
+from ideaharness.fileio import append_line, atomic_write_text
+from ideaharness.runs.inputs import INPUTS_KEY, InputHashes, changed_input, hash_inputs
+from ideaharness.runs.lock import HOLDER_FILE, LOCK_FILE, RunLock
+from ideaharness.runs.usage import USAGE_DIR, UsageLog
 
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.json"
+REPORT_FILE = "report.html"
 RECORDS_DIR = "records"
+SUPERSEDED_DIR = "superseded"
+TORN_SUFFIX = ".torn"
 
 RecordKey = tuple[str, str, str]
+
+_RUN_FILES = (CONFIG_FILE, RECORDS_DIR, RESULTS_FILE, REPORT_FILE, USAGE_DIR)
+"""What a run owns in its directory (moved aside by ``force``)."""
+_LEFTOVERS = frozenset({RECORDS_DIR, USAGE_DIR, LOCK_FILE, HOLDER_FILE, SUPERSEDED_DIR})
+"""What a run directory may hold before its config.json is written (an interrupted start)."""
 
 
 def shard_of(instance_id: str, num_shards: int) -> int:
@@ -40,17 +59,27 @@ def shard_of(instance_id: str, num_shards: int) -> int:
 
 
 class RunStore:
-    """Append-only store of one run's records.
+    """Append-only store of one run's records, held by one process at a time.
 
     Args:
-        out_dir: run directory; created if missing.
+        out_dir: run directory; created if missing. An existing directory must be empty or hold a
+            run (``config.json``): anything else is refused, never overwritten.
         config: JSON-serialisable configuration. If the directory already holds a run, the
             ``identity`` part of both configs must match (a different generator, dataset or seed
             in the same directory is refused rather than mixed).
         identity_keys: the config keys that must match to resume; default all keys.
+        inputs: flag (``"--data"``) -> the files read for it; their sha256 is recorded and must
+            match on resume.
+        force: when the recorded run has other settings or inputs, move it to
+            ``superseded/<time>/`` and start a new run instead of refusing.
 
     Raises:
-        UserError: the directory holds a run with a different configuration.
+        UserError: ``out_dir`` is a file or a folder that is not a run directory; its
+            ``config.json`` is unreadable; it holds a run with a different configuration or
+            changed inputs (without ``force``); or another process holds it.
+        StorageError: the directory cannot be written (disk full, read-only).
+
+    Use as a context manager or call :meth:`close` to release the directory.
     """
 
     def __init__(
@@ -59,39 +88,83 @@ class RunStore:
         config: dict[str, Any],
         *,
         identity_keys: tuple[str, ...] | None = None,
+        inputs: Mapping[str, Sequence[Path]] | None = None,
+        force: bool = False,
     ) -> None:
         self.dir = Path(out_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / RECORDS_DIR).mkdir(exist_ok=True)
         self.config = config
         self.corrupt_lines = 0
+        self._index: dict[RecordKey, dict[str, Any]] = {}
+        self._usage: UsageLog | None = None
+        _check_out_dir(self.dir)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_error(self.dir, exc) from exc
+        self._lock = RunLock(self.dir)
+        self._lock.acquire()
+        try:
+            self._open(identity_keys, hash_inputs(inputs or {}), force)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    # -- opening -------------------------------------------------------------
+    def _open(self, identity_keys: tuple[str, ...] | None, hashes: InputHashes, force: bool) -> None:
         config_path = self.dir / CONFIG_FILE
         if config_path.exists():
-            old = json.loads(config_path.read_text(encoding="utf-8"))
-            keys = identity_keys or tuple(sorted(set(old) | set(config)))
-            diff = [k for k in keys if old.get(k) != config.get(k)]
-            if diff:
+            old = _read_config(config_path)
+            problem = _identity_problem(old, self.config, identity_keys, hashes)
+            if problem and not force:
                 raise UserError(
-                    f"{config_path}: this run directory holds a run with different settings "
-                    f"({', '.join(diff)}); use another --out or delete the directory"
+                    f"{config_path}: {problem}; use another --out, or --force to start a new run "
+                    f"here (the old one is moved to {self.dir / SUPERSEDED_DIR})"
                 )
+            if problem:
+                self._supersede()
+                self._write_config(hashes)
+            elif set(hashes) - set(old.get(INPUTS_KEY) or {}):  # recorded before inputs were hashed
+                self._write_config({**hashes, **(old.get(INPUTS_KEY) or {})}, base=old)
         else:
-            _atomic_write(config_path, json.dumps(config, indent=2, sort_keys=True, default=str))
-        self._index: dict[RecordKey, dict[str, Any]] = {}
-        for record in self._iter_all():
-            self._index[(record["step"], record["instance_id"], record["key"])] = record["data"]
+            self._write_config(hashes)
+        records = self.dir / RECORDS_DIR
+        try:
+            records.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise storage_error(records, exc) from exc
+        for path in sorted(records.glob("*.jsonl")):
+            repair_torn_tail(path, path.with_suffix(TORN_SUFFIX))
+            scan = scan_jsonl(path)
+            self.corrupt_lines += len(scan.invalid)
+            for _, record in scan.rows:
+                try:
+                    key = (record["step"], record["instance_id"], record["key"])
+                    self._index[key] = record["data"]
+                except (TypeError, KeyError):
+                    self.corrupt_lines += 1
+        for torn in records.glob(f"*{TORN_SUFFIX}"):
+            self.corrupt_lines += _count_lines(torn)
 
-    def _iter_all(self) -> Iterator[dict[str, Any]]:
-        for path in sorted((self.dir / RECORDS_DIR).glob("*.jsonl")):
-            with path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    if not line.strip():
-                        continue
-                    try:
-                        yield json.loads(line)
-                    except json.JSONDecodeError:
-                        self.corrupt_lines += 1
+    def _write_config(self, hashes: InputHashes, base: dict[str, Any] | None = None) -> None:
+        content = {**(base if base is not None else self.config), INPUTS_KEY: hashes}
+        atomic_write_text(self.dir / CONFIG_FILE, json.dumps(content, indent=2, sort_keys=True, default=str))
 
+    def _supersede(self) -> None:
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = self.dir / SUPERSEDED_DIR / stamp
+        n = 1
+        while target.exists():
+            n += 1
+            target = self.dir / SUPERSEDED_DIR / f"{stamp}-{n}"
+        try:
+            target.mkdir(parents=True)
+            for name in _RUN_FILES:
+                if (self.dir / name).exists():
+                    shutil.move(str(self.dir / name), str(target / name))
+        except OSError as exc:
+            raise storage_error(target, exc) from exc
+
+    # -- records -------------------------------------------------------------
     def get(self, step: str, instance_id: str, key: str = "") -> dict[str, Any] | None:
         """The recorded data of a unit of work, or None if not done yet."""
         return self._index.get((step, instance_id, key))
@@ -100,45 +173,128 @@ class RunStore:
         return (step, instance_id, key) in self._index
 
     def put(self, step: str, instance_id: str, data: dict[str, Any], key: str = "") -> None:
-        """Append one record and flush it to disk before returning (crash-safe).
+        """Append one record and fsync it before returning (crash-safe); all or nothing.
 
-        A unit already recorded is not written twice.
+        A unit already recorded is not written twice. Strings holding lone surrogates are stored
+        as JSON escapes and read back exactly.
+
+        Raises:
+            StorageError: the record cannot be written (e.g. disk full); the file is left as it was.
         """
         if (step, instance_id, key) in self._index:
             return
-        line = json.dumps(
+        line = dumps_line(
             {
                 "step": step,
                 "instance_id": instance_id,
                 "key": key,
                 "data": data,
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            },
-            ensure_ascii=False,
-            default=str,
+            }
         )
-        path = self.dir / RECORDS_DIR / f"{_safe(step)}.jsonl"
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_line(self.dir / RECORDS_DIR / f"{_safe(step)}.jsonl", line)
         self._index[(step, instance_id, key)] = data
+        if self._usage is not None:
+            self._usage.maybe_save()
 
     def records(self, step: str) -> list[tuple[str, str, dict[str, Any]]]:
         """All records of a step as ``(instance_id, key, data)``, in insertion order."""
         return [(i, k, d) for (s, i, k), d in self._index.items() if s == step]
 
+    # -- usage and results ---------------------------------------------------
+    def track_usage(self, roles: Mapping[str, Any]) -> None:
+        """Record the counters of these model clients (role -> client) in ``usage/``; results then
+        report them summed over every process of the run (see :mod:`ideaharness.runs.usage`)."""
+        self._usage = UsageLog(self.dir, roles)
+
     def write_results(self, results: dict[str, Any]) -> Path:
-        path = self.dir / RESULTS_FILE
-        _atomic_write(path, json.dumps(results, indent=2, sort_keys=False, default=str))
-        return path
+        """Write ``results.json`` atomically; returns its path.
+
+        Adds to ``results`` (in place): ``corrupt_record_lines``; and when usage is tracked,
+        ``llm_stats`` (per role, summed over every process of the run), ``llm_stats_this_process``
+        and ``llm_stats_processes``.
+
+        Raises:
+            StorageError: the file cannot be written (the previous one stays intact).
+        """
+        results["corrupt_record_lines"] = self.corrupt_lines
+        if self._usage is not None:
+            results["llm_stats_this_process"] = self._usage.save()
+            results["llm_stats"], results["llm_stats_processes"] = self._usage.totals()
+        return atomic_write_text(self.dir / RESULTS_FILE, json.dumps(results, indent=2, default=str))
+
+    def close(self) -> None:
+        """Save this process's usage and release the directory; safe to call twice."""
+        try:
+            if self._usage is not None:
+                self._usage.save()
+        except StorageError:
+            pass  # the counters of this process are lost, not the run
+        finally:
+            self._lock.release()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        return sum(1 for line in path.read_bytes().split(b"\n") if line)
+    except OSError:
+        return 0
+
+
+def _check_out_dir(path: Path) -> None:
+    """Refuse an ``--out`` that is a file or a folder holding something other than a run."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--out {path}: is a file; give a run directory (new, empty, or an earlier run)")
+    if not path.is_dir() or (path / CONFIG_FILE).exists():
+        return
+    try:
+        foreign = sorted(p.name for p in path.iterdir() if p.name not in _LEFTOVERS and not _is_tmp(p.name))
+    except OSError as exc:
+        raise UserError(f"--out {path}: cannot be read ({exc.strerror or exc})") from None
+    if not foreign and any(p.stat().st_size for p in (path / RECORDS_DIR).glob("*.jsonl")):
+        raise UserError(
+            f"--out {path}: holds records but no {CONFIG_FILE} (a damaged run); restore {CONFIG_FILE} "
+            "or use another --out"
+        )
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise UserError(
+            f"--out {path}: exists and is not a run directory (it holds {shown} and no {CONFIG_FILE}); "
+            "nothing was written: give a new or empty folder"
+        )
+
+
+def _is_tmp(name: str) -> bool:
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(
+            f"{path}: not a readable run configuration ({exc}); restore it, or use another --out"
+        ) from None
+    if not isinstance(value, dict):
+        raise UserError(f"{path}: not a run configuration (expected a JSON object); use another --out")
+    return value
+
+
+def _identity_problem(
+    old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] | None, hashes: InputHashes
+) -> str | None:
+    names = keys or tuple(sorted((set(old) | set(new)) - {INPUTS_KEY}))
+    diff = [k for k in names if old.get(k) != new.get(k)]
+    if diff:
+        return f"this run directory holds a run with different settings ({', '.join(diff)})"
+    return changed_input(old.get(INPUTS_KEY) or {}, hashes)
 
 
 def _safe(step: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in step)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

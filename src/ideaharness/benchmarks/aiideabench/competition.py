@@ -19,7 +19,10 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import UserError
 from ideaharness.metrics.tournament import (
     Battle,
@@ -45,21 +48,22 @@ def load_run_ideas(run_dir: Path) -> tuple[str, dict[str, list[Idea]]]:
     config_path = run_dir / CONFIG_FILE
     if not config_path.exists():
         raise UserError(f"--compare {run_dir}: no {CONFIG_FILE}; give an AI Idea Bench run directory")
-    config = json.loads(config_path.read_text(encoding="utf-8"))
-    if config.get("benchmark") != "aiideabench":
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"--compare {run_dir}: {CONFIG_FILE} is not readable ({exc})") from None
+    if not isinstance(config, dict) or config.get("benchmark") != "aiideabench":
         raise UserError(f"--compare {run_dir}: not an AI Idea Bench run "
-                        f"(benchmark={config.get('benchmark')!r})")
+                        f"(benchmark={config.get('benchmark') if isinstance(config, dict) else None!r})")
     name = config.get("system") or (Path(config["ideas_file"]).stem if config.get("ideas_file") else None)
     name = name or config.get("generator") or run_dir.name
     ideas: dict[str, list[Idea]] = {}
     path = run_dir / RECORDS_DIR / "ideas.jsonl"
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+    for _, rec in scan_jsonl(path).rows:  # a torn or damaged line is that unit missing, as in a resume
+        try:
             ideas[rec["instance_id"]] = [Idea.model_validate(i) for i in rec["data"]["ideas"]]
+        except (TypeError, KeyError, ValidationError):
+            continue
     return str(name), ideas
 
 

@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ideaharness.benchmarks._common import model_stats
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION
 from ideaharness.metrics.choice import imcq_hit
@@ -99,7 +98,6 @@ def aggregate(
     results["competition"] = competition
     if competition:
         results["competition_literature"] = _other_literature(competition)
-    results["llm_stats"] = {"generator": model_stats(bench.generator), "judge": model_stats(bench.judge)}
     results["errors"] = bench.steps.error_count
     results["corrupt_record_lines"] = bench.store.corrupt_lines
     return results

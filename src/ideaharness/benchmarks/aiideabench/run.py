@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
 from ideaharness.benchmarks.aiideabench.literature import (
@@ -49,7 +49,7 @@ from ideaharness.generation.aiideabench import (
 from ideaharness.generation.external import load_external_ideas
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.choice import MCQuestion, build_mcq
-from ideaharness.runs.store import RunStore, shard_of
+from ideaharness.runs.store import shard_of
 from ideaharness.schema import Idea, Instance
 from ideaharness.seeding import derive_seed
 
@@ -66,6 +66,16 @@ def load_aiideabench_instances(config: AIIdeaBenchConfig) -> list[Instance]:
     return from_tomato(load_instances(config.data), cutoff=config.cutoff)
 
 
+def input_files(config: AIIdeaBenchConfig) -> dict[str, list[Path]]:
+    """The files a run reads, by flag (their sha256 is part of the run's identity)."""
+    from ideaharness.data.registry import data_files
+
+    files = {"--data": [Path(config.data)] if config.data.endswith(".json") else data_files(config.data)}
+    if config.ideas_file:
+        files["--ideas"] = [Path(config.ideas_file)]
+    return files
+
+
 class AIIdeaBench:
     """One AI Idea Bench run over a run directory. Use :func:`run_aiideabench` unless embedding it."""
 
@@ -78,21 +88,24 @@ class AIIdeaBench:
         *,
         scholar: Any = None,
         embed_fn: Callable[[Sequence[str]], Any] | None = None,
+        instance_ids: Collection[str] | None = None,
     ) -> None:
         self.config = config
         self.options = options
         self.generator = generator
         self.judge = judge
-        identity = tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url",))
-        self.store = RunStore(options.out, config.model_dump(mode="json"), identity_keys=identity)
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
-        self.gate = ScholarGate(config.scholar_base_url, client=scholar,
-                                cache_dir=str(Path(options.out) / "scholar_cache"))
         self._embed_fn = embed_fn
         self._embeddings: dict[str, Any] = {}
         self.external: dict[str, list[Idea]] | None = None
         if config.ideas_file:
-            self.external = load_external_ideas(config.ideas_file, system=config.system_name)
+            self.external = load_external_ideas(config.ideas_file, system=config.system_name,
+                                                instance_ids=instance_ids)
+        identity = tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url",))
+        self.store = open_store(options, config, identity_keys=identity, inputs=input_files(config),
+                                models={"generator": generator, "judge": judge})
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
+        self.gate = ScholarGate(config.scholar_base_url, client=scholar,
+                                cache_dir=str(Path(options.out) / "scholar_cache"))
 
     # -- helpers -------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> Any:
@@ -369,17 +382,19 @@ async def run_aiideabench_async(
         generator = generator or (None if config.ideas_file else gen_model)
         judge = judge or judge_model
     assert judge is not None
-    bench = AIIdeaBench(config, options, generator, judge, scholar=scholar, embed_fn=embed_fn)
+    bench = AIIdeaBench(config, options, generator, judge, scholar=scholar, embed_fn=embed_fn,
+                        instance_ids=[i.id for i in pool])
     competition: dict[str, Any] | None = None
-    try:
-        await bench.execute(instances, pool)
-        if compare:
-            competition = await run_competition(bench, instances, [Path(c) for c in compare])
-    finally:
-        results = aggregate(bench, instances, competition)
-        bench.store.write_results(results)
-        await bench.gate.aclose()
-    write_outputs(bench, instances, results)
+    with bench.store:
+        try:
+            await bench.execute(instances, pool)
+            if compare:
+                competition = await run_competition(bench, instances, [Path(c) for c in compare])
+        finally:
+            results = aggregate(bench, instances, competition)
+            bench.store.write_results(results)
+            await bench.gate.aclose()
+        write_outputs(bench, instances, results)
     return results
 
 

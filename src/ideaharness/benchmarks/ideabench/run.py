@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, model_stats
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.ideabench.config import (
     BENCHMARK_VERSION,
     TARGET_IDEA_MIN_CHARS,
@@ -18,16 +18,19 @@ from ideaharness.benchmarks.ideabench.config import (
     Scenario,
 )
 from ideaharness.benchmarks.ideabench.report import example_sections, rank_figure, results_tables, skip_notes
-from ideaharness.data.registry import load_instances
+from ideaharness.data.registry import data_files, load_instances
 from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.parsing import extract_json, extract_json_object, parse_rating
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, p80, summarize
 from ideaharness.prompts import render
-from ideaharness.runs.store import RunStore, shard_of
+from ideaharness.runs.store import shard_of
 from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
+
+SIMILARITY_BATCH = 16
+"""Instances scored by BERTScore per batch; each batch is recorded before the next starts."""
 
 # ----------------------------------------------------------------------------- parsers
 
@@ -195,12 +198,10 @@ class IdeaBench:
         self.options = options
         self.generator = generator
         self.judge = judge
-        self.store = RunStore(
-            options.out,
-            config.model_dump(mode="json"),
-        )
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
         self.scorer = BertScorer(config.bertscore_model, config.bertscore_layers)
+        self.store = open_store(options, config, inputs={"--data": data_files(config.data)},
+                                models={"generator": generator, "judge": judge})
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
 
     # -- steps ---------------------------------------------------------------
     async def target_idea(self, inst: Instance) -> None:
@@ -288,6 +289,8 @@ class IdeaBench:
         return text, "target_idea"
 
     def similarity(self, instances: Sequence[Instance], scenario: Scenario) -> None:
+        """BERTScore F1 of every idea against its comparison text, recorded per batch of
+        :data:`SIMILARITY_BATCH` instances (a kill loses at most one batch)."""
         step = f"similarity/{scenario}"
         todo = []
         for inst in instances:
@@ -295,28 +298,28 @@ class IdeaBench:
             reference, kind = self.comparison_text(inst)
             if ideas and reference and not self.store.has(step, inst.id):
                 todo.append((inst, ideas, reference, kind))
-        if not todo:
-            return
-        candidates = [idea.text for _, ideas, _, _ in todo for idea in ideas]
-        references = [ref for _, ideas, ref, _ in todo for _ in ideas]
-        scores = self.scorer.f1(candidates, references)
-        offset = 0
-        for inst, ideas, _, kind in todo:
-            f1 = scores[offset : offset + len(ideas)]
-            offset += len(ideas)
-            best = max(range(len(f1)), key=f1.__getitem__)
-            self.store.put(
-                step,
-                inst.id,
-                {
-                    "f1": f1,
-                    "best_index": best,
-                    "best_f1": f1[best],
-                    "compared_with": kind,
-                    "settings": self.scorer.settings,
-                    "settings_hash": self.scorer.settings_hash,
-                },
-            )
+        for start in range(0, len(todo), SIMILARITY_BATCH):
+            batch = todo[start : start + SIMILARITY_BATCH]
+            candidates = [idea.text for _, ideas, _, _ in batch for idea in ideas]
+            references = [ref for _, ideas, ref, _ in batch for _ in ideas]
+            scores = self.scorer.f1(candidates, references)
+            offset = 0
+            for inst, ideas, _, kind in batch:
+                f1 = scores[offset : offset + len(ideas)]
+                offset += len(ideas)
+                best = max(range(len(f1)), key=f1.__getitem__)
+                self.store.put(
+                    step,
+                    inst.id,
+                    {
+                        "f1": f1,
+                        "best_index": best,
+                        "best_f1": f1[best],
+                        "compared_with": kind,
+                        "settings": self.scorer.settings,
+                        "settings_hash": self.scorer.settings_hash,
+                    },
+                )
 
     async def overlap(self, inst: Instance, scenario: Scenario) -> None:
         sim = self.store.get(f"similarity/{scenario}", inst.id)
@@ -482,26 +485,23 @@ async def run_ideabench_async(
         generator = generator or gen_model
         judge = judge or judge_model
     bench = IdeaBench(config, options, generator, judge)
-    try:
-        await bench.execute(instances)
-    finally:
-        results = bench.aggregate(instances)
-        results["llm_stats"] = {
-            "generator": model_stats(generator),
-            "judge": model_stats(judge) if judge is not generator else None,
-        }
-        bench.store.write_results(results)
-    from ideaharness.report.html import write_report
+    with bench.store:
+        try:
+            await bench.execute(instances)
+        finally:
+            results = bench.aggregate(instances)
+            bench.store.write_results(results)
+        from ideaharness.report.html import write_report
 
-    write_report(
-        Path(options.out) / "report.html",
-        title="IdeaBench results",
-        config=config.model_dump(mode="json"),
-        tables=results_tables(results),
-        figures=[("Rank of the target idea", rank_figure(results))],
-        notes=bench.steps.notes() + skip_notes(results),
-        sections=example_sections(bench, instances),
-    )
+        write_report(
+            Path(options.out) / "report.html",
+            title="IdeaBench results",
+            config=config.model_dump(mode="json"),
+            tables=results_tables(results),
+            figures=[("Rank of the target idea", rank_figure(results))],
+            notes=bench.steps.notes() + skip_notes(results),
+            sections=example_sections(bench, instances),
+        )
     return results
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import (
     COMPARE_KEYS,
@@ -24,6 +24,7 @@ from ideaharness.benchmarks.ligbench.steps import (
     parse_comparison,
     reference_text,
 )
+from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import UserError
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.judge_accuracy import judge_accuracy, preference_label, similar_pairs
@@ -60,7 +61,14 @@ async def judge_accuracy_async(config: JudgeAccuracyConfig, options: ExecutionOp
     if not pairs:
         raise UserError(f"{config.corpus}: no pairs of similar papers with a rating gap >= {config.min_gap}")
     model = judge or make_models(config.judge, config.judge, options)[1]
-    store = RunStore(options.out, config.model_dump(mode="json"))
+    with open_store(options, config, inputs={"--corpus": pairiq_files(config.corpus)},
+                    models={"judge": model}) as store:
+        return await _judge_pairs(config, options, store, model, corpus, pairs)
+
+
+async def _judge_pairs(config: JudgeAccuracyConfig, options: ExecutionOptions, store: RunStore,
+                       model: ChatModel, corpus: ReferenceCorpus,
+                       pairs: list[tuple[int, int]]) -> dict[str, Any]:
     steps = StepRunner(store, max_attempts=config.max_attempts, progress=options.progress)
     orders = ["ab", "ba"] if config.order == "both" else ["ab"]
     outcomes: dict[tuple[int, int], dict[str, float] | None] = {}

@@ -21,9 +21,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, ScoringSettings
+from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
@@ -93,6 +94,18 @@ def parse_generated_idea(text: str) -> str:
     return stripped
 
 
+def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:
+    """The files a run reads, by flag (their sha256 is part of the run's identity)."""
+    from ideaharness.data.pairiq import pairiq_files
+
+    files = {"--corpus": pairiq_files(config.corpus)}
+    if config.scholarideas and config.scholarideas_root:
+        from ideaharness.data.scholarideas import scholarideas_files
+
+        files["--scholarideas-root"] = scholarideas_files(config.scholarideas_root)
+    return files
+
+
 class LigBench:
     """One LigBench run over a run directory. Use :func:`run_ligbench` unless embedding it."""
 
@@ -101,7 +114,9 @@ class LigBench:
         self.config = config
         self.options = options
         self.generators = generators
-        self.store = RunStore(options.out, config.model_dump(mode="json"))
+        self.store = open_store(options, config, inputs=input_files(config),
+                                models={**{f"generator {name}": m for name, m in generators.items()},
+                                        "judge": judge_model})
         self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
         self.scorer = IdeaScorer(corpus, judge_model, self.steps, config.scoring)
         self.scores: dict[str, IdeaScore] = {}
@@ -280,23 +295,24 @@ async def run_ligbench_async(config: LigBenchConfig, options: ExecutionOptions, 
                       else make_models(name, name, options.model_copy(update={"judge_base_url": None}))[0]
                       for name in config.generators}
     bench = LigBench(config, options, generators, judge, corpus)
-    specs = bench.specs()
-    try:
-        await bench.execute(specs)
-    finally:
-        results = bench.aggregate(specs)
-        bench.store.write_results(results)
-    from ideaharness.report.html import write_report
+    with bench.store:
+        specs = bench.specs()
+        try:
+            await bench.execute(specs)
+        finally:
+            results = bench.aggregate(specs)
+            bench.store.write_results(results)
+        from ideaharness.report.html import write_report
 
-    notes = bench.steps.notes() + [f"{s}: {b['not_done']} idea(s) not done yet; re-run to resume"
-                                   for s, b in results["systems"].items() if b["not_done"]]
-    notes += sorted({r["novelty"]["note"] for r in results["ideas"].values()
-                     if r.get("novelty") and r["novelty"].get("note")})
-    write_report(Path(options.out) / "report.html", title="LigBench results",
-                 config=config.model_dump(mode="json"),
-                 tables=[*results_tables(results), idea_table(results)],
-                 figures=[("Scores per system", scores_figure(results))], notes=notes,
-                 sections=example_sections(results))
+        notes = bench.steps.notes() + [f"{s}: {b['not_done']} idea(s) not done yet; re-run to resume"
+                                       for s, b in results["systems"].items() if b["not_done"]]
+        notes += sorted({r["novelty"]["note"] for r in results["ideas"].values()
+                         if r.get("novelty") and r["novelty"].get("note")})
+        write_report(Path(options.out) / "report.html", title="LigBench results",
+                     config=config.model_dump(mode="json"),
+                     tables=[*results_tables(results), idea_table(results)],
+                     figures=[("Scores per system", scores_figure(results))], notes=notes,
+                     sections=example_sections(results))
     return results
 
 
@@ -331,10 +347,14 @@ async def score_idea_async(
     model = judge if not isinstance(judge, str) else make_models(judge, judge, opts)[1]
     record_config = {"command": "score-idea", "judge": model.model, "corpus": ref.source,
                      "scoring": cfg.model_dump(mode="json"), "debias_means": ref.debias_means}
+    inputs = {"--corpus": pairiq_files(corpus)} if not isinstance(corpus, ReferenceCorpus) else None
     with tempfile.TemporaryDirectory(prefix="ligbench-") as tmp:
-        store = RunStore(out if out is not None else Path(tmp), record_config)
-        scorer = IdeaScorer(ref, model, StepRunner(store, progress=False), cfg)
-        return await scorer.score(idea_id, text, cutoff=cutoff)
+        store = RunStore(out if out is not None else Path(tmp), record_config, inputs=inputs,
+                         force=opts.force)
+        store.track_usage({"judge": model})
+        with store:
+            scorer = IdeaScorer(ref, model, StepRunner(store, progress=False), cfg)
+            return await scorer.score(idea_id, text, cutoff=cutoff)
 
 
 def score_idea(text: str, corpus: str | Path | ReferenceCorpus, judge: str | ChatModel = DEFAULT_MODEL,

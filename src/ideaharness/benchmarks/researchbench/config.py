@@ -172,6 +172,27 @@ def _instance_from_retrieval(task: RetrievalTask) -> Instance:
     )
 
 
+def input_files(config: ResearchBenchConfig) -> dict[str, list[Path]]:
+    """The files :func:`load_data` reads, by flag (their sha256 is part of the run's identity)."""
+    from ideaharness.data.tomato import BUNDLED_FILE, bundled_path, corpus_file_name
+
+    files: dict[str, list[Path]] = {}
+    path = Path(config.data)
+    if config.data == "tomato-chem":
+        files["--data"] = [bundled_path(BUNDLED_FILE)]
+        if not config.corpus:
+            files["--corpus-size"] = [bundled_path(corpus_file_name(config.corpus_size))]
+    elif path.is_dir() and any((path / f).is_file() for f in RELEASE_FILES):
+        files["--data"] = [path / f for f in RELEASE_FILES if (path / f).is_file()]
+    elif path.is_dir():
+        files["--data"] = sorted(p for p in path.glob("*.xlsx") if not p.name.startswith("~$"))
+    else:
+        files["--data"] = [path]
+    if config.corpus:
+        files["--corpus"] = [Path(config.corpus)]
+    return files
+
+
 def load_data(config: ResearchBenchConfig) -> BenchData:
     """Resolve ``config.data`` / ``config.corpus`` (see the module docstring).
 

@@ -18,7 +18,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, model_stats
+from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
 from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of, score_hypothesis
 from ideaharness.benchmarks.researchbench.config import (
@@ -26,6 +26,7 @@ from ideaharness.benchmarks.researchbench.config import (
     ResearchBenchConfig,
     discipline_of,
     identity_keys,
+    input_files,
     load_data,
 )
 from ideaharness.benchmarks.researchbench.ranking import generate_negatives, judge_pairs
@@ -35,7 +36,7 @@ from ideaharness.errors import UserError
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.pairwise_ranking import ORDERS, PairResult
 from ideaharness.metrics.retrieval import hit_ratio, hit_ratio_top1, negative_selection_ratio
-from ideaharness.runs.store import RunStore, shard_of
+from ideaharness.runs.store import shard_of
 from ideaharness.schema import Instance
 
 STEP_POOL = "researchbench_pool"
@@ -57,9 +58,8 @@ class ResearchBench:
         self.generator = generator
         self.judge = judge
         self.data = data
-        self.store = RunStore(
-            options.out, config.model_dump(mode="json"), identity_keys=identity_keys(config)
-        )
+        self.store = open_store(options, config, identity_keys=identity_keys(config),
+                                inputs=input_files(config), models={"generator": generator, "judge": judge})
         self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
         self.pools: dict[str, CandidatePool] = {}
         self.retrieval: dict[str, dict[str, Any]] = {}
@@ -309,23 +309,20 @@ async def run_researchbench_async(
         generator = generator or gen_model
         judge = judge or judge_model
     bench = ResearchBench(config, options, generator, judge, data)
-    try:
-        await bench.execute(instances)
-    finally:
-        results = aggregate(bench, instances)
-        results["llm_stats"] = {
-            "generator": model_stats(generator),
-            "judge": model_stats(judge) if judge is not generator else None,
-        }
-        results["errors"] = bench.steps.error_count
-        bench.store.write_results(results)
-    from ideaharness.report.html import write_report
+    with bench.store:
+        try:
+            await bench.execute(instances)
+        finally:
+            results = aggregate(bench, instances)
+            results["errors"] = bench.steps.error_count
+            bench.store.write_results(results)
+        from ideaharness.report.html import write_report
 
-    write_report(
-        Path(options.out) / "report.html", title="ResearchBench results",
-        config=config.model_dump(mode="json"),
-        tables=results_tables(results), notes=bench.steps.notes() + data.notes + results["notes"],
-    )
+        write_report(
+            Path(options.out) / "report.html", title="ResearchBench results",
+            config=config.model_dump(mode="json"),
+            tables=results_tables(results), notes=bench.steps.notes() + data.notes + results["notes"],
+        )
     return results
 
 

@@ -3,7 +3,8 @@
 Resume model: each finished unit of work (a target found, a target's references fetched) is one
 JSONL line appended and flushed as soon as it is done; a re-run reads the lines, skips the
 units already present and, because every HTTP response is cached on disk, never repeats a
-request that succeeded. A line cut short by a crash is ignored. Final files (instances, CSVs,
+request that succeeded. A line cut short by a crash is cut off when the log opens (and kept aside
+in ``<name>.torn``), so the next unit starts a line of its own. Final files (instances, CSVs,
 manifest) are rewritten from the state at the end of each run, so the same state always gives
 the same dataset.
 """
@@ -12,13 +13,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ideaharness.data.jsonl import dumps_line, repair_torn_tail, scan_jsonl
+from ideaharness.errors import UserError, storage_error
+from ideaharness.fileio import append_line, atomic_write_text
 from ideaharness.schema import Instance
 
 MANIFEST_FILE = "manifest.json"
@@ -38,32 +41,34 @@ def library_version() -> str:
 
 
 class JsonlLog:
-    """Append-only JSONL file of dicts; reading skips a torn last line (counted in ``torn``)."""
+    """Append-only JSONL file of dicts (see :mod:`ideaharness.data.jsonl`).
+
+    Opening it cuts off a line a crash left without its newline (kept in ``<name>.torn``), so the
+    next append starts a line of its own; reading skips lines that are not JSON objects. Both are
+    counted in ``torn``.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.torn = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_error(self.path.parent, exc) from exc
+        self.torn = int(repair_torn_tail(self.path, self.path.with_suffix(".torn")))
 
     def read(self) -> Iterator[dict[str, Any]]:
         """Every complete line, in order."""
-        if not self.path.exists():
-            return
-        with self.path.open("r", encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    self.torn += 1
+        scan = scan_jsonl(self.path)
+        self.torn += len(scan.invalid)
+        for _, value in scan.rows:
+            if isinstance(value, dict):
+                yield value
+            else:
+                self.torn += 1
 
     def append(self, item: dict[str, Any]) -> None:
-        """Append one line and flush it to disk."""
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(item, ensure_ascii=False, default=str) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Append one line and flush it to disk (all or nothing; :class:`StorageError` on failure)."""
+        append_line(self.path, dumps_line(item))
 
 
 class Manifest(BaseModel):
@@ -100,20 +105,14 @@ def write_manifest(out_dir: Path, manifest: Manifest) -> Path:
             )
         except (json.JSONDecodeError, ValueError):
             pass
-    _atomic_write(path, manifest.model_dump_json(indent=2))
+    atomic_write_text(path, manifest.model_dump_json(indent=2))
     return path
 
 
 def write_instances(path: Path, instances: list[Instance]) -> Path:
     """Write instances as JSONL atomically (one ``Instance`` per line)."""
-    _atomic_write(path, "".join(i.model_dump_json() + "\n" for i in instances))
+    atomic_write_text(path, "".join(dumps_line(i.model_dump(mode="json")) + "\n" for i in instances))
     return path
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def check_settings(out_dir: Path, builder: str, settings: dict[str, Any]) -> None:
@@ -122,15 +121,21 @@ def check_settings(out_dir: Path, builder: str, settings: dict[str, Any]) -> Non
     Raises:
         UserError: ``out_dir`` holds a build of another builder or with other settings.
     """
-    from ideaharness.errors import UserError
-
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(out_dir, exc) from exc
     path = out_dir / SETTINGS_FILE
     new = json.loads(json.dumps({"builder": builder, **settings}, default=str, sort_keys=True))
     if not path.exists():
-        _atomic_write(path, json.dumps(new, indent=2, sort_keys=True))
+        atomic_write_text(path, json.dumps(new, indent=2, sort_keys=True))
         return
-    old = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not readable ({exc}); restore it or use another --out") from None
+    if not isinstance(old, dict):
+        raise UserError(f"{path}: not a settings object; restore it or use another --out")
     if old != new:
         diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         raise UserError(

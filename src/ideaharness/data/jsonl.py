@@ -1,0 +1,244 @@
+"""JSON Lines and JSON files, read and written one way everywhere in the package.
+
+A JSON Lines file (https://jsonlines.org) is UTF-8 text with one JSON value per line. Only
+``"\\n"`` ends a line (a ``"\\r"`` before it is JSON whitespace). U+2028, U+2029, U+0085, U+000B,
+U+000C, U+001C..U+001E are *not* line ends: inside a string they are text (``str.splitlines``
+splits at all of them and would break a valid line). A UTF-8 byte-order mark at the start is
+skipped; a line holding only JSON whitespace is blank and skipped. Line numbers are 1-based and
+count blank lines.
+
+Readers:
+
+* :func:`iter_jsonl` — input files (datasets, ideas, corpora): the first invalid line is a
+  :class:`~ideaharness.errors.DataError` naming the file and line. Strings holding a lone UTF-16
+  surrogate (a JSON escape such as ``"\\ud83d"`` without its partner) cannot be stored or shown,
+  so it is replaced by U+FFFD and one :class:`~ideaharness.errors.DataWarning` per file names the
+  line and field.
+* :func:`scan_jsonl` — files the package writes itself (run records, builder state): invalid
+  lines are skipped and returned for counting, strings come back exactly as written.
+* :func:`load_json` / :func:`parse_json_document` — a whole ``.json`` document, same surrogate rule.
+
+Writers: :func:`dumps_line` gives one line of valid UTF-8 for any value (lone surrogates written
+as ``\\udXXX`` escapes, which :func:`scan_jsonl` reads back exactly);
+:func:`ideaharness.fileio.append_line` appends it. :func:`repair_torn_tail` cuts off a last line
+that a crash left without its newline, so the next append starts on a line of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ideaharness.data.textio import read_text, replace_surrogates_in
+from ideaharness.errors import DataError, DataWarning, storage_error
+
+_JSON_BLANK = " \t\r"
+# written as escapes: lone surrogates (not UTF-8) and the characters other tools take for line ends
+_ESCAPED_CHARS = re.compile("[\ud800-\udfff\u2028\u2029\x85]")
+
+
+def split_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of every non-blank line of JSON Lines ``text`` (see the module
+    docstring: only ``"\\n"`` ends a line; a BOM at the start is dropped)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.strip(_JSON_BLANK):
+            yield lineno, line
+
+
+def decode_line(line: str) -> Any:
+    """One JSON Lines line decoded with :func:`json.loads` (raises ``json.JSONDecodeError``)."""
+    return json.loads(line)
+
+
+def _invalid(exc: json.JSONDecodeError) -> str:
+    return f"not valid JSON ({exc.msg} at column {exc.colno})"
+
+
+def _file_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Non-blank lines of a (possibly ``.gz``) UTF-8 file, streamed; only ``"\\n"`` ends a line."""
+    import gzip
+
+    lineno = 0
+    try:
+        opener: Any = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8-sig", newline="\n") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                line = line[:-1] if line.endswith("\n") else line
+                if line.strip(_JSON_BLANK):
+                    yield lineno, line
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            path, f"line {lineno + 1}: not UTF-8 text ({exc.reason}); save the file as UTF-8"
+        ) from None
+    except IsADirectoryError:
+        raise DataError(path, "is a directory, expected a file") from None
+    except (OSError, EOFError) as exc:
+        raise DataError(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def iter_jsonl(path: str | Path, *, text: str | None = None) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of an input JSON Lines file, in order.
+
+    Args:
+        path: the file (UTF-8, or gzip-compressed UTF-8 when it ends in ``.gz``; streamed, so any
+            size works); named in errors and warnings.
+        text: the file's content, when already read (``path`` is then only named).
+
+    Raises:
+        DataError: unreadable or non-UTF-8 file, or a line that is not valid JSON
+            (``"<path>: line 7: not valid JSON (Expecting ',' delimiter at column 12)"``).
+
+    Warns:
+        DataWarning: once per file when lone surrogates were replaced by U+FFFD.
+    """
+    source = Path(path)
+    lines = split_lines(text) if text is not None else _file_lines(source)
+    replaced: list[str] = []
+    for lineno, line in lines:
+        try:
+            value = decode_line(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(source, f"line {lineno}: {_invalid(exc)}") from None
+        value, changed = replace_surrogates_in(value)
+        replaced += [f"line {lineno}, field '{where}'" for where in changed]
+        yield lineno, value
+    _warn_replaced(source, replaced)
+
+
+@dataclass
+class JsonlScan:
+    """What :func:`scan_jsonl` found: decoded lines and the lines it skipped."""
+
+    rows: list[tuple[int, Any]] = field(default_factory=list)
+    """``(line number, value)`` of every valid non-blank line."""
+    invalid: list[tuple[int, str]] = field(default_factory=list)
+    """``(line number, reason)`` of every line that is not valid JSON."""
+
+
+def scan_jsonl(path: str | Path) -> JsonlScan:
+    """Every line of a JSON Lines file the package wrote itself; invalid lines are skipped and
+    reported in :attr:`JsonlScan.invalid`, never fatal. A missing file gives an empty scan.
+
+    Raises:
+        DataError: the file exists but cannot be read or is not UTF-8.
+    """
+    source = Path(path)
+    scan = JsonlScan()
+    if not source.exists():
+        return scan
+    for lineno, line in _file_lines(source):
+        try:
+            scan.rows.append((lineno, decode_line(line)))
+        except json.JSONDecodeError as exc:
+            scan.invalid.append((lineno, _invalid(exc)))
+    return scan
+
+
+def parse_json_document(text: str, path: str | Path) -> Any:
+    """A whole JSON document (``.json`` file content), lone surrogates replaced as in :func:`iter_jsonl`.
+
+    Raises:
+        DataError: not valid JSON (names the line and column).
+    """
+    try:
+        value = json.loads(text[1:] if text.startswith("\ufeff") else text)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            path, f"line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    value, changed = replace_surrogates_in(value)
+    _warn_replaced(Path(path), [f"field '{where}'" for where in changed])
+    return value
+
+
+def load_json(path: str | Path) -> Any:
+    """A ``.json`` file decoded (see :func:`parse_json_document`).
+
+    Raises:
+        DataError: unreadable, not UTF-8 or not valid JSON.
+    """
+    return parse_json_document(read_text(path), path)
+
+
+def _warn_replaced(path: Path, where: list[str]) -> None:
+    if not where:
+        return
+    more = f" (and {len(where) - 1} more string(s))" if len(where) > 1 else ""
+    warnings.warn(
+        f"{path}: {where[0]}{more}: a lone UTF-16 surrogate (half of an emoji or other character) "
+        "was replaced by U+FFFD",
+        DataWarning,
+        stacklevel=3,
+    )
+
+
+def dumps_line(value: Any) -> str:
+    """``value`` as one line of JSON (no newline), non-ASCII text kept, always valid UTF-8.
+
+    Lone surrogates (and U+2028, U+2029, U+0085, which naive readers take for line ends) are
+    written as ``\\uXXXX`` escapes, so :func:`json.loads` returns the strings that were written
+    (as for ``json.dumps`` with ASCII output: a high surrogate directly followed by a low one reads
+    back as the one character they encode). Values that are not JSON types are written with ``str``.
+    """
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if _ESCAPED_CHARS.search(text):  # only possible inside strings, where an escape is valid
+        text = _ESCAPED_CHARS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def repair_torn_tail(path: str | Path, aside: str | Path) -> bool:
+    """Cut off a last line that has no newline (a write cut short by a crash or kill).
+
+    The fragment is appended, with a newline, to ``aside`` (kept for inspection, never read as
+    records), and ``path`` is truncated to its last complete line, so the next append starts a
+    line of its own instead of being glued to the fragment.
+
+    Returns:
+        True when a fragment was removed.
+
+    Raises:
+        StorageError: the fragment cannot be saved or the file cannot be truncated.
+    """
+    from ideaharness.fileio import append_line
+
+    target = Path(path)
+    try:
+        size = target.stat().st_size
+    except FileNotFoundError:
+        return False
+    if size == 0:
+        return False
+    with open(target, "rb") as fh:
+        keep = _last_newline_end(fh, size)
+        if keep == size:
+            return False
+        fh.seek(keep)
+        fragment = fh.read()
+    append_line(aside, fragment.decode("utf-8", "replace").replace("\n", " "))
+    try:
+        os.truncate(target, keep)
+    except OSError as exc:
+        raise storage_error(target, exc) from exc
+    return True
+
+
+def _last_newline_end(fh: Any, size: int, block: int = 1 << 16) -> int:
+    """Offset just after the last ``\\n`` of an open binary file (0 when there is none)."""
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        fh.seek(start)
+        chunk = fh.read(end - start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0
