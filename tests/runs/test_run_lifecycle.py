@@ -208,7 +208,7 @@ def test_two_processes_on_one_run_directory(tmp_path: Path) -> None:
     holder); the server sees the calls of one run, and every unit is recorded once."""
     data, out = _data_file(tmp_path), tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    with _server(latency_s=0.4) as server:
+    with _server(latency_s=1.0) as server:  # the first process holds the directory for >= 6 s
         args = _ib_args(server, out, "--data", str(data), "--max-concurrency", "1")
         procs = [
             subprocess.Popen(

@@ -114,6 +114,12 @@ class _FullDatabase:
             raise sqlite3.OperationalError("database or disk is full")
         return self.conn.execute(sql, *args)
 
+    def commit(self) -> None:
+        self.conn.commit()
+
+    def rollback(self) -> None:
+        self.conn.rollback()
+
     def close(self) -> None:
         self.conn.close()
 
@@ -270,3 +276,12 @@ def test_cache_key_and_entry_with_lone_surrogates(tmp_path: Path) -> None:
     cache.close()
     assert json.loads(stored)["text"] == "a \ude00"  # stored exactly, as an ASCII escape
     assert got is not None and got.text == "a \ufffd"  # a Completion never holds a lone surrogate
+
+
+def test_full_disk_in_the_scholarly_cache_is_one_line(tmp_path: Path) -> None:
+    from ideaharness.scholarly.cache import ResponseCache as ScholarCache
+
+    cache = ScholarCache(tmp_path / "s2.sqlite")
+    cache._db = _FullDatabase(cache._db)  # type: ignore[assignment]
+    with pytest.raises(StorageError, match=r"s2\.sqlite: no space left on the device"):
+        cache.put("k", "https://api.example/paper", 200, "{}")

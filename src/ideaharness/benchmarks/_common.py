@@ -4,7 +4,7 @@ and phased, resumable execution with a progress bar."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -74,9 +74,9 @@ def open_store(
     options: ExecutionOptions,
     config: BaseModel | dict[str, Any],
     *,
-    inputs: dict[str, Sequence[Path]] | None = None,
+    inputs: Mapping[str, Sequence[Path]] | None = None,
     identity_keys: tuple[str, ...] | None = None,
-    models: dict[str, Any] | None = None,
+    models: Mapping[str, Any] | None = None,
 ) -> RunStore:
     """The run directory of a benchmark run, locked for this process.
 

@@ -24,9 +24,9 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from ideaharness.data.corpus import load_corpus_file
+from ideaharness.data.jsonl import iter_jsonl
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, match_title
 from ideaharness.data.researchbench_xlsx import load_researchbench_sheet
-from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, UserError
 from ideaharness.schema import Instance, Paper
 
@@ -81,18 +81,12 @@ def load_tomato_chem(path: str | Path | None = None) -> list[Instance]:
         DataError: if the file is missing or a line is not a valid Instance (line and field named).
     """
     file = Path(path) if path is not None else bundled_path(BUNDLED_FILE)
-    try:
-        lines = read_text(file).split("\n")
-    except OSError as exc:
-        raise DataError(
-            file, f"cannot read ({exc.strerror or exc}); rebuild with scripts/build_bundled_tomato.py"
-        ) from exc
+    if not file.is_file():
+        raise DataError(file, "cannot read (no such file); rebuild with scripts/build_bundled_tomato.py")
     instances: list[Instance] = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for lineno, value in iter_jsonl(file):
         try:
-            instances.append(Instance.model_validate_json(line))
+            instances.append(Instance.model_validate(value))
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "line"

@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import socket
+import time
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -59,13 +60,24 @@ class RunLock:
             json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started}),
         )
 
-    def holder(self) -> str:
-        """Who holds the lock, in words (from the holder note; "another process" without one)."""
-        try:
-            info = json.loads((self.directory / HOLDER_FILE).read_text(encoding="utf-8"))
-            pid, host, started = info["pid"], info["host"], info["started"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return "another process"
+    def holder(self, wait_s: float = 2.0) -> str:
+        """Who holds the lock, in words (from the holder note; "another process" without one).
+
+        The holder writes its note just after taking the lock, so a missing note is awaited for up
+        to ``wait_s`` seconds.
+        """
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                info = json.loads((self.directory / HOLDER_FILE).read_text(encoding="utf-8"))
+                pid, host, started = info["pid"], info["host"], info["started"]
+                break
+            except FileNotFoundError:
+                if time.monotonic() >= deadline:
+                    return "another process"
+                time.sleep(0.05)
+            except (OSError, ValueError, KeyError, TypeError):
+                return "another process"
         same = " (this process)" if pid == os.getpid() and host == socket.gethostname() else ""
         return f"process {pid}{same} on {host}, started {started}"
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ideaharness.errors import is_disk_full, storage_error
+
 DEFAULT_SECRET_PARAMS: tuple[str, ...] = ("api_key", "apikey", "key", "token_secret", "password")
 
 
@@ -58,15 +60,22 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, url TEXT NOT NULL, "
-            "status INTEGER NOT NULL, body TEXT NOT NULL, created TEXT NOT NULL)"
-        )
-        self._db.commit()
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, url TEXT NOT NULL, "
+                "status INTEGER NOT NULL, body TEXT NOT NULL, created TEXT NOT NULL)"
+            )
+            self._db.commit()
+        except OSError as exc:
+            raise storage_error(self.path, exc) from exc
+        except sqlite3.OperationalError as exc:
+            if is_disk_full(exc):
+                raise storage_error(self.path, exc) from exc
+            raise
 
     def get(self, key: str) -> tuple[int, str] | None:
         """``(status, body)`` stored under ``key``, or None."""
@@ -76,11 +85,17 @@ class ResponseCache:
     def put(self, key: str, url: str, status: int, body: str) -> None:
         """Store one response (``url`` must already be free of secrets)."""
         created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, url, status, body, created) VALUES (?, ?, ?, ?, ?)",
-            (key, url, status, body, created),
-        )
-        self._db.commit()
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, url, status, body, created) VALUES (?, ?, ?, ?, ?)",
+                (key, url, status, body, created),
+            )
+            self._db.commit()
+        except sqlite3.OperationalError as exc:
+            if is_disk_full(exc):  # SQLite rolled the insert back: one line, nothing half-written
+                self._db.rollback()
+                raise storage_error(self.path, exc) from exc
+            raise
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

@@ -96,8 +96,6 @@ def parse_generated_idea(text: str) -> str:
 
 def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:
     """The files a run reads, by flag (their sha256 is part of the run's identity)."""
-    from ideaharness.data.pairiq import pairiq_files
-
     files = {"--corpus": pairiq_files(config.corpus)}
     if config.scholarideas and config.scholarideas_root:
         from ideaharness.data.scholarideas import scholarideas_files
