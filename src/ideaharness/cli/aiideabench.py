@@ -16,9 +16,12 @@ from ideaharness.cli.options import (
     BaseUrlOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
+    MaxPromptTokensOption,
+    MaxRetriesOption,
     NoCacheOption,
     RpmOption,
     ShardOption,
+    TimeoutOption,
     finish_run,
     parse_shard,
 )
@@ -85,6 +88,9 @@ def aiideabench_command(
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
     shard: ShardOption = None,
+    timeout: TimeoutOption = 300.0,
+    max_retries: MaxRetriesOption = 6,
+    max_prompt_tokens: MaxPromptTokensOption = 6000,
 ) -> None:
     """Run AI Idea Bench 2025: ideas as motivation + experiment plan, scored by IMCQ, I2I, I2T,
     literature novelty and feasibility, and a competition between runs."""
@@ -102,10 +108,12 @@ def aiideabench_command(
         latest_year=latest_year,  # type: ignore[arg-type]
         scholar_base_url=scholar_base_url, max_attempts=max_attempts,
         generation_max_tokens=generation_max_tokens, judge_max_tokens=judge_max_tokens,
+        max_prompt_tokens=max_prompt_tokens,
     )
     options = ExecutionOptions(
         out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
         max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache, shard=parse_shard(shard),
+        timeout_s=timeout, max_retries=max_retries,
     )
     results = run_aiideabench(config, options, compare=list(compare or []))
     print_tables(results_tables(results))

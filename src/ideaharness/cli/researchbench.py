@@ -16,9 +16,12 @@ from ideaharness.cli.options import (
     BaseUrlOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
+    MaxPromptTokensOption,
+    MaxRetriesOption,
     NoCacheOption,
     RpmOption,
     ShardOption,
+    TimeoutOption,
     finish_run,
     parse_shard,
 )
@@ -88,6 +91,9 @@ def researchbench_command(
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
     shard: ShardOption = None,
+    timeout: TimeoutOption = 300.0,
+    max_retries: MaxRetriesOption = 6,
+    max_prompt_tokens: MaxPromptTokensOption = 6000,
 ) -> None:
     """Run ResearchBench: inspiration retrieval (hit ratio, negative selection ratio), hypothesis
     composition (matched score) and two-order hypothesis ranking."""
@@ -103,10 +109,12 @@ def researchbench_command(
         n_negatives=n_negatives, inspirations_per_negative=inspirations_per_negative, parity=parity,
         published_after=_date(published_after), max_attempts=max_attempts,
         generation_max_tokens=generation_max_tokens, judge_max_tokens=judge_max_tokens,
+        max_prompt_tokens=max_prompt_tokens,
     )
     options = ExecutionOptions(
         out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
         max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache, shard=parse_shard(shard),
+        timeout_s=timeout, max_retries=max_retries,
     )
     results = run_researchbench(config, options)
     print_tables(results_tables(results))

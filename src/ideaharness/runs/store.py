@@ -128,6 +128,10 @@ class RunStore:
         """All records of a step as ``(instance_id, key, data)``, in insertion order."""
         return [(i, k, d) for (s, i, k), d in self._index.items() if s == step]
 
+    def all_records(self) -> list[tuple[str, str, str, dict[str, Any]]]:
+        """Every record as ``(step, instance_id, key, data)``, in insertion order."""
+        return [(s, i, k, d) for (s, i, k), d in self._index.items()]
+
     def write_results(self, results: dict[str, Any]) -> Path:
         path = self.dir / RESULTS_FILE
         _atomic_write(path, json.dumps(results, indent=2, sort_keys=False, default=str))
