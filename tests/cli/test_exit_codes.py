@@ -152,3 +152,20 @@ def test_score_idea_and_ligbench_judge_exit_3_when_their_units_fail(
     assert results["status"] == "partial"
     assert {u["step"] for u in results["failed_units"]} == {"ligbench/judge_pair"}
     assert all(d["n_failed"] == 0 for d in results["dimensions"].values())  # not counted as parse failures
+
+
+def test_researchbench_ranking_with_given_negatives_never_checks_the_generator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.researchbench.test_rb_run import RELEASE
+
+    def rank(body: dict[str, Any]) -> str:
+        return "**Analysis**: a.\n**Selection of research hypothesis candidate**: candidate 1"
+
+    with OpenAICompatServer(rank) as srv:
+        code, _, err = run_cli(["run", "researchbench", "--task", "ranking", "--ranking-negatives", "given",
+                                "--data", str(RELEASE), "--generator", "local/no-such-model", "--judge",
+                                "openai/judge", "--base-url", srv.base_url, "--no-cache",
+                                "--out", str(tmp_path / "rb")], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "rb" / "results.json").read_text())["ranking"]["overall"]["n_pairs"] == 30
