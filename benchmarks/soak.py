@@ -65,10 +65,18 @@ def _hypothesis(seed: int) -> str:
             "controlled experiment varying one factor at a time would test it.")
 
 
+DATA_BLOCK = re.compile(r"<([a-z][a-z0-9_]*)>\n.*?\n</\1>", re.S)
+
+
 def soak_reply(body: dict[str, Any]) -> str:
-    """A well-formed reply to any step of the four benchmarks, a function of the prompt only."""
-    user = body["messages"][-1]["content"]
-    h = _h(user)
+    """A well-formed reply to any step of the four benchmarks, a function of the prompt only.
+
+    The step is recognised from the instructions (the prompt without its delimited data), so a
+    paper or model text that happens to quote another step's wording cannot change the step.
+    """
+    full = body["messages"][-1]["content"]
+    h = _h(full)
+    user = DATA_BLOCK.sub("", full)
     # IdeaBench
     if m := re.search(r"holding exactly (\d+) ideas", user):
         return json.dumps({"ideas": [{"title": f"Idea {i}: {_phrase(h + i, 3)}", "idea": _hypothesis(h + i)}
@@ -99,7 +107,7 @@ def soak_reply(body: dict[str, Any]) -> str:
                            "comments": "addresses the topic"})
     # ResearchBench
     if "candidate inspiration papers" in user:
-        titles = re.findall(r"Candidate \d+:\n<title>\n(.+?)\n</title>", user)
+        titles = re.findall(r"Candidate \d+:\n<title>\n(.+?)\n</title>", full)
         keep = int(re.search(r"Select the (\d+) candidates", user).group(1))  # type: ignore[union-attr]
         random.Random(h).shuffle(titles)
         return "\n\n".join(f"Title: {t}\nReason: it transfers to the question." for t in titles[:keep])

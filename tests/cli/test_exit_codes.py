@@ -169,3 +169,17 @@ def test_researchbench_ranking_with_given_negatives_never_checks_the_generator(
                                 "--out", str(tmp_path / "rb")], capsys)
     assert code == 0, err
     assert json.loads((tmp_path / "rb" / "results.json").read_text())["ranking"]["overall"]["n_pairs"] == 30
+
+
+def test_a_dead_endpoint_stops_the_run_early_with_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAICompatServer(i2t_reply) as srv:
+        url = srv.base_url  # closed once the block ends: every connection is refused
+    args = aiib_args(url, tmp_path / "run", "--max-retries", "0")
+    args[args.index("i2t")] = "i2i"
+    code, _, err = run_cli([*args, "--metric", "i2t"], capsys)
+    assert code == 3 and "5 model calls in a row failed" in err and "cannot connect" in err
+    assert "Traceback" not in err
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["status"] == "partial" and len(results["failed_units"]) >= 5
