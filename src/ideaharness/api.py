@@ -1,8 +1,13 @@
 """Python API mirroring the CLI: ``ideaharness.run("ideabench", generator=..., limit=3, ...)``.
 
 Keyword arguments are the CLI flags with underscores (``n_ideas``, ``base_url``, ``no_cache`` or
-``use_cache``); ``generator``/``judge`` also accept any :class:`~ideaharness.llm.types.ChatModel`
-object (e.g. a :class:`~ideaharness.llm.scripted.ScriptedModel` or an already built client).
+``use_cache``, ``timeout`` or ``timeout_s``, ``max_retries``, ``max_prompt_tokens``);
+``generator``/``judge`` also accept any :class:`~ideaharness.llm.types.ChatModel` object (e.g. a
+:class:`~ideaharness.llm.scripted.ScriptedModel` or an already built client).
+
+The returned results dict says whether the run is complete, as the CLI's exit status does:
+``status`` is "complete" or "partial" and ``failed_units`` lists each unit that failed or was
+skipped after retries (step, instance_id, key, status, last error).
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ def split_kwargs(
             kwargs[role] = getattr(value, "model", type(value).__name__)
     if "no_cache" in kwargs:
         kwargs["use_cache"] = not kwargs.pop("no_cache")
+    if "timeout" in kwargs:  # the CLI's --timeout
+        kwargs["timeout_s"] = kwargs.pop("timeout")
     option_fields = set(ExecutionOptions.model_fields)
     config_fields = set(config_cls.model_fields)
     unknown = set(kwargs) - option_fields - config_fields
@@ -65,6 +72,9 @@ def split_kwargs(
 
 def run(benchmark: str = "ideabench", **kwargs: Any) -> dict[str, Any]:
     """Run (or resume) a benchmark and return its results dict (also written to results.json).
+
+    ``results["status"]`` is "partial" (the CLI's exit status 3) when units failed or were skipped
+    after retries; ``results["failed_units"]`` names them with their last error.
 
     Raises:
         UserError: unknown benchmark or argument, bad data, missing key.

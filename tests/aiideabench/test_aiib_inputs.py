@@ -99,7 +99,7 @@ def test_cli_names_the_file_field_not_a_flag(tmp_path: Path, capsys: pytest.Capt
                 str(tmp_path / "run"),
             ]
         )
-    assert exc.value.code == 2
+    assert exc.value.code == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {path}: row 1, field 'summary.revised_topic'") and "\n" not in err
     assert "--research-question" not in err
@@ -157,7 +157,7 @@ def test_run_refuses_ideas_for_instances_not_in_the_data(
                 str(tmp_path / "run"),
             ]
         )
-    assert exc.value.code == 2
+    assert exc.value.code == 1
     err = capsys.readouterr().err
     assert "mysys.jsonl: line 1, field 'instance_id': unknown instance id 'tomato-chem/999'" in err
     assert not (tmp_path / "run").exists()  # refused before anything was written

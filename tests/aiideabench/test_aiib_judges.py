@@ -47,7 +47,7 @@ def test_prompts_insert_text_as_data() -> None:
     assert tricky in msgs[-1]["content"]
 
 
-def test_cli_user_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_user_errors_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     from ideaharness.cli import main
 
     for args, message in (
@@ -57,5 +57,5 @@ def test_cli_user_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     ):
         with pytest.raises(SystemExit) as exc:
             main(["run", "aiideabench", *args])
-        assert exc.value.code == 2
+        assert exc.value.code == 1
         assert message in capsys.readouterr().err

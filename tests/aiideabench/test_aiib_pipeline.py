@@ -66,7 +66,7 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
         if "atomic methods" in user:
             return json.dumps({"concepts": ["sparse attention"]})
         if "Summarise this paper" in user:
-            return json.dumps({"idea": "DIGEST of " + user.split("Paper title: ")[1].split("\n")[0],
+            return json.dumps({"idea": "DIGEST of " + user.split("<title>\n")[1].split("\n")[0],
                                "experiment_steps": "Step 1: x"})
         if "search keywords" in user:
             return json.dumps({"keywords": ["attention"]})
@@ -296,7 +296,7 @@ async def test_literature_skipped_when_offline(tmp_path: Path) -> None:
         judge=ScriptedModel(responder()),
         embed_fn=toy_embed,
     )
-    assert "unusable" in res["novelty"]["skipped"] and res["novelty"]["motivation/novelty"]["mean"] is None
+    assert "unreachable" in res["novelty"]["skipped"] and res["novelty"]["motivation/novelty"]["mean"] is None
     assert res["feasibility"]["mean"] is None and res["feasibility"]["skipped"]
     note = results_tables(res)[1].note or ""
     assert "NA skipped" in note and "FA skipped" in note

@@ -25,7 +25,7 @@ def ideabench_responder(rank_target_position: str = "last", ideas_text: str = "I
             return "On a scale of 1-10, I'd give this a 7. It shares the core mechanism."
         if "Rank the following" in user:
             labels = re.search(r"exactly once \(([A-Z, ]+)\)", user).group(1).split(", ")
-            blocks = dict(re.findall(r"Idea ([A-Z]):\n(.*?)(?=\n\nIdea [A-Z]:|\n\nAnswer)", user, re.S))
+            blocks = dict(re.findall(r"Idea ([A-Z]):\n<idea>\n(.*?)\n</idea>", user, re.S))
             target = next(label for label, text in blocks.items() if not text.startswith("Idea "))
             others = [label for label in labels if label != target]
             order = [target] + others if rank_target_position == "first" else others + [target]

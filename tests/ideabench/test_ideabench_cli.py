@@ -1,4 +1,4 @@
-"""The CLI: bad input gives one line naming the file/row/field or the fix, exit 2, no traceback;
+"""The CLI: bad input gives one line naming the file/row/field or the fix, exit 1, no traceback;
 and an end-to-end run with the real embedded 0.5B model that a second time makes no model call."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 
 
 def _assert_one_line_error(code: int, err: str, *needles: str) -> None:
-    assert code == 2
+    assert code == 1
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
@@ -216,16 +216,19 @@ def test_non_utf8_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.parametrize("flags", [["--n-ideas", "0"], ["--rpm", "-5"], ["--bogus"], ["--shard", "3/2"]])
-def test_bad_flags_exit_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+def test_bad_flags_exit_1_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                             flags: list[str]) -> None:
     code, err = _run_cli(["run", "ideabench", *flags, "--out", str(tmp_path / "o")], capsys)
-    assert code == 2 and "Traceback" not in err and err.strip()
+    assert code == 1 and "Traceback" not in err and err.strip()
 
 
 def test_partial_results_are_not_a_success(tmp_path: Path) -> None:
     from ideaharness.cli.options import finish_run
-    from ideaharness.errors import UserError
+    from ideaharness.errors import PartialRunError
 
-    finish_run({"errors": 0}, tmp_path)
-    with pytest.raises(UserError, match="2 model call"):
-        finish_run({"errors": 2}, tmp_path)
+    finish_run({"status": "complete", "failed_units": []}, tmp_path)
+    units = [{"step": "generate/low", "instance_id": "x", "key": "", "status": "failed", "error": "e"},
+             {"step": "novelty", "instance_id": "y", "key": "0", "status": "skipped", "error": "e"}]
+    with pytest.raises(PartialRunError, match="1 unit.*failed.*1 skipped") as info:
+        finish_run({"status": "partial", "failed_units": units}, tmp_path)
+    assert info.value.exit_code == 3

@@ -31,7 +31,7 @@ def _run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 
 
 def _one_line_error(code: int, err: str, *needles: str) -> None:
-    assert code == 2 and "Traceback" not in err
+    assert code == 1 and "Traceback" not in err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     for needle in needles:

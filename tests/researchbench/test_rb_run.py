@@ -15,7 +15,7 @@ from ideaharness.cli import main
 from ideaharness.llm.scripted import ScriptedModel
 
 RELEASE = Path(__file__).parent / "fixtures" / "release"
-SHOWN = re.compile(r"^Candidate \d+:\nTitle: (.+)$", re.MULTILINE)
+SHOWN = re.compile(r"^Candidate \d+:\n<title>\n(.+)\n</title>$", re.MULTILINE)
 
 
 def scripted(rank_reply: str, picks_per_window: int = 3) -> ScriptedModel:
@@ -82,7 +82,7 @@ async def test_unparsable_ranking_reply_is_a_parse_failure_not_a_win(tmp_path: P
 def test_cli_user_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["run", "researchbench", "--task", "everything", "--out", str(tmp_path / "r")])
-    assert exc.value.code == 2
+    assert exc.value.code == 1
     assert capsys.readouterr().err.strip() == "error: --task 'everything': choose one of retrieval, " \
         "composition, ranking, all"
 

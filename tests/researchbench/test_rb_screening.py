@@ -23,7 +23,7 @@ GOLD = [
     Paper(id="g1", title="Chain rule for layered functions"),
     Paper(id="g2", title="Gradient flows in graphs"),
 ]
-SHOWN = re.compile(r"^Candidate \d+:\nTitle: (.+)$", re.MULTILINE)
+SHOWN = re.compile(r"^Candidate \d+:\n<title>\n(.+)\n</title>$", re.MULTILINE)
 
 
 def make_pool(size: int = 75):

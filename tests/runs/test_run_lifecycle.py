@@ -121,7 +121,7 @@ def test_full_disk_is_one_line_and_the_same_command_resumes(
         with pytest.raises(SystemExit) as exc:
             main(_ib_args(server, out, "--data", str(data), "--max-concurrency", "1"))
         monkeypatch.undo()
-        assert exc.value.code == 2
+        assert exc.value.code == 1
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "no space left on the device; free space there" in err[0]
         assert "records" in err[0]
@@ -149,7 +149,7 @@ def test_changed_data_file_is_refused_and_force_starts_a_new_run(
         data.write_text(edited)
         with pytest.raises(SystemExit) as exc:
             main(_ib_args(server, out, "--data", str(data)))
-        assert exc.value.code == 2
+        assert exc.value.code == 1
         err = capsys.readouterr().err.strip()
         assert (
             "\n" not in err and f"--data {data}: changed since this run started" in err and "--force" in err
@@ -188,7 +188,7 @@ def test_cli_never_writes_into_a_folder_that_is_not_a_run(
         for out in (folder, folder / "results.json"):
             with pytest.raises(SystemExit) as exc:
                 main(_ib_args(server, out, "--limit", "1"))
-            assert exc.value.code == 2
+            assert exc.value.code == 1
             err = capsys.readouterr().err.strip()
             assert err.startswith("error: --out ") and "\n" not in err
         assert server.requests == []
@@ -222,9 +222,9 @@ def test_two_processes_on_one_run_directory(tmp_path: Path) -> None:
         ]
         outputs = [p.communicate(timeout=600) for p in procs]
         codes = sorted(p.returncode for p in procs)
-        refused = next(err for (_, err), p in zip(outputs, procs, strict=True) if p.returncode == 2)
+        refused = next(err for (_, err), p in zip(outputs, procs, strict=True) if p.returncode == 1)
         n_requests = len(server.requests)
-    assert codes == [0, 2], outputs
+    assert codes == [0, 1], outputs
     assert "in use by process" in refused and "one process per run directory" in refused
     assert n_requests == 2 * (1 + 1 + 1)  # 2 instances x (generate, overlap, one ranking)
     for path in (out / "records").glob("*.jsonl"):

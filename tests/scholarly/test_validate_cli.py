@@ -67,7 +67,7 @@ def test_problems_are_found_and_exit_nonzero(tmp_path, capsys):
     assert exc.value.code == 1
     with pytest.raises(SystemExit) as exc:
         main(["data", "validate", str(tmp_path / "missing")])
-    assert exc.value.code == 2  # one-line user error
+    assert exc.value.code == 1  # one-line user error
 
 
 def test_cli_build_ideabench_against_replay_server_then_validate(tmp_path, capsys):

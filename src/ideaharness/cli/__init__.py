@@ -1,7 +1,9 @@
 """Command line: ``ideaharness run|data|cache|demo|score-idea``. Flags mirror the Python API.
 
 Each command module registers its commands on the apps in :mod:`ideaharness.cli.app`.
-User errors print one line and exit 2; Ctrl-C exits 130 with everything finished kept on disk.
+Exit statuses: 0 complete; 1 usage or input error (one line, no traceback); 3 partial run (units
+failed or were skipped after retries, listed in results.json); 130 Ctrl-C, with everything
+finished kept on disk. Every message is redacted (:func:`ideaharness.redaction.redact`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from ideaharness.cli import (  # noqa: F401  (imported to register their command
     scholarly,
 )
 from ideaharness.cli.app import app
-from ideaharness.errors import DataWarning, UserError
+from ideaharness.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, DataWarning, UserError
+from ideaharness.redaction import redact
 
 INTERRUPTED = "interrupted: finished work is saved; run the same command again to resume"
 
@@ -37,29 +40,29 @@ def main(argv: list[str] | None = None) -> None:
         # moment, and output still buffered then (stdout to a file or pipe) would be lost
         sys.stdout.flush()
     except UserError as exc:
-        _fail(f"error: {exc}", 2)
+        _fail(f"error: {exc}", exc.exit_code)
     except KeyboardInterrupt:
-        _fail(INTERRUPTED, 130)
+        _fail(INTERRUPTED, EXIT_INTERRUPTED)
     except ValidationError as exc:
         error = exc.errors()[0]
         if exc.title.endswith(("Config", "Options", "Settings")):  # a flag value refused (--rpm -5)
             flag = "--" + str(error["loc"][0]).replace("_", "-") if error["loc"] else "a value"
-            _fail(f"error: {flag}: {error['msg']}", 2)
+            _fail(f"error: {flag}: {error['msg']}", EXIT_USER_ERROR)
         # anything else is data that reached a model unchecked: name the model and field, no flag
         field = ".".join(str(p) for p in error["loc"]) or "(value)"
-        _fail(f"error: invalid {exc.title}, field '{field}': {error['msg']}", 2)
+        _fail(f"error: invalid {exc.title}, field '{field}': {error['msg']}", EXIT_USER_ERROR)
     except Exception as exc:
         # typer's own click raises usage errors with .show()/.exit_code (typer._click in
         # typer >= 0.20, click before): show the usage line and the error, no traceback
         show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if callable(show) and isinstance(exit_code, int):
             show()
-            sys.exit(exit_code)
+            sys.exit(EXIT_USER_ERROR if exit_code else 0)
         if type(exc).__name__ == "Abort":
-            _fail(INTERRUPTED, 130)
+            _fail(INTERRUPTED, EXIT_INTERRUPTED)
         raise
-    if code == 130:  # typer turns Ctrl-C into Exit(130)
-        _fail(INTERRUPTED, 130)
+    if code == EXIT_INTERRUPTED:  # typer turns Ctrl-C into Exit(130)
+        _fail(INTERRUPTED, EXIT_INTERRUPTED)
     if isinstance(code, int) and code:
         sys.exit(code)
 
@@ -71,7 +74,7 @@ def _data_warnings_as_lines(show: Callable[..., None]) -> Callable[..., None]:
     def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                      file: TextIO | None = None, line: str | None = None) -> None:
         if issubclass(category, DataWarning):
-            print(f"warning: {message}", file=sys.stderr)
+            print(f"warning: {redact(message)}", file=sys.stderr)
         else:
             show(message, category, filename, lineno, file, line)
 
@@ -80,5 +83,5 @@ def _data_warnings_as_lines(show: Callable[..., None]) -> Callable[..., None]:
 
 def _fail(message: str, code: int) -> None:
     sys.stdout.flush()
-    print(message, file=sys.stderr)
+    print(redact(message), file=sys.stderr)
     sys.exit(code)

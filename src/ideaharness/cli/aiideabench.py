@@ -17,9 +17,12 @@ from ideaharness.cli.options import (
     ForceOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
+    MaxPromptTokensOption,
+    MaxRetriesOption,
     NoCacheOption,
     RpmOption,
     ShardOption,
+    TimeoutOption,
     finish_run,
     parse_shard,
 )
@@ -87,6 +90,9 @@ def aiideabench_command(
     no_cache: NoCacheOption = False,
     force: ForceOption = False,
     shard: ShardOption = None,
+    timeout: TimeoutOption = 300.0,
+    max_retries: MaxRetriesOption = 6,
+    max_prompt_tokens: MaxPromptTokensOption = 6000,
 ) -> None:
     """Run AI Idea Bench 2025: ideas as motivation + experiment plan, scored by IMCQ, I2I, I2T,
     literature novelty and feasibility, and a competition between runs."""
@@ -104,11 +110,12 @@ def aiideabench_command(
         latest_year=latest_year,  # type: ignore[arg-type]
         scholar_base_url=scholar_base_url, max_attempts=max_attempts,
         generation_max_tokens=generation_max_tokens, judge_max_tokens=judge_max_tokens,
+        max_prompt_tokens=max_prompt_tokens,
     )
     options = ExecutionOptions(
         out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
         max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache, shard=parse_shard(shard),
-        force=force,
+        timeout_s=timeout, max_retries=max_retries, force=force,
     )
     results = run_aiideabench(config, options, compare=list(compare or []))
     print_tables(results_tables(results))

@@ -22,10 +22,13 @@ from ideaharness.cli.options import (
     ForceOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
+    MaxPromptTokensOption,
+    MaxRetriesOption,
     NoCacheOption,
     PriceOption,
     RpmOption,
     ShardOption,
+    TimeoutOption,
     finish_run,
     parse_price,
     parse_shard,
@@ -95,6 +98,9 @@ def ideabench_command(
     shard: ShardOption = None,
     price: PriceOption = None,
     force: ForceOption = False,
+    timeout: TimeoutOption = 300.0,
+    max_retries: MaxRetriesOption = 6,
+    max_prompt_tokens: MaxPromptTokensOption = 6000,
 ) -> None:
     """Run IdeaBench: generate ideas from reference abstracts; score them by BERTScore, idea overlap
     and the Insight Score."""
@@ -114,6 +120,7 @@ def ideabench_command(
         bertscore_model=bertscore_model,
         bertscore_layers=bertscore_layers,
         max_attempts=max_attempts,
+        max_prompt_tokens=max_prompt_tokens,
     )
     options = ExecutionOptions(
         out=out,
@@ -126,6 +133,8 @@ def ideabench_command(
         shard=parse_shard(shard),
         price_per_mtok=parse_price(price),
         force=force,
+        timeout_s=timeout,
+        max_retries=max_retries,
     )
     results = run_ideabench(config, options)
     print_tables(results_tables(results))

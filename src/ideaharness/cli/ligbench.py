@@ -25,12 +25,15 @@ from ideaharness.cli.options import (
     ForceOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
+    MaxPromptTokensOption,
+    MaxRetriesOption,
     NoCacheOption,
     RpmOption,
+    TimeoutOption,
     finish_run,
 )
 from ideaharness.data.textio import read_text
-from ideaharness.errors import UserError
+from ideaharness.errors import PartialRunError, UserError
 from ideaharness.metrics.elo import EloSettings
 from ideaharness.report.console import print_tables
 from ideaharness.report.html import Table
@@ -153,16 +156,21 @@ def score_idea_command(
     no_cache: NoCacheOption = False,
     force: ForceOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
+    timeout: TimeoutOption = 300.0,
+    max_retries: MaxRetriesOption = 6,
+    max_prompt_tokens: MaxPromptTokensOption = 6000,
 ) -> None:
     """Score one idea LigBench-style: rating, contribution, soundness by pairwise Elo against the
     corpus, and hybrid novelty; prints the comparisons that produced them."""
     idea_id, text, cutoff = read_idea(idea)
     settings = _settings(order, clamp, max_comparisons, min_comparisons, epsilon, n_calibration,
                          scholar_base_url, online, seed, parity, structured)
-    options = ExecutionOptions(base_url=base_url, use_cache=not no_cache, progress=False, force=force)
+    options = ExecutionOptions(base_url=base_url, use_cache=not no_cache, progress=False, timeout_s=timeout,
+                               max_retries=max_retries, force=force)
     result = asyncio.run(score_idea_async(
         text, corpus, judge, settings=settings, options=options, out=out, idea_id=idea_id, cutoff=cutoff,
         debias_means=_choice("--debias-means", debias_means),  # type: ignore[arg-type]
+        max_prompt_tokens=max_prompt_tokens,
     ))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
@@ -170,8 +178,10 @@ def score_idea_command(
         print_tables(score_tables(result))
         if result.novelty and result.novelty.get("note"):
             typer.echo(result.novelty["note"])
-    if result.scores is None:
-        raise typer.Exit(1)
+    if result.scores is None:  # the one unit asked for is missing: a partial run (exit 3)
+        failed = "; ".join(f"{u['step']}: {u['error']}" for u in result.failed_units)
+        raise PartialRunError(f"{result.idea_id} not scored ({result.status}"
+                              + (f"; {failed}" if failed else "") + "); run the same command again to retry")
 
 
 def _topics(path: Path | None) -> list[str]:
@@ -221,6 +231,9 @@ def ligbench_command(
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
     force: ForceOption = False,
+    timeout: TimeoutOption = 300.0,
+    max_retries: MaxRetriesOption = 6,
+    max_prompt_tokens: MaxPromptTokensOption = 6000,
 ) -> None:
     """Run LigBench: generate ideas per topic with each generator and score them against the corpus."""
     config = LigBenchConfig(
@@ -230,10 +243,11 @@ def ligbench_command(
         debias_means=_choice("--debias-means", debias_means),  # type: ignore[arg-type]
         scoring=_settings(order, clamp, max_comparisons, min_comparisons, epsilon, n_calibration,
                           scholar_base_url, online, seed, parity, structured),
+        max_prompt_tokens=max_prompt_tokens,
     )
     options = ExecutionOptions(out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
                                max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache,
-                               force=force)
+                               timeout_s=timeout, max_retries=max_retries, force=force)
     results = run_ligbench(config, options)
     print_tables(results_tables(results))
     finish_run(results, out)
@@ -258,6 +272,9 @@ def ligbench_judge_command(
     rpm: RpmOption = None,
     no_cache: NoCacheOption = False,
     force: ForceOption = False,
+    timeout: TimeoutOption = 300.0,
+    max_retries: MaxRetriesOption = 6,
+    max_prompt_tokens: MaxPromptTokensOption = 6000,
 ) -> None:
     """Judge accuracy: agreement of a pairwise judge with debiased scores on similar-paper pairs."""
     from ideaharness.benchmarks.ligbench.judge_eval import (
@@ -271,9 +288,10 @@ def ligbench_judge_command(
     config = JudgeAccuracyConfig(judge=judge, corpus=str(corpus), n_pairs=pairs, min_gap=min_gap,
                                  order=order,  # type: ignore[arg-type]
                                  debias_means=_choice("--debias-means", debias_means),  # type: ignore[arg-type]
-                                 seed=seed, structured_output=structured)
+                                 seed=seed, structured_output=structured, max_prompt_tokens=max_prompt_tokens)
     options = ExecutionOptions(out=out, limit=limit, base_url=base_url, max_concurrency=max_concurrency,
-                               rpm=rpm, use_cache=not no_cache, force=force)
+                               rpm=rpm, use_cache=not no_cache, timeout_s=timeout, max_retries=max_retries,
+                               force=force)
     results = run_judge_accuracy(config, options)
     print_tables([accuracy_table(results)])
-    typer.echo(f"report: {out / 'report.html'}")
+    finish_run(results, out)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ideaharness.errors import UserError
+from ideaharness.errors import PartialRunError, UserError
 
 
 def parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -41,6 +41,18 @@ ForceOption = Annotated[
         "--out/superseded/ and start a new run (default: refuse).",
     ),
 ]
+TimeoutOption = Annotated[
+    float, typer.Option("--timeout", min=0.001, help="Seconds one attempt at an openai/ endpoint may take "
+                        "(also bounds Semantic Scholar requests, at most 30 s).")
+]
+MaxRetriesOption = Annotated[
+    int, typer.Option("--max-retries", min=0, help="Retries of a failed model call (429, 5xx, timeout, "
+                      "connection, malformed reply) before its unit is counted as failed.")
+]
+MaxPromptTokensOption = Annotated[
+    int, typer.Option("--max-prompt-tokens", min=256, help="Prompt budget (4 characters a token): longer "
+                      "paper or model texts are cut to fit, with a note.")
+]
 PriceOption = Annotated[
     str | None, typer.Option(help="IN,OUT: USD per million prompt and completion tokens, to report cost.")
 ]
@@ -63,15 +75,20 @@ def parse_price(value: str | None) -> tuple[float, float] | None:
 
 
 def finish_run(results: dict[str, Any], out: Path) -> None:
-    """Print the report path; exit 1 with one line when model calls failed for good.
+    """Print the report path; exit 3 (partial run) with one line when units failed or were skipped.
 
-    Failed calls leave their units undone (nothing is recorded for them), so the results are
-    partial: the run must not look like a success. Re-running the same command retries them.
+    Failed units are listed in results.json (``failed_units``: step, instance, last error) and
+    left undone, so re-running the same command retries them.
+
+    Raises:
+        PartialRunError: ``results["status"]`` is "partial".
     """
     typer.echo(f"report: {out / 'report.html'}")
-    failed = int(results.get("errors") or results.get("llm_errors") or 0)
-    if failed:
-        raise UserError(
-            f"{failed} model call(s) failed after retries, so these results are partial "
-            f"(reasons in {out / 'report.html'}); run the same command again to retry them"
+    units = results.get("failed_units") or []
+    if results.get("status") == "partial" or units:
+        failed = sum(1 for u in units if u.get("status") != "skipped")
+        skipped = len(units) - failed
+        raise PartialRunError(
+            f"partial run: {failed} unit(s) failed after retries and {skipped} skipped (listed under "
+            f"'failed_units' in {out / 'results.json'}); run the same command again to retry them"
         )

@@ -17,9 +17,12 @@ from ideaharness.cli.options import (
     ForceOption,
     JudgeBaseUrlOption,
     MaxConcurrencyOption,
+    MaxPromptTokensOption,
+    MaxRetriesOption,
     NoCacheOption,
     RpmOption,
     ShardOption,
+    TimeoutOption,
     finish_run,
     parse_shard,
 )
@@ -90,6 +93,9 @@ def researchbench_command(
     no_cache: NoCacheOption = False,
     force: ForceOption = False,
     shard: ShardOption = None,
+    timeout: TimeoutOption = 300.0,
+    max_retries: MaxRetriesOption = 6,
+    max_prompt_tokens: MaxPromptTokensOption = 6000,
 ) -> None:
     """Run ResearchBench: inspiration retrieval (hit ratio, negative selection ratio), hypothesis
     composition (matched score) and two-order hypothesis ranking."""
@@ -105,11 +111,12 @@ def researchbench_command(
         n_negatives=n_negatives, inspirations_per_negative=inspirations_per_negative, parity=parity,
         published_after=_date(published_after), max_attempts=max_attempts,
         generation_max_tokens=generation_max_tokens, judge_max_tokens=judge_max_tokens,
+        max_prompt_tokens=max_prompt_tokens,
     )
     options = ExecutionOptions(
         out=out, limit=limit, base_url=base_url, judge_base_url=judge_base_url,
         max_concurrency=max_concurrency, rpm=rpm, use_cache=not no_cache, shard=parse_shard(shard),
-        force=force,
+        timeout_s=timeout, max_retries=max_retries, force=force,
     )
     results = run_researchbench(config, options)
     print_tables(results_tables(results))

@@ -198,7 +198,7 @@ def validate_command(
 ) -> None:
     """Counts, empty/duplicated fields, too few references, local paths, API-key-like strings.
 
-    Exit 0 when clean (warnings allowed), 1 when errors were found, 2 when PATH holds no dataset."""
+    Exit 0 when clean (warnings allowed), 1 when errors were found or PATH holds no dataset."""
     from ideaharness.data.validate import validate_dataset
 
     report = validate_dataset(path, min_references=min_references)

@@ -3,6 +3,13 @@
 ``LLM.chat`` = cache lookup → (semaphore + rate limiter) → provider attempt → bounded retries with
 exponential backoff and full jitter, honouring Retry-After → cache store. An identical request that
 is already in flight is awaited rather than sent twice.
+
+Whatever goes wrong in one attempt is that attempt's failure, never the run's: a retryable
+:class:`~ideaharness.llm.errors.ProviderError` (429, 5xx, timeout, connection, malformed body) and
+any unexpected exception a provider raises are retried up to ``max_retries`` times and then raised
+as one :class:`~ideaharness.llm.errors.LLMError`; only configuration problems
+(:class:`~ideaharness.errors.UserError`: key refused, unknown model, prompt too long) end the call
+at once.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from ideaharness.llm.openai_provider import (
 )
 from ideaharness.llm.ratelimit import DEFAULT_RETRY_CAP_S, AsyncRateLimiter, backoff_delay
 from ideaharness.llm.types import ChatRequest, Completion, Message
+from ideaharness.redaction import redact
 
 DEFAULT_MODEL = f"local/{DEFAULT_LOCAL_MODEL}"
 
@@ -216,17 +224,24 @@ class LLM:
                 except ProviderError as exc:
                     if not exc.retryable:
                         self.stats.failures += 1
-                        raise LLMError(f"{self.model}: {exc}") from exc
+                        raise LLMError(redact(f"{self.model}: {exc}")) from exc
                     last = exc
                     continue
-                except Exception:
+                except UserError:  # key refused, unknown model, prompt too long: no retry helps
                     self.stats.failures += 1
                     raise
+                except Exception as exc:  # anything else is this attempt's failure, retried
+                    last = ProviderError(
+                        redact(f"unexpected {type(exc).__name__} from the provider: {exc}"), retryable=True
+                    )
+                    continue
             return self._account(completion)
         self.stats.failures += 1
         raise LLMError(
-            f"{self.model}: gave up after {self.max_retries + 1} attempts "
-            f"({self.max_retries} retries); last error: {last}"
+            redact(
+                f"{self.model}: gave up after {self.max_retries + 1} attempts "
+                f"({self.max_retries} retries); last error: {last}"
+            )
         )
 
     def _account(self, completion: Completion) -> Completion:
@@ -279,8 +294,9 @@ def get_llm(
         use_cache: False bypasses cache reads and writes (``--no-cache``).
         max_concurrency: provider calls in flight at once (the local model runs one at a time anyway).
         rpm: requests-per-minute limit, or None.
-        max_retries: bounded retries on 429/5xx/timeouts/connection errors.
-        timeout_s: per-attempt timeout (OpenAI-compatible endpoints), seconds.
+        max_retries: retries after the first attempt on 429/5xx/timeouts/connection errors and
+            malformed replies (``--max-retries``), >= 0.
+        timeout_s: per-attempt timeout of OpenAI-compatible endpoints (``--timeout``), seconds, > 0.
         price_per_mtok: (input, output) USD per million tokens; enables ``stats.cost_usd``.
         n_ctx: context window of local models, tokens.
         models_dir: where local GGUF files are assembled (default :func:`default_models_dir`).
@@ -293,7 +309,9 @@ def get_llm(
     if max_concurrency < 1:
         raise UserError(f"max_concurrency must be >= 1, got {max_concurrency}")
     if max_retries < 0:
-        raise UserError(f"max_retries must be >= 0, got {max_retries}")
+        raise UserError(f"--max-retries must be >= 0, got {max_retries}")
+    if not timeout_s > 0:
+        raise UserError(f"--timeout must be > 0 seconds, got {timeout_s:g}")
     if rpm is not None and rpm <= 0:
         raise UserError(f"rpm must be > 0, got {rpm}")
     provider: Provider

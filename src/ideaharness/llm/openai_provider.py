@@ -5,7 +5,10 @@ The SDK's own retries are off (``max_retries=0``): the :class:`~ideaharness.llm.
 so every retry is bounded and counted. One attempt here maps SDK errors to
 :class:`~ideaharness.llm.errors.ProviderError` (429/5xx/timeouts/connection errors retryable),
 :class:`~ideaharness.errors.UserError` (401/403: key; 404: model or URL) or
-:class:`~ideaharness.llm.errors.ContextLengthError`.
+:class:`~ideaharness.llm.errors.ContextLengthError`. A reply that is not a chat completion (a body
+that is not JSON, a JSON body without ``choices[0].message``) is a retryable ProviderError too.
+Every error text is redacted (:func:`ideaharness.redaction.redact`): a server that echoes the key
+in its error message never gets it into a record, a result or the console.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ideaharness.errors import UserError
 from ideaharness.llm.errors import ContextLengthError, LLMError, ProviderError
 from ideaharness.llm.ratelimit import parse_retry_after
 from ideaharness.llm.types import ChatRequest, Completion, Usage
+from ideaharness.redaction import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOOPBACK_DUMMY_KEY = "no-key-needed-for-loopback"
@@ -93,7 +97,8 @@ class OpenAIProvider:
         endpoint (downstream parsing is lenient).
 
         Raises:
-            ProviderError: retryable (429, 5xx, timeout, connection) or other HTTP failures.
+            ProviderError: retryable (429, 5xx, timeout, connection, a malformed reply body) or
+                other HTTP failures.
             ContextLengthError: the server reports the prompt is too long.
             UserError: 401/403 (key) or 404 (model or URL).
         """
@@ -133,28 +138,51 @@ class OpenAIProvider:
                 f"{self.label}: timed out after {self.timeout_s:g} s", retryable=True
             ) from exc
         except openai.APIConnectionError as exc:
+            cause = self._redact(str(exc.__cause__ or exc))
             raise ProviderError(
-                f"{self.label}: cannot connect to {self.base_url} ({exc.__cause__ or exc})", retryable=True
+                f"{self.label}: cannot connect to {self.base_url} ({cause})", retryable=True
+            ) from exc
+        except (ValueError, TypeError, AttributeError, KeyError, openai.OpenAIError) as exc:
+            # a 200 whose body is not JSON, or JSON the SDK cannot read as a chat completion
+            raise ProviderError(
+                f"{self.label}: malformed reply body from {self.base_url} "
+                f"({type(exc).__name__}: {_short(self._redact(str(exc)))})",
+                retryable=True,
             ) from exc
         latency = time.monotonic() - start
-        if not response.choices:
-            raise ProviderError(f"{self.label}: reply without choices", retryable=True)
-        choice = response.choices[0]
-        usage = response.usage
-        return Completion(
-            text=choice.message.content or "",
-            model=self.label,
-            usage=Usage(
+        text, finish_reason, usage = self._read_reply(response)
+        return Completion(text=text, model=self.label, usage=usage, latency_s=latency,
+                          finish_reason=finish_reason)
+
+    def _read_reply(self, response: Any) -> tuple[str, str | None, Usage]:
+        """(text, finish reason, usage) of a chat completion; a retryable ProviderError when the
+        reply lacks ``choices[0].message`` or its content is not text."""
+        try:
+            choice = response.choices[0]
+            content = choice.message.content
+            finish_reason = choice.finish_reason
+        except (AttributeError, IndexError, KeyError, TypeError) as exc:
+            raise ProviderError(
+                f"{self.label}: reply without choices[0].message ({type(exc).__name__})", retryable=True
+            ) from exc
+        if content is not None and not isinstance(content, str):
+            raise ProviderError(f"{self.label}: reply content is not text", retryable=True)
+        usage = getattr(response, "usage", None)
+        try:
+            counted = Usage(
                 prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                 completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            ),
-            latency_s=latency,
-            finish_reason=choice.finish_reason,
-        )
+            )
+        except (TypeError, ValueError):
+            counted = Usage()
+        return content or "", finish_reason, counted
+
+    def _redact(self, text: str) -> str:
+        return redact(text, [self._api_key])
 
     def _map_status_error(self, exc: Any) -> Exception:
         status = int(exc.status_code)
-        detail = _short(getattr(exc, "message", "") or str(exc))
+        detail = _short(self._redact(getattr(exc, "message", "") or str(exc)))
         if status in (401, 403):
             return UserError(
                 f"{self.label}: the server at {self.base_url} refused the key (HTTP {status}); "

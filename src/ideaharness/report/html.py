@@ -1,7 +1,9 @@
 """Self-contained HTML reports: tables, embedded PNG figures, the run's configuration.
 
 Every string that comes from a paper, a model or a user is escaped by Jinja2's autoescape;
-figures are embedded as base64 PNG, so the file can be mailed or archived alone.
+figures are embedded as base64 PNG, so the file can be mailed or archived alone. As a last guard,
+every secret value known to the process (:func:`ideaharness.redaction.known_secrets`) is removed
+from the page before it is written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from ideaharness import __version__
 from ideaharness.fileio import atomic_write_text
+from ideaharness.redaction import redact_values
 
 
 class Table(BaseModel):
@@ -102,4 +105,4 @@ def write_report(
             sections=sections,
         )
     )
-    return atomic_write_text(out, html)
+    return atomic_write_text(out, redact_values(html))

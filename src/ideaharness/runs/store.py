@@ -201,6 +201,10 @@ class RunStore:
         """All records of a step as ``(instance_id, key, data)``, in insertion order."""
         return [(i, k, d) for (s, i, k), d in self._index.items() if s == step]
 
+    def all_records(self) -> list[tuple[str, str, str, dict[str, Any]]]:
+        """Every record as ``(step, instance_id, key, data)``, in insertion order."""
+        return [(s, i, k, d) for (s, i, k), d in self._index.items()]
+
     # -- usage and results ---------------------------------------------------
     def track_usage(self, roles: Mapping[str, Any]) -> None:
         """Record the counters of these model clients (role -> client) in ``usage/``; results then

@@ -4,7 +4,9 @@ Polite by construction: a per-host minimum interval between requests, bounded ex
 backoff with jitter (honouring ``Retry-After`` on 429), retries on 5xx / timeouts / connection
 errors, an on-disk response cache (:mod:`ideaharness.scholarly.cache`) and one exception per
 failure class (:mod:`ideaharness.scholarly.errors`). API keys travel in headers or secret query
-parameters and are never part of the cache key, the stored data or an error message.
+parameters and are never part of the cache key, the stored data or an error message: every error
+text is redacted (:func:`ideaharness.redaction.redact`) of the request's key headers, secret
+parameters and secret body fields (a login password), even when the server echoes them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ideaharness.llm.ratelimit import parse_retry_after
+from ideaharness.redaction import redact
 from ideaharness.scholarly.cache import DEFAULT_SECRET_PARAMS, ResponseCache, cache_key, strip_secrets
 from ideaharness.scholarly.errors import (
     BadRequest,
@@ -33,6 +36,20 @@ from ideaharness.scholarly.errors import (
 )
 
 CACHE_FILE = "responses.sqlite"
+SECRET_HEADERS = frozenset({"x-api-key", "api-key", "authorization", "cookie", "proxy-authorization"})
+
+
+def _secret_values(
+    headers: Mapping[str, str], params: Mapping[str, Any], body: Any, secret_params: tuple[str, ...]
+) -> list[str]:
+    """The secret values a request carries: key headers, secret query parameters, secret body fields."""
+    names = {p.lower() for p in secret_params}
+    values = [v for k, v in headers.items() if k.lower() in SECRET_HEADERS]
+    values += [v.split(" ", 1)[1] for v in list(values) if v.lower().startswith("bearer ")]
+    values += [str(v) for k, v in params.items() if k.lower() in names and v is not None]
+    if isinstance(body, Mapping):
+        values += [str(v) for k, v in body.items() if str(k).lower() in names and v is not None]
+    return values
 
 
 @dataclass
@@ -46,17 +63,18 @@ class HTTPStats:
     by_status: dict[int, int] = field(default_factory=dict)
 
 
-def _error_text(response: httpx.Response) -> str:
+def _error_text(response: httpx.Response, secrets: list[str]) -> str:
+    """The service's error message, redacted before it is shortened (so no key survives in part)."""
     text = response.text.strip()
     try:
         data = response.json()
     except ValueError:
-        return text[:300] or response.reason_phrase
+        return redact(text, secrets)[:300] or response.reason_phrase
     if isinstance(data, dict):
         for k in ("error", "message", "detail", "name"):
             if data.get(k):
-                return str(data[k])[:300]
-    return text[:300]
+                return redact(str(data[k]), secrets)[:300]
+    return redact(text, secrets)[:300]
 
 
 class ScholarlyHTTP:
@@ -163,6 +181,19 @@ class ScholarlyHTTP:
                 return body
         host = urlsplit(url).netloc
         all_headers = {**self._headers, **(headers or {})}
+        secrets = _secret_values(all_headers, clean_params, json_body, self.secret_params)
+        try:
+            return await self._send(method, url, safe_url, key, clean_params, json_body, all_headers,
+                                    use_cache, host, secrets)
+        except ScholarlyError as exc:
+            cleaned = redact(str(exc), secrets)
+            if cleaned != str(exc):
+                exc.args = (cleaned,)
+            raise
+
+    async def _send(self, method: str, url: str, safe_url: str, key: str, clean_params: dict[str, Any],
+                    json_body: Any, all_headers: dict[str, str], use_cache: bool, host: str,
+                    secrets: list[str]) -> str:
         attempt = 0
         while True:
             await self._wait_turn(host)
@@ -188,7 +219,7 @@ class ScholarlyHTTP:
                 if attempt >= self.max_retries:
                     cls = RateLimited if status == 429 else ServerError
                     raise cls(
-                        f"{_error_text(response)} (gave up after {attempt + 1} attempts)",
+                        f"{_error_text(response, secrets)} (gave up after {attempt + 1} attempts)",
                         status=status,
                         url=safe_url,
                     )
@@ -196,7 +227,7 @@ class ScholarlyHTTP:
                 await self._sleep(self._backoff(attempt, retry_after))
                 attempt += 1
                 continue
-            message = _error_text(response)
+            message = _error_text(response, secrets)
             if status == 404:
                 if use_cache and self.cache is not None:
                     self.cache.put(key, safe_url, status, message)

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from ideaharness.schema import Paper, Reference
 from ideaharness.scholarly.base import ClientBase, DateWindow, check_window
-from ideaharness.scholarly.errors import NotFound
+from ideaharness.scholarly.errors import BadRequest, NotFound
 
 PAPER_FIELDS = (
     "paperId,externalIds,title,abstract,venue,year,publicationDate,citationCount,"
@@ -274,15 +274,28 @@ class SemanticScholar(ClientBase):
         return out
 
     async def _edges(
-        self, paper_id: str, kind: str, fields: str, page_size: int, max_items: int | None
+        self, paper_id: str, kind: str, fields: str, page_size: int, max_items: int | None,
+        notes: list[str] | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
+        """Edges page by page. A 400 on a later page means S2 serves no more (it caps how deep
+        ``offset`` may go): paging stops there with what was fetched, and a note says so."""
         offset = 0
         seen = 0
         while True:
-            page = await self.http.get_json(
-                self._url(f"/paper/{quote(paper_id, safe='/:')}/{kind}"),
-                params={"fields": fields, "offset": offset, "limit": page_size},
-            )
+            try:
+                page = await self.http.get_json(
+                    self._url(f"/paper/{quote(paper_id, safe='/:')}/{kind}"),
+                    params={"fields": fields, "offset": offset, "limit": page_size},
+                )
+            except BadRequest as exc:
+                if offset == 0:
+                    raise
+                if notes is not None:
+                    notes.append(
+                        f"{kind} of {paper_id}: Semantic Scholar serves no page at offset {offset} "
+                        f"({exc}); used the first {seen}"
+                    )
+                return
             for edge in page.get("data") or []:
                 yield edge
                 seen += 1
@@ -294,45 +307,52 @@ class SemanticScholar(ClientBase):
             offset = int(nxt)
 
     async def references(
-        self, paper_id: str, *, fields: str = EDGE_FIELDS, page_size: int = 1000, max_items: int | None = None
+        self, paper_id: str, *, fields: str = EDGE_FIELDS, page_size: int = 1000,
+        max_items: int | None = None, notes: list[str] | None = None,
     ) -> list[Reference]:
         """All references of a paper (``/paper/{id}/references``, paginated by ``next``).
 
         ``page_size`` <= 1,000; ``max_items`` stops early (IdeaBench parity: one page of 300).
+        A page S2 refuses (HTTP 400 past the offsets it serves) ends the list; ``notes`` gets why.
 
         Raises:
-            NotFound: unknown id.
+            NotFound: unknown id. BadRequest: the first page is refused.
         """
         return [
             reference_from_edge(e, "citedPaper")
-            async for e in self._edges(paper_id, "references", fields, page_size, max_items)
+            async for e in self._edges(paper_id, "references", fields, page_size, max_items, notes)
         ]
 
     async def citations(
-        self, paper_id: str, *, fields: str = EDGE_FIELDS, page_size: int = 1000, max_items: int | None = None
+        self, paper_id: str, *, fields: str = EDGE_FIELDS, page_size: int = 1000,
+        max_items: int | None = None, notes: list[str] | None = None,
     ) -> list[Reference]:
         """Papers citing this one (``/paper/{id}/citations``), as :class:`Reference` records.
 
-        S2 serves at most ~10,000 citations per paper.
+        S2 serves only the first citations of a paper (its offset cap); paging stops at the first
+        page it refuses (HTTP 400) and ``notes`` gets why.
         """
         return [
             reference_from_edge(e, "citingPaper")
-            async for e in self._edges(paper_id, "citations", fields, page_size, max_items)
+            async for e in self._edges(paper_id, "citations", fields, page_size, max_items, notes)
         ]
 
-    async def citation_counts_by_year(self, paper_id: str, *, page_size: int = 1000) -> dict[int, int]:
+    async def citation_counts_by_year(
+        self, paper_id: str, *, page_size: int = 1000, notes: list[str] | None = None
+    ) -> dict[int, int]:
         """Citations per calendar year, counted from the citing papers' years.
 
         S2 has no per-year field, so this pages through ``/paper/{id}/citations`` with
         ``fields=year,publicationDate`` and counts ``year`` (or the year of ``publicationDate``
-        when ``year`` is null). Citations with neither are not counted. Exact up to S2's cap
-        of ~10,000 citations per paper.
+        when ``year`` is null). Citations with neither are not counted. Exact up to what S2
+        serves: when it refuses a later page (HTTP 400 past its offset cap) the counts cover the
+        citations fetched so far and ``notes`` gets a line saying so.
 
         Returns:
             ``{year: count}`` sorted by year.
         """
         counts: dict[int, int] = {}
-        async for edge in self._edges(paper_id, "citations", "year,publicationDate", page_size, None):
+        async for edge in self._edges(paper_id, "citations", "year,publicationDate", page_size, None, notes):
             citing = edge.get("citingPaper") or {}
             year = citing.get("year")
             if year is None and citing.get("publicationDate"):

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ideaharness.benchmarks._common import DEFAULT_MAX_PROMPT_TOKENS
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
 
 BENCHMARK_VERSION = "1"
@@ -46,6 +47,7 @@ class AIIdeaBenchConfig(BaseModel):
     judge_max_tokens: int = Field(default=384, ge=16)
     decomposition_max_tokens: int = Field(default=768, ge=16)
     max_attempts: int = Field(default=3, ge=1, le=10)
+    max_prompt_tokens: int = Field(default=DEFAULT_MAX_PROMPT_TOKENS, ge=256)
     cutoff: dt.date = DEFAULT_CUTOFF
     parity: bool = False
     tournament_rounds: int = Field(default=7, ge=1)

@@ -1,8 +1,10 @@
 """Literature-based metrics of AI Idea Bench 2025: novelty NA (Eq. 7) and feasibility FA (Eq. 8-10).
 
 Both need Semantic Scholar (:class:`ideaharness.scholarly.SemanticScholar`, any base URL, e.g. a
-local replay server). When it cannot be reached (offline, connection refused, server errors after
-retries) the metrics are skipped and the reason is recorded -- never a score of 0.
+local replay server), reached through a :class:`~ideaharness.scholarly.gate.ScholarGate`. When the
+host cannot be reached at all (detected once, by a fast probe) every NA/FA unit is skipped with
+the reason; when one request fails (a 400, a 5xx after retries) only the idea that needed it is
+skipped. Skipped units are listed and counted (the run is partial) -- never a score of 0.
 
 NA: the topic's keywords (the dataset's ``split_topic`` keywords, else an LLM keyword step) are
 searched twice with the instance cutoff as the boundary (``search_limit`` papers before, the same
@@ -11,7 +13,9 @@ and cc follow Eq. 7, for the idea's motivation and for its experiment plan (cont
 without a citation count are left out of cd and cc and counted in the record).
 FA: an LLM splits the idea into at most ``max_concepts`` atomic method concepts; each is searched
 (``search_limit`` papers, published up to the cutoff); every paper found gets its citations per
-year; S_F is the mean influence over all of them (Eq. 10) with y_l from the config.
+year (as far as S2 serves them: a paper whose citation pages stop early is counted from what was
+fetched, with a note in the record); S_F is the mean influence over all of them (Eq. 10) with y_l
+from the config.
 """
 
 from __future__ import annotations
@@ -22,16 +26,10 @@ from typing import Any
 from ideaharness.metrics.feasibility import feasibility_score, paper_influence
 from ideaharness.metrics.novelty import novelty_from_embeddings
 from ideaharness.schema import Paper
+from ideaharness.scholarly.gate import ScholarGate, ScholarUnavailable
 
-UNREACHABLE_ERRORS: tuple[type[BaseException], ...] = (OSError, TimeoutError)
-
-
-def _unreachable_types() -> tuple[type[BaseException], ...]:
-    import httpx
-
-    from ideaharness.scholarly.errors import ScholarlyError
-
-    return (*UNREACHABLE_ERRORS, httpx.HTTPError, ScholarlyError)
+__all__ = ["ScholarGate", "ScholarUnavailable", "feasibility_record", "novelty_record", "paper_text",
+           "search_split"]
 
 
 def paper_text(paper: Paper) -> str:
@@ -39,56 +37,17 @@ def paper_text(paper: Paper) -> str:
     return f"{paper.title}. {paper.abstract}" if paper.abstract else paper.title
 
 
-class ScholarGate:
-    """Opens the Semantic Scholar client once and remembers whether it is usable.
-
-    ``reason`` is None while usable; after the first connection/HTTP/API error (after the client's
-    own bounded retries) every later call is skipped with that reason (no retry storm against a dead
-    endpoint), and the metrics that needed it are reported as skipped.
-    """
-
-    def __init__(self, base_url: str | None, cache_dir: str | None = None, client: Any = None) -> None:
-        self.reason: str | None = None
-        self.base_url = base_url or "https://api.semanticscholar.org"
-        self.client = client
-        self._cache_dir = cache_dir
-
-    def _open(self) -> Any:
-        if self.client is None:
-            from ideaharness.scholarly import SemanticScholar
-
-            local = self.base_url.startswith(("http://127.0.0.1", "http://localhost"))
-            self.client = SemanticScholar(
-                base_url=self.base_url, cache_dir=self._cache_dir,
-                min_interval_s=0.0 if local else None, max_retries=1 if local else 3, backoff_base_s=0.2,
-                timeout_s=30.0,
-            )
-        return self.client
-
-    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """``await client.<method>(...)``; None when unreachable (``reason`` set)."""
-        if self.reason is not None:
-            return None
-        try:
-            return await getattr(self._open(), method)(*args, **kwargs)
-        except _unreachable_types() as exc:
-            self.reason = f"Semantic Scholar unusable at {self.base_url}: {type(exc).__name__}: {exc}"
-            return None
-
-    async def aclose(self) -> None:
-        if self.client is not None and hasattr(self.client, "aclose"):
-            await self.client.aclose()
-
-
 async def search_split(
     gate: ScholarGate, query: str, cutoff: dt.date, limit: int
-) -> tuple[list[Paper], list[Paper]] | None:
-    """(historical, contemporary) papers for a query: published before / on-or-after ``cutoff``."""
+) -> tuple[list[Paper], list[Paper]]:
+    """(historical, contemporary) papers for a query: published before / on-or-after ``cutoff``.
+
+    Raises:
+        ScholarUnavailable: Semantic Scholar is unreachable or a search failed.
+    """
     before = cutoff - dt.timedelta(days=1)
     historical = await gate.call("search", query, limit=limit, publication_date_window=(None, before))
     contemporary = await gate.call("search", query, limit=limit, publication_date_window=(cutoff, None))
-    if historical is None or contemporary is None:
-        return None
     return list(historical), list(contemporary)
 
 
@@ -114,17 +73,20 @@ def novelty_record(
 
 async def feasibility_record(
     gate: ScholarGate, concepts: list[str], cutoff: dt.date, limit: int, latest_year: int, lam: float
-) -> dict[str, Any] | None:
-    """FA of one idea: search each concept, fetch citations per year of every paper, S_F (Eq. 10)."""
+) -> dict[str, Any]:
+    """FA of one idea: search each concept, fetch citations per year of every paper, S_F (Eq. 10).
+
+    ``notes`` in the record says which papers' citations S2 served only in part.
+
+    Raises:
+        ScholarUnavailable: Semantic Scholar is unreachable or a request failed.
+    """
     papers: list[dict[str, Any]] = []
+    notes: list[str] = []
     for concept in concepts:
         found = await gate.call("search", concept, limit=limit, publication_date_window=(None, cutoff))
-        if found is None:
-            return None
         for paper in found:
-            counts = await gate.call("citation_counts_by_year", paper.id)
-            if counts is None:
-                return None
+            counts = await gate.call("citation_counts_by_year", paper.id, notes=notes)
             papers.append({
                 "concept": concept, "paper_id": paper.id, "title": paper.title,
                 "citations_by_year": {str(y): int(c) for y, c in counts.items()},
@@ -133,4 +95,4 @@ async def feasibility_record(
     score = feasibility_score([{int(y): c for y, c in p["citations_by_year"].items()} for p in papers],
                               latest_year, lam)
     return {"concepts": concepts, "papers": papers, "n_papers": len(papers), "latest_year": latest_year,
-            "feasibility": score}
+            "feasibility": score, "notes": notes}

@@ -100,7 +100,15 @@ def aggregate(
         results["competition_literature"] = _other_literature(competition)
     results["errors"] = bench.steps.error_count
     results["corrupt_record_lines"] = bench.store.corrupt_lines
+    results.update(bench.steps.outcome())
     return results
+
+
+def _skipped(bench: AIIdeaBench, step: str) -> dict[str, Any]:
+    """Why a literature metric was skipped: the unreachable host, or the units that failed."""
+    units = [u for u in bench.steps.failures.values() if u.step == step and u.status == "skipped"]
+    reason = bench.gate.reason or (f"{len(units)} idea(s) skipped: {units[0].error}" if units else None)
+    return {"skipped": reason, "skipped_units": len(units)}
 
 
 def _literature_novelty(
@@ -108,7 +116,7 @@ def _literature_novelty(
 ) -> dict[str, Any]:
     if "novelty" not in bench.config.metrics:
         return {"skipped": "not requested"}
-    out: dict[str, Any] = {"skipped": bench.gate.reason}
+    out: dict[str, Any] = _skipped(bench, "novelty")
     kw_fail = sum(1 for _, _, d in bench.store.records("keywords") if not d["judgment"]["parse_ok"])
     for comp in J.COMPONENTS:
         for key in ("novelty", "novelty_bounded"):
@@ -128,15 +136,17 @@ def _literature_feasibility(
     if "feasibility" not in bench.config.metrics:
         return {"skipped": "not requested"}
     fails = sum(1 for _, _, d in bench.store.records("concepts") if not d["judgment"]["parse_ok"])
-    per_inst, papers = [], 0
+    per_inst, papers, notes = [], 0, []
     for inst in instances:
         recs = [d for i, _, d in bench.store.records("feasibility") if i == inst.id]
         papers += sum(d["n_papers"] for d in recs)
+        notes += [n for d in recs for n in d.get("notes") or []]
         vals = [d["feasibility"] for d in recs if d["feasibility"] is not None]
         if vals:
             per_inst.append(sum(vals) / len(vals))
-    return {"skipped": bench.gate.reason, "lambda": bench.config.influence_lambda,
-            "latest_year": bench.config.latest_year, "papers": papers, **_metric(per_inst, fails, boot)}
+    return {**_skipped(bench, "feasibility"), "lambda": bench.config.influence_lambda,
+            "latest_year": bench.config.latest_year, "papers": papers, "citation_notes": notes,
+            **_metric(per_inst, fails, boot)}
 
 
 def _other_literature(competition: dict[str, Any]) -> dict[str, Any]:
@@ -209,6 +219,9 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     for label, block in (("NA", nov), ("FA", fea)):
         if block.get("skipped"):
             notes.append(f"{label} skipped: {block['skipped']}")
+    if fea.get("citation_notes"):
+        notes.append(f"FA: citations counted as far as Semantic Scholar serves them for "
+                     f"{len(fea['citation_notes'])} paper(s) ({fea['citation_notes'][0]})")
     tables.append(Table(title="AI Idea Bench 2025 (Table 2 layout)", columns=t2_cols, rows=t2_rows,
                         note="; ".join(notes)))
     detail = []

@@ -23,6 +23,7 @@ from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
 from ideaharness.benchmarks.aiideabench.literature import (
     ScholarGate,
+    ScholarUnavailable,
     feasibility_record,
     novelty_record,
     search_split,
@@ -103,8 +104,9 @@ class AIIdeaBench:
         identity = tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url",))
         self.store = open_store(options, config, identity_keys=identity, inputs=input_files(config),
                                 models={"generator": generator, "judge": judge})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
-        self.gate = ScholarGate(config.scholar_base_url, client=scholar,
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
+                                max_prompt_tokens=config.max_prompt_tokens)
+        self.gate = ScholarGate(config.scholar_base_url, client=scholar, timeout_s=options.timeout_s,
                                 cache_dir=str(Path(options.out) / "scholar_cache"))
 
     # -- helpers -------------------------------------------------------------
@@ -275,11 +277,19 @@ class AIIdeaBench:
             return dt.date.today().year
         return (inst.knowledge_cutoff or self.config.cutoff).year
 
+    def _skip(self, step: str, inst: Instance, keys: Sequence[str], reason: object) -> None:
+        """List the literature units that could not be computed (the run is then partial)."""
+        for key in keys:
+            if not self.store.has(step, inst.id, key):
+                self.steps.fail(step, inst.id, key, reason, skipped=True)
+
     async def novelty(self, inst: Instance) -> None:
         ideas = self.ideas(inst) or []
-        if not ideas or all(self.store.has("novelty", inst.id, str(k)) for k in range(len(ideas))):
+        keys = [str(k) for k in range(len(ideas))]
+        if not ideas or all(self.store.has("novelty", inst.id, k) for k in keys):
             return
-        if self.gate.reason is not None:  # Semantic Scholar already failed: spend no LLM calls
+        if await self.gate.check() is not None:  # unreachable: spend no LLM calls on keywords
+            self._skip("novelty", inst, keys, self.gate.reason)
             return
         keywords = [k for k in inst.extra.get("keywords") or [] if k]
         if not keywords:
@@ -293,8 +303,11 @@ class AIIdeaBench:
         lit = self.store.get("literature", inst.id)
         if lit is None:
             cutoff = inst.knowledge_cutoff or self.config.cutoff
-            split = await search_split(self.gate, " ".join(keywords[:3]), cutoff, self.config.search_limit)
-            if split is None:
+            try:
+                split = await search_split(self.gate, " ".join(keywords[:3]), cutoff,
+                                           self.config.search_limit)
+            except ScholarUnavailable as exc:
+                self._skip("novelty", inst, keys, exc)
                 return
             lit = {"query": " ".join(keywords[:3]), "cutoff": cutoff.isoformat(),
                    "historical": [p.model_dump(mode="json") for p in split[0]],
@@ -316,8 +329,9 @@ class AIIdeaBench:
         for k, idea in enumerate(self.ideas(inst) or []):
             if self.store.has("feasibility", inst.id, str(k)):
                 continue
-            if self.gate.reason is not None:
-                return
+            if await self.gate.check() is not None:
+                self._skip("feasibility", inst, [str(k)], self.gate.reason)
+                continue
             rec = await self.steps.judge_step(
                 "concepts", inst.id, str(k), self.judge,
                 J.concepts_messages(idea.motivation or idea.text, idea.experiment_plan or idea.text),
@@ -326,12 +340,14 @@ class AIIdeaBench:
             if not rec or not rec["judgment"]["parse_ok"]:
                 continue
             concepts = rec["judgment"]["parsed"][: self.config.max_concepts]
-            fa = await feasibility_record(
-                self.gate, concepts, inst.knowledge_cutoff or self.config.cutoff, self.config.search_limit,
-                self.latest_year(inst), self.config.influence_lambda,
-            )
-            if fa is None:
-                return
+            try:
+                fa = await feasibility_record(
+                    self.gate, concepts, inst.knowledge_cutoff or self.config.cutoff,
+                    self.config.search_limit, self.latest_year(inst), self.config.influence_lambda,
+                )
+            except ScholarUnavailable as exc:  # only this idea; the others still use the service
+                self._skip("feasibility", inst, [str(k)], exc)
+                continue
             self.store.put("feasibility", inst.id, {"idea_id": idea.id, **fa}, str(k))
 
     # -- orchestration -------------------------------------------------------
@@ -378,10 +394,16 @@ async def run_aiideabench_async(
     if not instances:
         raise UserError(f"--data {config.data}: no instances to run")
     if judge is None or (generator is None and not config.ideas_file):
-        gen_model, judge_model = make_models(config.generator, config.judge, options)
-        generator = generator or (None if config.ideas_file else gen_model)
+        # an --ideas run never calls the generator: it is neither built nor validated
+        gen_model, judge_model = make_models(
+            None if generator is not None or config.ideas_file else config.generator,
+            None if judge is not None else config.judge,
+            options,
+        )
+        generator = generator or gen_model
         judge = judge or judge_model
-    assert judge is not None
+    if judge is None:
+        raise UserError("no judge model")
     bench = AIIdeaBench(config, options, generator, judge, scholar=scholar, embed_fn=embed_fn,
                         instance_ids=[i.id for i in pool])
     competition: dict[str, Any] | None = None

@@ -24,7 +24,7 @@ from ideaharness.llm.parsing import extract_json, extract_json_object, parse_rat
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, p80, summarize
-from ideaharness.prompts import render
+from ideaharness.prompts import CHARS_PER_TOKEN, render
 from ideaharness.runs.store import shard_of
 from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
@@ -174,12 +174,21 @@ def select_references(
     return [usable[i] for i in picked], None
 
 
-def truncate_references(references: list[Reference], max_tokens: int) -> tuple[list[Reference], bool]:
-    """Keep leading references while their abstracts fit in ~max_tokens (4 characters a token)."""
+def truncate_references(
+    references: list[Reference], max_tokens: int, share_of: int | None = None
+) -> tuple[list[Reference], bool]:
+    """Keep leading references while they fit in ~``max_tokens`` (4 characters a token).
+
+    Each reference counts at most its share of the budget (``max_tokens / share_of``, default one
+    share per reference): an over-long abstract is cut to fit by the prompt budget
+    (:func:`~ideaharness.prompts.fit_prompt`, recorded as ``prompt_truncations``) and never crowds
+    out the others. Returns ``(kept, dropped_any)``.
+    """
+    budget = max_tokens * CHARS_PER_TOKEN
+    share = budget // max(1, share_of or len(references))
     kept: list[Reference] = []
-    budget = max_tokens * 4
     for ref in references:
-        cost = len(ref.abstract or "") + len(ref.title)
+        cost = min(len(ref.abstract or "") + len(ref.title), share)
         if kept and cost > budget:
             return kept, True
         kept.append(ref)
@@ -201,7 +210,8 @@ class IdeaBench:
         self.scorer = BertScorer(config.bertscore_model, config.bertscore_layers)
         self.store = open_store(options, config, inputs={"--data": data_files(config.data)},
                                 models={"generator": generator, "judge": judge})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
+                                max_prompt_tokens=config.max_prompt_tokens)
 
     # -- steps ---------------------------------------------------------------
     async def target_idea(self, inst: Instance) -> None:
@@ -237,7 +247,9 @@ class IdeaBench:
         if skip:
             self.store.put(step, inst.id, {"skipped": skip})
             return
-        refs, truncated = truncate_references(refs, self.config.max_prompt_tokens)
+        refs, truncated = truncate_references(
+            refs, self.config.max_prompt_tokens, min(len(refs), self.config.k_references)
+        )
         messages = render(
             "ideabench_generate",
             domain=inst.domain or "scientific",
@@ -465,6 +477,7 @@ class IdeaBench:
             results["scenarios"][scenario] = block
         results["corrupt_record_lines"] = self.store.corrupt_lines
         results["errors"] = self.steps.error_count
+        results.update(self.steps.outcome())
         return results
 
 
@@ -481,7 +494,11 @@ async def run_ideabench_async(
     if not instances:
         raise UserError(f"--data {config.data}: no instances to run")
     if generator is None or judge is None:
-        gen_model, judge_model = make_models(config.generator, config.judge, options)
+        gen_model, judge_model = make_models(
+            None if generator is not None else config.generator,
+            None if judge is not None else config.judge,
+            options,
+        )
         generator = generator or gen_model
         judge = judge or judge_model
     bench = IdeaBench(config, options, generator, judge)

@@ -15,7 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
+from ideaharness.benchmarks._common import (
+    DEFAULT_MAX_PROMPT_TOKENS,
+    ExecutionOptions,
+    StepRunner,
+    make_models,
+    open_store,
+)
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import (
     COMPARE_KEYS,
@@ -47,6 +53,7 @@ class JudgeAccuracyConfig(BaseModel):
     judge_temperature: float = 0.0
     structured_output: bool = True
     max_attempts: int = Field(default=3, ge=1, le=10)
+    max_prompt_tokens: int = Field(default=DEFAULT_MAX_PROMPT_TOKENS, ge=256)
 
 
 async def judge_accuracy_async(config: JudgeAccuracyConfig, options: ExecutionOptions, *,
@@ -60,7 +67,8 @@ async def judge_accuracy_async(config: JudgeAccuracyConfig, options: ExecutionOp
         pairs = pairs[: options.limit]
     if not pairs:
         raise UserError(f"{config.corpus}: no pairs of similar papers with a rating gap >= {config.min_gap}")
-    model = judge or make_models(config.judge, config.judge, options)[1]
+    model = judge or make_models(None, config.judge, options)[1]
+    assert model is not None
     with open_store(options, config, inputs={"--corpus": pairiq_files(config.corpus)},
                     models={"judge": model}) as store:
         return await _judge_pairs(config, options, store, model, corpus, pairs)
@@ -69,7 +77,8 @@ async def judge_accuracy_async(config: JudgeAccuracyConfig, options: ExecutionOp
 async def _judge_pairs(config: JudgeAccuracyConfig, options: ExecutionOptions, store: RunStore,
                        model: ChatModel, corpus: ReferenceCorpus,
                        pairs: list[tuple[int, int]]) -> dict[str, Any]:
-    steps = StepRunner(store, max_attempts=config.max_attempts, progress=options.progress)
+    steps = StepRunner(store, max_attempts=config.max_attempts, progress=options.progress,
+                       max_prompt_tokens=config.max_prompt_tokens)
     orders = ["ab", "ba"] if config.order == "both" else ["ab"]
     outcomes: dict[tuple[int, int], dict[str, float] | None] = {}
 
@@ -91,22 +100,26 @@ async def _judge_pairs(config: JudgeAccuracyConfig, options: ExecutionOptions, s
         outcomes[pair] = ({d: sum(o[d] for o in per_order) / len(per_order) for d in COMPARE_KEYS}
                           if per_order else None)
 
-    await steps.run_phases(pairs, [("judge pairs", one)])
-    dims: dict[str, Any] = {}
-    for dim in COMPARE_KEYS:
-        preds, labels = [], []
-        for pair in pairs:
-            a, b = (corpus.records[i] for i in pair)
-            label = preference_label(corpus.score(a.id, dim), corpus.score(b.id, dim))
-            if label == 0.5:
-                continue
-            out = outcomes.get(pair)
-            preds.append(out[dim] if out else None)
-            labels.append(label)
-        dims[dim] = judge_accuracy(preds, labels).model_dump()
-    results = {"benchmark": "ligbench-judge", "judge": config.judge, "corpus": config.corpus,
-               "n_pairs": len(pairs), "dimensions": dims, "llm_errors": steps.error_count}
-    store.write_results(results)
+    try:
+        await steps.run_phases(pairs, [("judge pairs", one)])
+    finally:
+        dims: dict[str, Any] = {}
+        failed = {unit["instance_id"] for unit in steps.outcome()["failed_units"]}
+        for dim in COMPARE_KEYS:
+            preds, labels = [], []
+            for pair in pairs:
+                a, b = (corpus.records[i] for i in pair)
+                label = preference_label(corpus.score(a.id, dim), corpus.score(b.id, dim))
+                if label == 0.5 or pair not in outcomes or f"{a.id}|{b.id}" in failed:
+                    continue  # a pair not (fully) judged is missing work, not a parse failure
+                out = outcomes[pair]
+                preds.append(out[dim] if out else None)
+                labels.append(label)
+            dims[dim] = judge_accuracy(preds, labels).model_dump()
+        results = {"benchmark": "ligbench-judge", "judge": config.judge, "corpus": config.corpus,
+                   "n_pairs": len(pairs), "dimensions": dims, "llm_errors": steps.error_count,
+                   "corrupt_record_lines": store.corrupt_lines, **steps.outcome()}
+        store.write_results(results)
     from ideaharness.report.html import write_report
 
     write_report(Path(options.out) / "report.html", title="LigBench judge accuracy",

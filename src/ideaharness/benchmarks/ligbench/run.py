@@ -21,7 +21,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
+from ideaharness.benchmarks._common import (
+    DEFAULT_MAX_PROMPT_TOKENS,
+    ExecutionOptions,
+    StepRunner,
+    check_endpoint_flags,
+    make_models,
+    open_store,
+)
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, ScoringSettings
 from ideaharness.data.pairiq import pairiq_files
@@ -72,6 +79,7 @@ class LigBenchConfig(BaseModel):
     debias_means: DebiasMeans = "corpus"
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     max_attempts: int = Field(default=3, ge=1, le=10)
+    max_prompt_tokens: int = Field(default=DEFAULT_MAX_PROMPT_TOKENS, ge=256)
     bootstrap_resamples: int = 2000
 
 
@@ -115,8 +123,9 @@ class LigBench:
         self.store = open_store(options, config, inputs=input_files(config),
                                 models={**{f"generator {name}": m for name, m in generators.items()},
                                         "judge": judge_model})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
-        self.scorer = IdeaScorer(corpus, judge_model, self.steps, config.scoring)
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
+                                max_prompt_tokens=config.max_prompt_tokens)
+        self.scorer = IdeaScorer(corpus, judge_model, self.steps, config.scoring, timeout_s=options.timeout_s)
         self.scores: dict[str, IdeaScore] = {}
 
     def specs(self) -> list[IdeaSpec]:
@@ -199,6 +208,8 @@ class LigBench:
             "n_topics": len(self.config.topics), "systems": systems,
             "ideas": {k: v.model_dump(mode="json") for k, v in self.scores.items()},
             "llm_errors": self.steps.error_count,
+            "corrupt_record_lines": self.store.corrupt_lines,
+            **self.steps.outcome(),
         }
 
     def _generation_failed(self, idea_id: str) -> bool:
@@ -285,13 +296,25 @@ async def run_ligbench_async(config: LigBenchConfig, options: ExecutionOptions, 
                                   debias_means=config.debias_means)
     if not config.topics and not config.scholarideas:
         raise UserError("--topics: no topics given (and no --scholarideas plans)")
+    # generators are used only for topic ideas: a run of ScholarIdeas plans alone builds none
+    used_generators = list(config.generators) if config.topics and generators is None else []
+    check_endpoint_flags(options, used_generators, config.judge if judge is None else None)
     if judge is None:
-        judge = make_models(config.judge, config.judge, options)[1]  # honours judge_base_url
+        judge = make_models(None, config.judge, options)[1]  # honours judge_base_url
+    assert judge is not None
     if generators is None:
         same_endpoint = (options.judge_base_url or options.base_url) == options.base_url
-        generators = {name: judge if (name == config.judge and same_endpoint)
-                      else make_models(name, name, options.model_copy(update={"judge_base_url": None}))[0]
-                      for name in config.generators}
+        generator_options = options.model_copy(update={"judge_base_url": None})
+        generators = {}
+        for name in used_generators:
+            if name == config.judge and same_endpoint:
+                generators[name] = judge
+                continue
+            opts = generator_options.model_copy(
+                update={"base_url": options.base_url if name.startswith("openai/") else None})
+            built = make_models(name, None, opts)[0]
+            assert built is not None
+            generators[name] = built
     bench = LigBench(config, options, generators, judge, corpus)
     with bench.store:
         specs = bench.specs()
@@ -300,6 +323,7 @@ async def run_ligbench_async(config: LigBenchConfig, options: ExecutionOptions, 
         finally:
             results = bench.aggregate(specs)
             bench.store.write_results(results)
+            await bench.scorer.aclose()
         from ideaharness.report.html import write_report
 
         notes = bench.steps.notes() + [f"{s}: {b['not_done']} idea(s) not done yet; re-run to resume"
@@ -330,6 +354,7 @@ async def score_idea_async(
     idea_id: str = "idea",
     cutoff: str | None = None,
     debias_means: DebiasMeans = "corpus",
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
 ) -> IdeaScore:
     """Score one idea (free text or a structured plan) against a reference corpus.
 
@@ -337,12 +362,17 @@ async def score_idea_async(
         judge: a model string (built with ``options``: base URL, cache, concurrency) or a model.
         out: directory recording every judgment (re-running resumes); default a temporary
             directory (the LLM response cache still makes a repeat cheap).
+        max_prompt_tokens: prompt budget; longer idea or paper texts are cut to fit (recorded).
+
+    Returns:
+        The :class:`IdeaScore`; ``failed_units`` lists the steps whose model calls failed for good.
     """
     cfg = settings or ScoringSettings()
     ref = corpus if isinstance(corpus, ReferenceCorpus) else ReferenceCorpus.load(corpus,
                                                                                   debias_means=debias_means)
     opts = options or ExecutionOptions(progress=False)
-    model = judge if not isinstance(judge, str) else make_models(judge, judge, opts)[1]
+    model = judge if not isinstance(judge, str) else make_models(None, judge, opts)[1]
+    assert model is not None
     record_config = {"command": "score-idea", "judge": model.model, "corpus": ref.source,
                      "scoring": cfg.model_dump(mode="json"), "debias_means": ref.debias_means}
     inputs = {"--corpus": pairiq_files(corpus)} if not isinstance(corpus, ReferenceCorpus) else None
@@ -351,8 +381,13 @@ async def score_idea_async(
                          force=opts.force)
         store.track_usage({"judge": model})
         with store:
-            scorer = IdeaScorer(ref, model, StepRunner(store, progress=False), cfg)
-            return await scorer.score(idea_id, text, cutoff=cutoff)
+            steps = StepRunner(store, progress=False, max_prompt_tokens=max_prompt_tokens)
+            scorer = IdeaScorer(ref, model, steps, cfg, timeout_s=opts.timeout_s)
+            try:
+                result = await scorer.score(idea_id, text, cutoff=cutoff)
+            finally:
+                await scorer.aclose()
+            return result.model_copy(update={"failed_units": steps.outcome()["failed_units"]})
 
 
 def score_idea(text: str, corpus: str | Path | ReferenceCorpus, judge: str | ChatModel = DEFAULT_MODEL,

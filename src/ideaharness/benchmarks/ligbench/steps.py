@@ -38,6 +38,7 @@ from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.elo import EloSettings, EloTrajectory, elo_score, needs_more
 from ideaharness.metrics.novelty_ligbench import NoveltySettings, hybrid_novelty
 from ideaharness.prompts import render
+from ideaharness.scholarly.gate import ScholarGate, ScholarUnavailable
 
 FORMAL_KEYS = ("main_target", "core_breakthrough", "innovative_methods", "experimental_design")
 INITIAL_KEYS = ("rating", "contribution", "soundness", "novelty")
@@ -154,6 +155,7 @@ class IdeaScore(BaseModel):
     novelty: dict[str, Any] | None = None
     scores: dict[str, float] | None = None
     parse_failures: dict[str, int] = Field(default_factory=dict)
+    failed_units: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ScoringSettings(BaseModel):
@@ -202,11 +204,19 @@ class IdeaScorer:
     """
 
     def __init__(self, corpus: ReferenceCorpus, judge_model: ChatModel, steps: StepRunner,
-                 settings: ScoringSettings | None = None) -> None:
+                 settings: ScoringSettings | None = None, *, timeout_s: float = 30.0) -> None:
         self.corpus = corpus
         self.judge = judge_model
         self.steps = steps
         self.settings = settings or ScoringSettings()
+        self.gate: ScholarGate | None = None
+        if self.settings.novelty_source == "semantic-scholar":  # one client, one probe, per run
+            self.gate = ScholarGate(self.settings.scholar_base_url, timeout_s=timeout_s)
+
+    async def aclose(self) -> None:
+        """Close the Semantic Scholar client, if one was opened."""
+        if self.gate is not None:
+            await self.gate.aclose()
 
     def _sampling(self, schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
         cfg = self.settings  # free-text replies reason before the JSON: leave room for it
@@ -315,11 +325,11 @@ class IdeaScorer:
         """Hybrid novelty; related papers from Semantic Scholar when configured, else the corpus."""
         cfg = self.settings
         source, note, sims = "corpus", None, None
-        if cfg.novelty_source == "semantic-scholar":
+        if cfg.novelty_source == "semantic-scholar" and self.gate is not None:
             recorded = self.steps.store.get("ligbench/novelty_search", idea_id)
             if recorded is None:
-                recorded = await _scholar_similarities(self.corpus, query, formal["main_target"], cfg, cutoff,
-                                                       query_embedding)
+                recorded = await _scholar_similarities(self.corpus, self.gate, query, formal["main_target"],
+                                                       cfg, cutoff, query_embedding)
                 if recorded.get("similarities"):
                     self.steps.store.put("ligbench/novelty_search", idea_id, recorded)
             sims, note = recorded.get("similarities"), recorded.get("note")
@@ -331,18 +341,16 @@ class IdeaScorer:
         return {**detail, "source": source, "n_related": len(sims), "note": note}
 
 
-async def _scholar_similarities(corpus: ReferenceCorpus, query: str, search: str, cfg: ScoringSettings,
-                                cutoff: Any, query_embedding: np.ndarray | None) -> dict[str, Any]:
+async def _scholar_similarities(corpus: ReferenceCorpus, gate: ScholarGate, query: str, search: str,
+                                cfg: ScoringSettings, cutoff: Any,
+                                query_embedding: np.ndarray | None) -> dict[str, Any]:
     """Cosine similarities of the idea to Semantic Scholar search results (title + abstract)."""
     from ideaharness.metrics.embeddings import embed
-    from ideaharness.scholarly import SemanticScholar
 
-    kwargs: dict[str, Any] = {"base_url": cfg.scholar_base_url} if cfg.scholar_base_url else {}
     try:
-        async with SemanticScholar(**kwargs) as client:
-            papers = await client.search(search[:300], limit=min(100, cfg.n_related),
-                                         publication_date_window=(None, cutoff) if cutoff else None)
-    except Exception as exc:  # any failure of the optional online search: fall back, say so
+        papers = await gate.call("search", search[:300], limit=min(100, cfg.n_related),
+                                 publication_date_window=(None, cutoff) if cutoff else None)
+    except ScholarUnavailable as exc:  # the optional online search failed: fall back, say so
         return {"similarities": None,
                 "note": f"Semantic Scholar search unavailable ({exc}); novelty uses the local corpus"}
     texts = [f"{p.title}\n{p.abstract or ''}" for p in papers]

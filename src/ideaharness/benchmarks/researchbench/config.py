@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ideaharness.benchmarks._common import DEFAULT_MAX_PROMPT_TOKENS
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, normalise_title
 from ideaharness.data.pools import DEFAULT_PER_LEVEL, DEFAULT_POOL_SIZE, CandidatePool
 from ideaharness.data.researchbench_jsonl import RELEASE_FILES, RankingTask, RetrievalTask, load_release_dir
@@ -81,6 +82,7 @@ class ResearchBenchConfig(BaseModel):
     generation_max_tokens: int = 512
     judge_max_tokens: int = 512
     max_attempts: int = Field(3, ge=1, le=10)
+    max_prompt_tokens: int = Field(DEFAULT_MAX_PROMPT_TOKENS, ge=256)
     bootstrap_resamples: int = 2000
 
     @model_validator(mode="after")

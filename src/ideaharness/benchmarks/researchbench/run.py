@@ -60,7 +60,8 @@ class ResearchBench:
         self.data = data
         self.store = open_store(options, config, identity_keys=identity_keys(config),
                                 inputs=input_files(config), models={"generator": generator, "judge": judge})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress)
+        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
+                                max_prompt_tokens=config.max_prompt_tokens)
         self.pools: dict[str, CandidatePool] = {}
         self.retrieval: dict[str, dict[str, Any]] = {}
         self.composition: dict[str, dict[str, Any]] = {}
@@ -273,6 +274,29 @@ def planned_rounds(pool_size: int, window_size: int, keep_size: int) -> int:
     return rounds
 
 
+def uses_generator(config: ResearchBenchConfig) -> bool:
+    """Whether the tasks call the generator: screening, composition, generated ranking negatives."""
+    tasks = set(config.tasks)
+    return bool(tasks & {"retrieval", "composition"}) or (
+        "ranking" in tasks and config.ranking_negatives != "given"
+    )
+
+
+def uses_judge(config: ResearchBenchConfig) -> bool:
+    """Whether the tasks call the judge: matched scores and pairwise ranking."""
+    return bool(set(config.tasks) & {"composition", "ranking"})
+
+
+class _Unused:
+    """Stands in for a model the configured tasks never call (it is neither built nor validated)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    async def chat(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{self.model} is not used by the configured tasks")
+
+
 def select_instances(data: BenchData, options: ExecutionOptions) -> list[Instance]:
     instances = data.instances
     if options.shard is not None:
@@ -305,9 +329,13 @@ async def run_researchbench_async(
     if not instances:
         raise UserError(f"--data {config.data}: no instances to run")
     if generator is None or judge is None:
-        gen_model, judge_model = make_models(config.generator, config.judge, options)
-        generator = generator or gen_model
-        judge = judge or judge_model
+        gen_model, judge_model = make_models(
+            config.generator if generator is None and uses_generator(config) else None,
+            config.judge if judge is None and uses_judge(config) else None,
+            options,
+        )
+        generator = generator or gen_model or _Unused(config.generator)
+        judge = judge or judge_model or _Unused(config.judge)
     bench = ResearchBench(config, options, generator, judge, data)
     with bench.store:
         try:
@@ -315,6 +343,7 @@ async def run_researchbench_async(
         finally:
             results = aggregate(bench, instances)
             results["errors"] = bench.steps.error_count
+            results.update(bench.steps.outcome())
             bench.store.write_results(results)
         from ideaharness.report.html import write_report
 

@@ -1,0 +1,185 @@
+"""Exit statuses of every ``run`` command (0 complete, 1 usage/input error, 3 partial run), the
+failed units named in results.json, ``--timeout``/``--max-retries``, models validated only when a
+run uses them, and keys that never leave the process -- all against a real loopback endpoint."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ideaharness
+from ideaharness.cli import main
+from ideaharness.llm.testserver import OpenAICompatServer, Reply
+
+FIX = Path(__file__).parents[1] / "aiideabench" / "fixtures"
+DATA = str(FIX / "target_paper_data.json")
+IDEAS = str(FIX / "ai_scientist_ideas.json")
+SECRET = "sk-" + "proj-ECHOED-0123456789abcdefXYZ"  # a fake key, assembled so scanners skip it
+
+
+def i2t_reply(body: dict[str, Any]) -> str:
+    user = body["messages"][-1]["content"]
+    assert "how well the motivation" in user, user[:200]
+    return json.dumps({"motivation_alignment": 4, "experiment_plan_alignment": 3, "comments": "fine"})
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAICompatServer]:
+    with OpenAICompatServer(i2t_reply) as srv:
+        yield srv
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+        raise SystemExit(0)  # main returns normally on success
+    captured = capsys.readouterr()
+    return int(exc.value.code or 0), captured.out, captured.err
+
+
+def aiib_args(url: str, out: Path, *extra: str) -> list[str]:
+    # --ideas with an openai/ judge at --base-url: the (unused) default local generator is not checked
+    return ["run", "aiideabench", "--data", DATA, "--ideas", IDEAS, "--judge", "openai/judge",
+            "--base-url", url, "--metric", "i2t", "--out", str(out), "--no-cache", *extra]
+
+
+def test_ideas_with_an_openai_judge_at_a_base_url_runs(
+    server: OpenAICompatServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(aiib_args(server.base_url, tmp_path / "run"), capsys)
+    assert code == 0, err
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["status"] == "complete" and results["failed_units"] == []
+    assert results["i2t"]["motivation"]["n"] == 2 and len(server.requests) == 2
+
+
+def test_exit_codes_0_1_3_and_failed_units_named(
+    server: OpenAICompatServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    # 1: a usage error (a flag that does not exist) and an input error (a missing file)
+    assert run_cli([*aiib_args(server.base_url, out), "--bogus"], capsys)[0] == 1
+    code, _, err = run_cli(["run", "aiideabench", "--ideas", str(tmp_path / "nope.json"), "--out", str(out)],
+                           capsys)
+    assert code == 1 and "nope.json" in err and "Traceback" not in err
+    # 3: the endpoint fails one call for good (no retries allowed) -> that unit is listed, the rest done
+    server.script = [Reply(503, {"error": {"message": "overloaded"}})]
+    code, _, err = run_cli(aiib_args(server.base_url, out, "--max-retries", "0"), capsys)
+    assert code == 3 and "partial run" in err and "Traceback" not in err
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "partial"
+    [unit] = results["failed_units"]
+    assert unit["step"] == "i2t" and unit["status"] == "failed" and "HTTP 503" in unit["error"]
+    assert unit["instance_id"] in {"aiib-0", "aiib-1"} and results["i2t"]["motivation"]["n"] == 1
+    # 0: the same command again retries only the failed unit and completes
+    before = len(server.requests)
+    code, _, err = run_cli(aiib_args(server.base_url, out, "--max-retries", "0"), capsys)
+    assert code == 0, err
+    assert len(server.requests) == before + 1
+    assert json.loads((out / "results.json").read_text())["status"] == "complete"
+
+
+def test_hanging_endpoint_is_bounded_by_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with OpenAICompatServer(i2t_reply, latency_s=6.0) as srv:
+        args = aiib_args(srv.base_url, tmp_path / "run", "--timeout", "1", "--max-retries", "1")
+        code, _, err = run_cli(args, capsys)
+        attempts = len(srv.requests)
+    assert code == 3 and "Traceback" not in err
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert [u["step"] for u in results["failed_units"]] == ["i2t", "i2t"]
+    for unit in results["failed_units"]:
+        assert "timed out after 1 s" in unit["error"] and "2 attempts" in unit["error"]
+    assert attempts == 4  # two units, each 1 attempt + 1 retry
+
+
+def test_key_echoed_by_the_server_is_written_nowhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    other = "sk-" + "live-NOT-IN-ENV-9876543210abcdef"  # a key the process does not know: still redacted
+    echo = {"error": {"message": f"Incorrect API key provided: {SECRET} (also tried {other})"}}
+    with OpenAICompatServer(i2t_reply, script=[Reply(500, echo)] * 3) as srv:  # one unit fails twice
+        args = aiib_args(srv.base_url, tmp_path / "run", "--max-retries", "1", "--generator", "openai/judge")
+        code, stdout, stderr = run_cli(args, capsys)
+    files = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]
+    blobs = [stdout, stderr] + [p.read_text(errors="replace") for p in files]
+    assert any("Incorrect API key provided" in b for b in blobs)  # the error itself is reported ...
+    for blob in blobs:  # ... but never the keys
+        assert SECRET not in blob and other not in blob
+        assert "ECHOED-0123" not in blob and "NOT-IN-ENV" not in blob
+    assert code == 3
+
+
+def test_python_api_returns_status_and_failed_units(server: OpenAICompatServer, tmp_path: Path) -> None:
+    server.script = [Reply(500, {"error": {"message": "down"}})]
+    results = ideaharness.run("aiideabench", data=DATA, ideas_file=IDEAS, judge="openai/judge",
+                              base_url=server.base_url, metrics=["i2t"], out=tmp_path / "api",
+                              use_cache=False, max_retries=0, timeout=5, progress=False)
+    assert results["status"] == "partial" and len(results["failed_units"]) == 1
+    assert results["failed_units"][0]["step"] == "i2t"
+
+
+def test_score_idea_and_ligbench_judge_exit_3_when_their_units_fail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    corpus = tmp_path / "corpus" / "pairiq_mini.jsonl"
+    corpus.parent.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "ligbench" / "fixtures" / "pairiq_mini.jsonl", corpus)
+    down = {"error": {"message": "down"}}
+    with OpenAICompatServer(script=[Reply(503, down)] * 50) as srv:
+        code, _, err = run_cli(["score-idea", "Use logic rules to explain graph neural networks.", "--corpus",
+                                str(corpus), "--judge", "openai/judge", "--base-url", srv.base_url,
+                                "--no-cache", "--max-retries", "0", "--out", str(tmp_path / "idea")], capsys)
+        assert code == 3 and "not scored (llm_error; ligbench/formalize: " in err and "HTTP 503" in err
+        code, _, err = run_cli(["run", "ligbench-judge", "--corpus", str(corpus), "--judge", "openai/judge",
+                                "--base-url", srv.base_url, "--no-cache", "--max-retries", "0",
+                                "--pairs", "2", "--min-gap", "0", "--out", str(tmp_path / "acc")], capsys)
+    assert code == 3 and "partial run" in err
+    results = json.loads((tmp_path / "acc" / "results.json").read_text())
+    assert results["status"] == "partial"
+    assert {u["step"] for u in results["failed_units"]} == {"ligbench/judge_pair"}
+    assert all(d["n_failed"] == 0 for d in results["dimensions"].values())  # not counted as parse failures
+
+
+def test_researchbench_ranking_with_given_negatives_never_checks_the_generator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.researchbench.test_rb_run import RELEASE
+
+    def rank(body: dict[str, Any]) -> str:
+        return "**Analysis**: a.\n**Selection of research hypothesis candidate**: candidate 1"
+
+    with OpenAICompatServer(rank) as srv:
+        code, _, err = run_cli(["run", "researchbench", "--task", "ranking", "--ranking-negatives", "given",
+                                "--data", str(RELEASE), "--generator", "local/no-such-model", "--judge",
+                                "openai/judge", "--base-url", srv.base_url, "--no-cache",
+                                "--out", str(tmp_path / "rb")], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "rb" / "results.json").read_text())["ranking"]["overall"]["n_pairs"] == 30
+
+
+def test_a_dead_endpoint_stops_the_run_early_with_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAICompatServer(i2t_reply) as srv:
+        url = srv.base_url  # closed once the block ends: every connection is refused
+    args = aiib_args(url, tmp_path / "run", "--max-retries", "0")
+    args[args.index("i2t")] = "i2i"
+    code, _, err = run_cli([*args, "--metric", "i2t"], capsys)
+    assert code == 3 and "5 model calls in a row failed" in err and "cannot connect" in err
+    assert "Traceback" not in err
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["status"] == "partial" and len(results["failed_units"]) >= 5
