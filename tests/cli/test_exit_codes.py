@@ -183,3 +183,36 @@ def test_a_dead_endpoint_stops_the_run_early_with_exit_3(
     assert "Traceback" not in err
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["status"] == "partial" and len(results["failed_units"]) >= 5
+
+
+def test_full_disk_in_the_response_cache_ends_the_run_with_one_line_not_a_failed_unit(
+    server: OpenAICompatServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cache insert inside ``LLM.chat`` hits a full disk: a StorageError (a UserError) must pass
+    the step runner's "unexpected error = this unit's failure" handling and stop the run (exit 1,
+    one line naming the cache file), and the same command resumes once space is freed."""
+    from ideaharness.llm import cache as llm_cache
+    from tests.runs.test_store import _FullDatabase
+
+    real_put = llm_cache.ResponseCache.put
+
+    def put_on_a_full_disk(self: Any, *args: Any) -> None:
+        self._conn = _FullDatabase(getattr(self._conn, "conn", self._conn))
+        real_put(self, *args)
+
+    out = tmp_path / "run"
+    args = [a for a in aiib_args(server.base_url, out) if a != "--no-cache"]
+    with monkeypatch.context() as patch:
+        patch.setattr(llm_cache.ResponseCache, "put", put_on_a_full_disk)
+        code, _, err = run_cli(args, capsys)
+    assert code == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err
+    assert "llm-cache.sqlite: no space left on the device" in lines[0] and "partial run" not in err
+    results = json.loads((out / "results.json").read_text())
+    assert results["failed_units"] == []  # a full disk is not a unit's failure
+    code, _, err = run_cli(args, capsys)  # space freed: the same command completes
+    assert code == 0, err
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "complete" and results["i2t"]["motivation"]["n"] == 2
