@@ -285,3 +285,20 @@ def test_full_disk_in_the_scholarly_cache_is_one_line(tmp_path: Path) -> None:
     cache._db = _FullDatabase(cache._db)  # type: ignore[assignment]
     with pytest.raises(StorageError, match=r"s2\.sqlite: no space left on the device"):
         cache.put("k", "https://api.example/paper", 200, "{}")
+
+
+def test_results_and_usage_never_hold_a_known_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last guard of results.json: a key the process knows (here OPENAI_API_KEY) that reached
+    the results dict (e.g. in an error text a server echoed) is replaced before the file is written;
+    the usage and lock files the store writes hold none either."""
+    secret = "sk-" + "proj-KNOWN-0123456789abcdef"  # a fake key, assembled so scanners skip it
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    store = RunStore(tmp_path / "run", {"a": 1})
+    store.track_usage({"judge": None})
+    results = {"failed_units": [{"error": f"Incorrect API key provided: {secret}"}]}
+    with store:
+        store.write_results(results)
+    written = (tmp_path / "run" / "results.json").read_text()
+    assert "Incorrect API key provided: [REDACTED]" in written
+    for path in (tmp_path / "run").rglob("*"):
+        assert not path.is_file() or secret not in path.read_text(errors="replace"), path

@@ -32,6 +32,7 @@ from typing import Any
 from ideaharness.data.jsonl import dumps_line, repair_torn_tail, scan_jsonl
 from ideaharness.errors import StorageError, UserError, storage_error
 from ideaharness.fileio import append_line, atomic_write_text
+from ideaharness.redaction import redact_values
 from ideaharness.runs.inputs import INPUTS_KEY, InputHashes, changed_input, hash_inputs
 from ideaharness.runs.lock import HOLDER_FILE, LOCK_FILE, RunLock
 from ideaharness.runs.usage import USAGE_DIR, UsageLog
@@ -216,7 +217,8 @@ class RunStore:
 
         Adds to ``results`` (in place): ``corrupt_record_lines``; and when usage is tracked,
         ``llm_stats`` (per role, summed over every process of the run), ``llm_stats_this_process``
-        and ``llm_stats_processes``.
+        and ``llm_stats_processes``. As a last guard, every secret value known to the process
+        (:func:`ideaharness.redaction.known_secrets`) is removed from the file (not from ``results``).
 
         Raises:
             StorageError: the file cannot be written (the previous one stays intact).
@@ -225,7 +227,8 @@ class RunStore:
         if self._usage is not None:
             results["llm_stats_this_process"] = self._usage.save()
             results["llm_stats"], results["llm_stats_processes"] = self._usage.totals()
-        return atomic_write_text(self.dir / RESULTS_FILE, json.dumps(results, indent=2, default=str))
+        text = json.dumps(redact_values(results), indent=2, default=str)
+        return atomic_write_text(self.dir / RESULTS_FILE, text)
 
     def close(self) -> None:
         """Save this process's usage and release the directory; safe to call twice."""
