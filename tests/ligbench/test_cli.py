@@ -12,15 +12,13 @@ from ideaharness.benchmarks._common import ExecutionOptions
 from ideaharness.benchmarks.ligbench import LigBenchConfig, results_tables, run_ligbench_async
 from ideaharness.cli import main
 from ideaharness.cli.ligbench import read_idea
+from ideaharness.data.scholarideas import bundled_root
 from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
-from tests.shared_data import RAW
 
-SCHOLARIDEAS = RAW / "scholarideas"
-
+SCHOLARIDEAS = bundled_root()
 PLAN = SCHOLARIDEAS / "ScholarIdeas" / "ai_1"
-needs_plans = pytest.mark.skipif(not PLAN.exists(), reason="ScholarIdeas data not present")
 
 
 def _run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -51,7 +49,6 @@ def test_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     _one_line_error(code, err, "--topics")
 
 
-@needs_plans
 def test_read_idea_forms(tmp_path: Path) -> None:
     idea_id, text, cutoff = read_idea(str(PLAN))
     assert idea_id == "ai_1" and "## Method" in text and cutoff == "2024-09-24"
@@ -73,7 +70,6 @@ def _scripted_judge(messages: list[Message]) -> str:
     return '{"rating": 0.5, "soundness": 0.5, "contribution": 0.5}'
 
 
-@needs_plans
 async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -> None:
     plan = "## Problem\nSomething hard.\n## Method\nA new method.\n## Experiment Design\nBenchmarks."
     gen = ScriptedModel(lambda m: plan, model="scripted/gen")
@@ -100,7 +96,6 @@ async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -
 
 
 @pytest.mark.model
-@needs_plans
 def test_score_idea_end_to_end_with_real_model(tmp_path: Path, shared_corpus_path: Path,
                                                capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:

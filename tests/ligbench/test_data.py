@@ -18,11 +18,10 @@ from ideaharness.data.pairiq import (
     venue_means,
     write_pairiq,
 )
-from ideaharness.data.scholarideas import load_scholarideas, parse_plan
+from ideaharness.data.scholarideas import bundled_root, load_scholarideas, parse_plan
 from ideaharness.errors import DataError
-from tests.shared_data import RAW
 
-SCHOLARIDEAS = RAW / "scholarideas"
+SCHOLARIDEAS = bundled_root()
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pairiq_mini.jsonl"
 

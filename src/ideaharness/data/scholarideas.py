@@ -8,13 +8,16 @@ Layout of the released folder (skai-research/ScholarEval, ``ScholarIdeas/``)::
     ScholarIdeas/<domain>_<n>/cutoff.txt           ISO date, the literature cut-off
 
 LigBench uses these plans as real ideas to formalise and score; :meth:`ScholarIdea.to_idea`
-turns one into a :class:`ideaharness.schema.Idea`.
+turns one into a :class:`ideaharness.schema.Idea`. The package ships the whole release (118 plans,
+MIT, with its SOURCE.md and licence) in ``ideaharness/data/bundled/scholarideas/``:
+:func:`bundled_root`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +32,11 @@ SECTIONS = ("Problem", "Method", "Experiment Design")
 
 _HEADING = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
 _TITLE = re.compile(r"^#\s+(?:Research Plan:\s*)?(.+?)\s*$", re.MULTILINE)
+
+
+def bundled_root() -> Path:
+    """The ScholarIdeas release shipped with the package (a folder holding ``ScholarIdeas/``)."""
+    return Path(str(resources.files("ideaharness.data").joinpath("bundled", "scholarideas")))
 
 
 class Rubric(BaseModel):
