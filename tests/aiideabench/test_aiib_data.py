@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from ideaharness.benchmarks.aiideabench.decompose import apply_decomposition, parse_decomposition
 from ideaharness.data.aiideabench import (
-    apply_decomposition,
     from_tomato,
     inspiration_text,
     load_target_paper_data,
     needs_decomposition,
-    parse_decomposition,
 )
 from ideaharness.errors import DataError, ParseError
 from ideaharness.generation.aiideabench import parse_idea

@@ -10,7 +10,8 @@ AI_Idea_Bench_2025``, see research/seed-benchmarks.md section 2.2). Per record: 
 ``design_name: description`` lines.
 
 For datasets built from text (TOMATO-Chem) the ground truth is produced by an LLM decomposition of
-the target (topic, motivation, experiment plan), recorded like every other LLM step.
+the target (topic, motivation, experiment plan), recorded like every other LLM step; that step lives in
+:mod:`ideaharness.benchmarks.aiideabench.decompose` (this loader never calls a model).
 """
 
 from __future__ import annotations
@@ -20,31 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.data.jsonl import load_json
-from ideaharness.errors import DataError, ParseError
-from ideaharness.llm.judge import judge
-from ideaharness.llm.parsing import extract_json_object
-from ideaharness.llm.types import ChatModel
-from ideaharness.prompts import render
-from ideaharness.schema import GroundTruth, Instance, Judgment, Paper, Reference
+from ideaharness.errors import DataError
+from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
 DATASET = "aiideabench"
 DEFAULT_CUTOFF = dt.date(2023, 10, 3)
-
-DECOMPOSITION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "topic": {"type": "string"},
-        "motivation": {"type": "string"},
-        "experiment_plan": {"type": "string"},
-    },
-    "required": ["topic", "motivation", "experiment_plan"],
-}
-DIGEST_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"idea": {"type": "string"}, "experiment_steps": {"type": "string"}},
-    "required": ["idea", "experiment_steps"],
-}
-
 
 def _field(record: dict[str, Any], key: str, where: str, path: Path, row: int, kind: type | tuple) -> Any:
     if not isinstance(record, dict):
@@ -199,101 +180,12 @@ def needs_decomposition(instance: Instance) -> bool:
     return not (gt.motivation and gt.experiment_plan)
 
 
-def parse_decomposition(text: str) -> dict[str, str]:
-    """Parse the decomposition reply: a JSON object with non-empty topic, motivation, experiment_plan."""
-    obj = extract_json_object(text, required=("topic", "motivation", "experiment_plan"))
-    out = {}
-    for key in ("topic", "motivation", "experiment_plan"):
-        value = obj[key]
-        if isinstance(value, list):
-            value = "\n".join(str(v) for v in value)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"field {key!r} is empty or not text")
-        out[key] = value.strip()
-    return out
-
-
-def parse_digest(text: str) -> dict[str, str]:
-    """Parse an inspiration digest: JSON with non-empty ``idea`` and ``experiment_steps``."""
-    obj = extract_json_object(text, required=("idea", "experiment_steps"))
-    out = {}
-    for key in ("idea", "experiment_steps"):
-        value = obj[key]
-        if isinstance(value, list):
-            value = "\n".join(str(v) for v in value)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"field {key!r} is empty or not text")
-        out[key] = value.strip()
-    return out
-
-
-def decomposition_messages(instance: Instance) -> list[dict[str, str]]:
-    """Rendered ``aiideabench_decompose`` prompt: title, question/topic, background, hypothesis."""
-    gt = instance.ground_truth
-    return render(
-        "aiideabench_decompose",
-        title=instance.target.title,
-        question=instance.research_question or instance.topic or "",
-        background=instance.background_survey or instance.target.abstract or "",
-        hypothesis=gt.hypothesis or gt.idea or gt.fine_grained_hypothesis or "",
-    )
-
-
-async def decompose_target(
-    model: ChatModel, instance: Instance, *, max_tokens: int = 1024, seed: int = 0, temperature: float = 0.0
-) -> Judgment:
-    """LLM decomposition of a target into anonymised topic, motivation and experiment plan.
-
-    Input: the target's research question/topic, background survey and hypothesis (or idea).
-    Template ``prompts/aiideabench_decompose.j2``. The returned judgment's ``parsed`` is
-    ``{"topic", "motivation", "experiment_plan"}`` or None when the reply never parsed.
-    """
-    return await judge(
-        model, decomposition_messages(instance), parse_decomposition, max_tokens=max_tokens, seed=seed,
-        temperature=temperature, json_schema=DECOMPOSITION_SCHEMA,
-    )
-
-
-def digest_messages(reference: Reference, topic: str) -> list[dict[str, str]]:
-    """Rendered ``aiideabench_digest`` prompt for one inspiration paper (title + abstract)."""
-    return render(
-        "aiideabench_digest", topic=topic, title=reference.title, abstract=reference.abstract or ""
-    )
-
-
-async def digest_inspiration(
-    model: ChatModel, reference: Reference, topic: str, *, max_tokens: int = 512, seed: int = 0
-) -> Judgment:
-    """LLM digest (idea, experiment steps) of an inspiration paper from its title and abstract.
-
-    Template ``prompts/aiideabench_digest.j2``; ``parsed`` = ``{"idea", "experiment_steps"}`` or None.
-    """
-    return await judge(
-        model, digest_messages(reference, topic), parse_digest, max_tokens=max_tokens, seed=seed,
-        json_schema=DIGEST_SCHEMA,
-    )
-
-
-def apply_decomposition(instance: Instance, parsed: dict[str, str], *, keep_topic: bool = True) -> Instance:
-    """A copy of ``instance`` with the decomposed motivation and plan as ground truth.
-
-    ``keep_topic`` keeps the dataset's own topic (TOMATO-Chem: the background question) and stores the
-    LLM's anonymised topic in ``extra["decomposed_topic"]``.
-    """
-    gt = instance.ground_truth.model_copy(
-        update={"motivation": parsed["motivation"], "experiment_plan": parsed["experiment_plan"]}
-    )
-    topic = (instance.topic or instance.research_question) if keep_topic else parsed["topic"]
-    extra = {**instance.extra, "decomposed_topic": parsed["topic"]}
-    return instance.model_copy(update={"ground_truth": gt, "topic": topic, "extra": extra})
-
-
 def from_tomato(instances: list[Instance], *, cutoff: dt.date = DEFAULT_CUTOFF) -> list[Instance]:
     """Map TOMATO-Chem instances to AI Idea Bench: topic = background question, inspirations = refs.
 
-    The ground-truth motivation and plan are still missing afterwards; :func:`decompose_target`
-    fills them from background + hypothesis. An instance's own ``knowledge_cutoff`` wins over
-    ``cutoff``.
+    The ground-truth motivation and plan are still missing afterwards; the benchmark's decomposition
+    step (:mod:`ideaharness.benchmarks.aiideabench.decompose`) fills them from background +
+    hypothesis. An instance's own ``knowledge_cutoff`` wins over ``cutoff``.
     """
     out = []
     for inst in instances:

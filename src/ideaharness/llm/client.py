@@ -1,7 +1,8 @@
 """The :class:`LLM` façade every benchmark talks to, and :func:`get_llm`, which builds one.
 
-``LLM.chat`` = cache lookup → (semaphore + rate limiter) → provider attempt → bounded retries with
-exponential backoff and full jitter, honouring Retry-After → cache store. An identical request that
+``LLM.chat`` = cache lookup → (semaphore + rate limiter, aiolimiter) → provider attempt → bounded
+retries with exponential backoff and full jitter, honouring Retry-After (the shared
+:class:`~ideaharness.net.retry.RetryPolicy`, on tenacity) → cache store. An identical request that
 is already in flight is awaited rather than sent twice.
 
 Whatever goes wrong in one attempt is that attempt's failure, never the run's: a retryable
@@ -16,10 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 from pathlib import Path
 from typing import Any, Protocol
 
+from aiolimiter import AsyncLimiter
 from pydantic import BaseModel
 
 from ideaharness.errors import UserError
@@ -32,8 +33,9 @@ from ideaharness.llm.openai_provider import (
     OpenAIProvider,
     is_loopback_url,
 )
-from ideaharness.llm.ratelimit import DEFAULT_RETRY_CAP_S, AsyncRateLimiter, backoff_delay
 from ideaharness.llm.types import ChatRequest, Completion, Message
+from ideaharness.net.ratelimit import rate_limiter
+from ideaharness.net.retry import DEFAULT_RETRY_CAP_S, RetryPolicy
 from ideaharness.redaction import redact
 
 DEFAULT_MODEL = f"local/{DEFAULT_LOCAL_MODEL}"
@@ -54,13 +56,14 @@ class LLMStats(BaseModel):
 
     ``calls`` counts real provider attempts (retries included, cache hits excluded); ``cache_hits``
     counts answers from the cache or from an identical request already in flight; ``failures``
-    counts requests that raised; token counts and ``cost_usd`` cover successful provider calls
-    only, i.e. what was actually spent.
+    counts requests that raised; ``retry_wait_s`` totals the seconds waited between attempts; token
+    counts and ``cost_usd`` cover successful provider calls only, i.e. what was actually spent.
     """
 
     calls: int = 0
     cache_hits: int = 0
     retries: int = 0
+    retry_wait_s: float = 0.0
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -81,6 +84,8 @@ class LLM:
         price_per_mtok: (input, output) USD per million tokens, for ``cost_usd``.
         retry_cap_s: longest single wait between attempts (also caps Retry-After), seconds.
         backoff_base_s: base of the exponential backoff, seconds.
+        retry_policy: the retry policy; default one built from ``max_retries``, ``backoff_base_s``
+            and ``retry_cap_s`` (its jitter is unseeded: it never affects results).
     """
 
     def __init__(
@@ -96,6 +101,7 @@ class LLM:
         price_per_mtok: tuple[float, float] | None = None,
         retry_cap_s: float = DEFAULT_RETRY_CAP_S,
         backoff_base_s: float = 1.0,
+        retry_policy: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self.provider = provider
@@ -103,27 +109,31 @@ class LLM:
         self.cache = cache
         self.max_concurrency = max_concurrency
         self.rpm = rpm
-        self.max_retries = max_retries
+        self.retry_policy = retry_policy or RetryPolicy(
+            max_retries=max_retries, base_s=backoff_base_s, cap_s=retry_cap_s
+        )
         self.price_per_mtok = price_per_mtok
-        self.retry_cap_s = retry_cap_s
-        self.backoff_base_s = backoff_base_s
         self.stats = LLMStats(cost_usd=0.0 if price_per_mtok else None)
-        self._rng = random.Random()  # jitter only; never affects results
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
-        self._limiter: AsyncRateLimiter | None = None
+        self._limiter: AsyncLimiter | None = None
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
 
     def __repr__(self) -> str:
         return f"LLM(model={self.model!r}, base_url={self.base_url!r})"
 
-    def _loop_state(self) -> tuple[asyncio.Semaphore, AsyncRateLimiter | None]:
+    @property
+    def max_retries(self) -> int:
+        """Retries after the first attempt (``--max-retries``), from the retry policy."""
+        return self.retry_policy.max_retries
+
+    def _loop_state(self) -> tuple[asyncio.Semaphore, AsyncLimiter | None]:
         # asyncio primitives bind to one event loop; rebuild them when used from a new loop.
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._semaphore is None:
             self._loop = loop
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
-            self._limiter = AsyncRateLimiter(self.rpm) if self.rpm else None
+            self._limiter = rate_limiter(self.rpm) if self.rpm else None
             self._inflight = {}
         return self._semaphore, self._limiter
 
@@ -201,48 +211,52 @@ class LLM:
             self._inflight.pop(key, None)
 
     async def _call_with_retries(
-        self, request: ChatRequest, semaphore: asyncio.Semaphore, limiter: AsyncRateLimiter | None
+        self, request: ChatRequest, semaphore: asyncio.Semaphore, limiter: AsyncLimiter | None
     ) -> Completion:
-        last: ProviderError | None = None
-        for attempt in range(self.max_retries + 1):
-            if attempt > 0:
-                assert last is not None
-                self.stats.retries += 1
-                if last.retry_after_s is not None:
-                    delay = min(last.retry_after_s, self.retry_cap_s)
-                else:
-                    delay = backoff_delay(
-                        attempt - 1, base_s=self.backoff_base_s, cap_s=self.retry_cap_s, rng=self._rng
-                    )
-                await asyncio.sleep(delay)
+        """One completion through the shared :class:`~ideaharness.net.retry.RetryPolicy`.
+
+        Every attempt takes a concurrency slot and a rate-limit token; waits between attempts hold
+        neither. Retryable :class:`ProviderError` s and unexpected exceptions are retried; a
+        non-retryable provider error, a :class:`UserError` or exhausted retries raise.
+        """
+
+        async def attempt() -> Completion:
             async with semaphore:
                 if limiter is not None:
                     await limiter.acquire()
                 self.stats.calls += 1
                 try:
-                    completion = await self.provider.complete(request)
-                except ProviderError as exc:
-                    if not exc.retryable:
-                        self.stats.failures += 1
-                        raise LLMError(redact(f"{self.model}: {exc}")) from exc
-                    last = exc
-                    continue
-                except UserError:  # key refused, unknown model, prompt too long: no retry helps
-                    self.stats.failures += 1
+                    return await self.provider.complete(request)
+                except (ProviderError, UserError):
                     raise
                 except Exception as exc:  # anything else is this attempt's failure, retried
-                    last = ProviderError(
+                    raise ProviderError(
                         redact(f"unexpected {type(exc).__name__} from the provider: {exc}"), retryable=True
-                    )
-                    continue
-            return self._account(completion)
-        self.stats.failures += 1
-        raise LLMError(
-            redact(
-                f"{self.model}: gave up after {self.max_retries + 1} attempts "
-                f"({self.max_retries} retries); last error: {last}"
+                    ) from exc
+
+        def on_retry(_exc: BaseException, wait_s: float) -> None:
+            self.stats.retries += 1
+            self.stats.retry_wait_s += wait_s
+
+        try:
+            completion = await self.retry_policy.call(
+                attempt, retryable=lambda exc: isinstance(exc, ProviderError) and exc.retryable,
+                on_retry=on_retry,
             )
-        )
+        except ProviderError as exc:
+            self.stats.failures += 1
+            if not exc.retryable:
+                raise LLMError(redact(f"{self.model}: {exc}")) from exc
+            raise LLMError(
+                redact(
+                    f"{self.model}: gave up after {self.max_retries + 1} attempts "
+                    f"({self.max_retries} retries); last error: {exc}"
+                )
+            ) from exc
+        except UserError:  # key refused, unknown model, prompt too long: no retry helps
+            self.stats.failures += 1
+            raise
+        return self._account(completion)
 
     def _account(self, completion: Completion) -> Completion:
         self.stats.prompt_tokens += completion.usage.prompt_tokens

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from ideaharness.errors import UserError
 from ideaharness.llm.errors import ContextLengthError, LLMError, ProviderError
-from ideaharness.llm.ratelimit import parse_retry_after
 from ideaharness.llm.types import ChatRequest, Completion, Usage
+from ideaharness.net.retry import is_retryable_status, parse_retry_after
 from ideaharness.redaction import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -195,7 +195,7 @@ class OpenAIProvider:
             )
         if status == 400 and _is_context_error(exc):
             return ContextLengthError(f"{self.label}: prompt too long for the model's context: {detail}")
-        retryable = status == 429 or status == 408 or status >= 500
+        retryable = is_retryable_status(status)
         retry_after = parse_retry_after(dict(exc.response.headers)) if retryable else None
         if not retryable:
             return LLMError(f"{self.label}: HTTP {status} from {self.base_url}: {detail}")

@@ -222,7 +222,10 @@ def bradley_terry_bootstrap(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> dict[str, RatingInterval]:
-    """BT ratings (:func:`bradley_terry`) with percentile bootstrap intervals over battles.
+    """BT ratings (:func:`bradley_terry`) with percentile bootstrap intervals over battles (numpy).
+
+    numpy rather than ``scipy.stats.bootstrap``: the statistic is a whole rating table re-anchored per
+    replicate, and replicates without the anchor are skipped, which scipy cannot express.
 
     Each replicate resamples the battles with replacement (seeded) and is re-anchored to the
     same anchor (unlike the Arena-Hard code of Sept 2024, which did not re-anchor). Players absent

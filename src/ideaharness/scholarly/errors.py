@@ -10,11 +10,18 @@ from ideaharness.errors import UserError
 
 
 class ScholarlyError(UserError):
-    """A scholarly API call failed; ``status`` is the HTTP status (None for transport errors)."""
+    """A scholarly API call failed; ``status`` is the HTTP status (None for transport errors).
 
-    def __init__(self, message: str, *, status: int | None = None, url: str | None = None) -> None:
+    ``detail`` is the service's message alone; ``retry_after_s`` the server's Retry-After (seconds)
+    when it sent one, read by the shared retry policy (:mod:`ideaharness.net.retry`).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, url: str | None = None,
+                 retry_after_s: float | None = None) -> None:
         self.status = status
         self.url = url
+        self.detail = message
+        self.retry_after_s = retry_after_s
         prefix = f"HTTP {status} " if status is not None else ""
         where = f"from {url}" if url else ""
         super().__init__(f"{prefix}{where}: {message}".strip(": ").strip())

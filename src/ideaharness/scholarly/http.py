@@ -1,8 +1,10 @@
 """One shared async HTTP layer for every scholarly client.
 
-Polite by construction: a per-host minimum interval between requests, bounded exponential
-backoff with jitter (honouring ``Retry-After`` on 429), retries on 5xx / timeouts / connection
-errors, an on-disk response cache (:mod:`ideaharness.scholarly.cache`) and one exception per
+Polite by construction: a per-host minimum interval between requests (aiolimiter,
+:class:`~ideaharness.net.ratelimit.HostRateLimits`), the retry policy the LLM layer uses too
+(:class:`~ideaharness.net.retry.RetryPolicy`: bounded attempts, full-jitter exponential backoff,
+``Retry-After`` honoured and capped; retries on 408 / 429 / 5xx / timeouts / connection errors only),
+an on-disk response cache (:mod:`ideaharness.scholarly.cache`) and one exception per
 failure class (:mod:`ideaharness.scholarly.errors`). API keys travel in headers or secret query
 parameters and are never part of the cache key, the stored data or an error message: every error
 text is redacted (:func:`ideaharness.redaction.redact`) of the request's key headers, secret
@@ -11,10 +13,7 @@ parameters and secret body fields (a login password), even when the server echoe
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ideaharness.llm.ratelimit import parse_retry_after
+from ideaharness.net.ratelimit import HostRateLimits
+from ideaharness.net.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from ideaharness.redaction import redact
 from ideaharness.scholarly.cache import DEFAULT_SECRET_PARAMS, ResponseCache, cache_key, strip_secrets
 from ideaharness.scholarly.errors import (
@@ -54,12 +54,17 @@ def _secret_values(
 
 @dataclass
 class HTTPStats:
-    """Counters of one :class:`ScholarlyHTTP`: network requests sent, cache hits, retries, waits."""
+    """Counters of one :class:`ScholarlyHTTP`: network requests sent, cache hits, retries, waits.
+
+    ``slept_s`` totals every wait in seconds (per-host pacing and retry backoff); ``retry_wait_s``
+    the retry backoff alone.
+    """
 
     requests: int = 0
     cache_hits: int = 0
     retries: int = 0
     slept_s: float = 0.0
+    retry_wait_s: float = 0.0
     by_status: dict[int, int] = field(default_factory=dict)
 
 
@@ -84,16 +89,18 @@ class ScholarlyHTTP:
         cache_dir: folder of the response cache (``responses.sqlite``); None = no cache.
         min_interval_s: minimum seconds between two requests to the same host; a float for all
             hosts or ``{host: seconds}`` (hosts not listed: 0). S2 with a key: 1.05; arXiv: 3.
-        max_retries: retries after the first attempt for 429 / 5xx / timeouts (then the error is
-            raised); 0 disables retries.
+        max_retries: retries after the first attempt for 408 / 429 / 5xx / timeouts (then the error
+            is raised); 0 disables retries.
         backoff_base_s, backoff_max_s: wait before retry ``k`` (0-based) is
-            ``min(backoff_max_s, backoff_base_s * 2**k) * U(0.5, 1.0)`` (jittered), unless the
-            server sent ``Retry-After`` (then that, capped at ``backoff_max_s``).
+            ``U(0, min(backoff_max_s, backoff_base_s * 2**k))`` (full jitter), unless the server sent
+            ``Retry-After`` (then that, capped at ``backoff_max_s``).
         timeout_s: per-request timeout.
         headers: default headers (e.g. ``{"x-api-key": ...}``); never cached or logged.
         secret_params: query parameter names stripped from cache keys and error messages.
         transport: optional httpx transport (tests use a real local server instead).
         jitter_seed: seed of the jitter generator (recorded by builders).
+        retry_policy: the retry policy; default one built from ``max_retries``, ``backoff_base_s``,
+            ``backoff_max_s`` and ``jitter_seed``.
 
     ``stats`` counts network requests, cache hits and retries.
     """
@@ -111,44 +118,22 @@ class ScholarlyHTTP:
         secret_params: tuple[str, ...] = DEFAULT_SECRET_PARAMS,
         transport: httpx.AsyncBaseTransport | None = None,
         jitter_seed: int | None = 0,
+        retry_policy: RetryPolicy | None = None,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
+        self.retry_policy = retry_policy or RetryPolicy(
+            max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_max_s, seed=jitter_seed
+        )
         self.cache = ResponseCache(Path(cache_dir) / CACHE_FILE) if cache_dir is not None else None
-        self.min_interval_s = min_interval_s
-        self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
-        self.backoff_max_s = backoff_max_s
+        self.pacing = HostRateLimits(min_interval_s)
         self.secret_params = secret_params
         self.stats = HTTPStats()
         self._headers = dict(headers or {})
         self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport, follow_redirects=True)
-        self._rng = random.Random(jitter_seed)
-        self._host_locks: dict[str, asyncio.Lock] = {}
-        self._host_last: dict[str, float] = {}
 
-    # -- politeness ---------------------------------------------------------------------------
-    def _interval_for(self, host: str) -> float:
-        if isinstance(self.min_interval_s, Mapping):
-            return float(self.min_interval_s.get(host, 0.0))
-        return float(self.min_interval_s)
-
-    async def _wait_turn(self, host: str) -> None:
-        interval = self._interval_for(host)
-        lock = self._host_locks.setdefault(host, asyncio.Lock())
-        async with lock:
-            now = time.monotonic()
-            wait = self._host_last.get(host, -1e18) + interval - now
-            if wait > 0:
-                self.stats.slept_s += wait
-                await asyncio.sleep(wait)
-            self._host_last[host] = time.monotonic()
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(self.backoff_max_s, retry_after)
-        base = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
-        return base * self._rng.uniform(0.5, 1.0)
+    @property
+    def max_retries(self) -> int:
+        """Retries after the first attempt, from the retry policy."""
+        return self.retry_policy.max_retries
 
     # -- requests -----------------------------------------------------------------------------
     async def request(
@@ -194,56 +179,58 @@ class ScholarlyHTTP:
     async def _send(self, method: str, url: str, safe_url: str, key: str, clean_params: dict[str, Any],
                     json_body: Any, all_headers: dict[str, str], use_cache: bool, host: str,
                     secrets: list[str]) -> str:
-        attempt = 0
-        while True:
-            await self._wait_turn(host)
-            self.stats.requests += 1
-            try:
-                response = await self._client.request(
-                    method, url, params=clean_params or None, json=json_body, headers=all_headers
-                )
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                if attempt >= self.max_retries:
-                    raise ServerError(f"{type(exc).__name__}: {exc}", url=safe_url) from None
-                await self._sleep(self._backoff(attempt, None))
-                attempt += 1
-                continue
-            status = response.status_code
-            self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
-            if 200 <= status < 300:
-                body = response.text
-                if use_cache and self.cache is not None:
-                    self.cache.put(key, safe_url, status, body)
-                return body
-            if status == 429 or status >= 500:
-                if attempt >= self.max_retries:
-                    cls = RateLimited if status == 429 else ServerError
-                    raise cls(
-                        f"{_error_text(response, secrets)} (gave up after {attempt + 1} attempts)",
-                        status=status,
-                        url=safe_url,
-                    )
-                retry_after = parse_retry_after(response.headers)
-                await self._sleep(self._backoff(attempt, retry_after))
-                attempt += 1
-                continue
-            message = _error_text(response, secrets)
-            if status == 404:
-                if use_cache and self.cache is not None:
-                    self.cache.put(key, safe_url, status, message)
-                raise NotFound(message, status=status, url=safe_url)
-            if status == 400:
-                raise BadRequest(message, status=status, url=safe_url)
-            if status in (401, 403):
-                raise Forbidden(
-                    f"{message} (check the API key / login in the environment)", status=status, url=safe_url
-                )
-            raise ScholarlyError(message, status=status, url=safe_url)
+        async def attempt() -> str:
+            return await self._attempt(method, url, safe_url, key, clean_params, json_body, all_headers,
+                                       use_cache, host, secrets)
 
-    async def _sleep(self, seconds: float) -> None:
-        self.stats.retries += 1
-        self.stats.slept_s += seconds
-        await asyncio.sleep(seconds)
+        def on_retry(_exc: BaseException, wait_s: float) -> None:
+            self.stats.retries += 1
+            self.stats.retry_wait_s += wait_s
+            self.stats.slept_s += wait_s
+
+        try:
+            return await self.retry_policy.call(attempt, retryable=_retryable, on_retry=on_retry)
+        except (RateLimited, ServerError) as exc:  # retryable kinds escape only when retries are spent
+            attempts = self.retry_policy.max_attempts
+            raise type(exc)(f"{exc.detail} (gave up after {attempts} attempts)", status=exc.status,
+                            url=exc.url) from None
+
+    async def _attempt(self, method: str, url: str, safe_url: str, key: str, clean_params: dict[str, Any],
+                       json_body: Any, all_headers: dict[str, str], use_cache: bool, host: str,
+                       secrets: list[str]) -> str:
+        """One request; raises RateLimited / ServerError for faults the retry policy may retry."""
+        waited = self.pacing.waited_s
+        await self.pacing.wait_turn(host)
+        self.stats.slept_s += self.pacing.waited_s - waited
+        self.stats.requests += 1
+        try:
+            response = await self._client.request(
+                method, url, params=clean_params or None, json=json_body, headers=all_headers
+            )
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            raise ServerError(f"{type(exc).__name__}: {exc}", url=safe_url) from None
+        status = response.status_code
+        self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
+        if 200 <= status < 300:
+            body = response.text
+            if use_cache and self.cache is not None:
+                self.cache.put(key, safe_url, status, body)
+            return body
+        message = _error_text(response, secrets)
+        if is_retryable_status(status):
+            cls = RateLimited if status == 429 else ServerError
+            raise cls(message, status=status, url=safe_url, retry_after_s=parse_retry_after(response.headers))
+        if status == 404:
+            if use_cache and self.cache is not None:
+                self.cache.put(key, safe_url, status, message)
+            raise NotFound(message, status=status, url=safe_url)
+        if status == 400:
+            raise BadRequest(message, status=status, url=safe_url)
+        if status in (401, 403):
+            raise Forbidden(
+                f"{message} (check the API key / login in the environment)", status=status, url=safe_url
+            )
+        raise ScholarlyError(message, status=status, url=safe_url)
 
     async def get_json(self, url: str, *, params: Mapping[str, Any] | None = None, **kw: Any) -> Any:
         """GET and parse JSON (see :meth:`request` for errors)."""
@@ -270,6 +257,11 @@ class ScholarlyHTTP:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _retryable(exc: BaseException) -> bool:
+    """The faults the retry policy retries: 408 / 429 / 5xx replies, timeouts, connection errors."""
+    return isinstance(exc, (RateLimited, ServerError))
 
 
 def _parse_json(text: str, url: str) -> Any:

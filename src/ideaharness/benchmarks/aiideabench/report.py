@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION
 from ideaharness.metrics.choice import imcq_hit
-from ideaharness.metrics.stats import bootstrap_ci, summarize
+from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, summarize
 from ideaharness.report.html import Section, Table
 from ideaharness.schema import Instance
 
@@ -48,6 +48,7 @@ def aggregate(
     results: dict[str, Any] = {
         "benchmark": "aiideabench",
         "benchmark_version": BENCHMARK_VERSION,
+        "bootstrap": bootstrap_settings(cfg.bootstrap_resamples, cfg.seed),
         "system": cfg.system_name,
         "generator": None if cfg.ideas_file else cfg.generator,
         "ideas_file": cfg.ideas_file,

@@ -21,6 +21,14 @@ from typing import Any
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
+from ideaharness.benchmarks.aiideabench.decompose import (
+    DECOMPOSITION_SCHEMA,
+    DIGEST_SCHEMA,
+    decomposition_messages,
+    digest_messages,
+    parse_decomposition,
+    parse_digest,
+)
 from ideaharness.benchmarks.aiideabench.literature import (
     ScholarGate,
     ScholarUnavailable,
@@ -29,16 +37,10 @@ from ideaharness.benchmarks.aiideabench.literature import (
     search_split,
 )
 from ideaharness.data.aiideabench import (
-    DECOMPOSITION_SCHEMA,
-    DIGEST_SCHEMA,
-    decomposition_messages,
-    digest_messages,
     from_tomato,
     inspiration_text,
     load_target_paper_data,
     needs_decomposition,
-    parse_decomposition,
-    parse_digest,
 )
 from ideaharness.errors import UserError
 from ideaharness.generation.aiideabench import (

@@ -23,7 +23,7 @@ from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.parsing import extract_json, extract_json_object, parse_rating
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.similarity import BertScorer
-from ideaharness.metrics.stats import bootstrap_ci, p80, summarize
+from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
 from ideaharness.prompts import CHARS_PER_TOKEN, render
 from ideaharness.runs.store import shard_of
 from ideaharness.schema import Idea, Instance, Provenance, Reference
@@ -418,6 +418,7 @@ class IdeaBench:
         results: dict[str, Any] = {
             "benchmark": "ideabench",
             "benchmark_version": BENCHMARK_VERSION,
+            "bootstrap": bootstrap_settings(cfg.bootstrap_resamples, cfg.seed),
             "generator": cfg.generator,
             "judge": cfg.judge,
             "seed": cfg.seed,

@@ -35,7 +35,7 @@ from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
-from ideaharness.metrics.stats import bootstrap_ci
+from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runs.store import RunStore
@@ -204,6 +204,7 @@ class LigBench:
             systems[system] = block
         return {
             "benchmark": "ligbench", "benchmark_version": BENCHMARK_VERSION, "judge": self.config.judge,
+            "bootstrap": bootstrap_settings(self.config.bootstrap_resamples, self.config.seed),
             "corpus": self.config.corpus, "corpus_size": len(self.scorer.corpus),
             "n_topics": len(self.config.topics), "systems": systems,
             "ideas": {k: v.model_dump(mode="json") for k, v in self.scores.items()},

@@ -22,7 +22,7 @@ from ideaharness.metrics.pairwise_ranking import (
     two_order_outcome,
 )
 from ideaharness.metrics.retrieval import LEVELS
-from ideaharness.metrics.stats import bootstrap_ci
+from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
 from ideaharness.report.html import Table
 from ideaharness.schema import Instance
 
@@ -135,6 +135,7 @@ def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
     results: dict[str, Any] = {
         "benchmark": "researchbench",
         "benchmark_version": config.benchmark_version,
+        "bootstrap": bootstrap_settings(n_boot, seed),
         "tasks": list(config.tasks),
         "n_instances": len(instances),
         "groups": {name: len(ids) for name, ids in grouped.items()},
