@@ -187,7 +187,6 @@ REFERENCE = {
 }
 
 
-@pytest.mark.skipif(not ARENA.exists(), reason="shared arena-hard battles not present")
 @pytest.mark.parametrize("file", sorted(REFERENCE))
 def test_bradley_terry_reproduces_arena_hard_reference(file: str) -> None:
     ratings = bradley_terry(_arena(file), anchor="claude-3-haiku-20240307")
