@@ -1,0 +1,238 @@
+"""The reliability block of every LLM-judged metric: counts, consistency, bias, warnings, panel.
+
+:func:`reliability_blocks` turns judgment views (any benchmark, see
+:mod:`ideaharness.metrics.reliability.adapters`) into one :class:`MetricReliability` per judged
+metric, ready for ``results.json`` (``model_dump(mode="json")``), the console and the report.
+
+Degenerate-judge rules (each gives a :class:`JudgeWarning` with a sentence a user can act on):
+
+* ``one_answer``: one position-level answer (e.g. "first", "tie", ranking A>B>C>D, option A, rating
+  7) in at least ``modal_threshold`` (0.9) of at least ``min_judgments`` parsed judgments;
+* ``consistency_at_chance``: position consistency at or below its chance value over at least
+  ``min_pairs`` compared pairs (see :mod:`~ideaharness.metrics.reliability.consistency`);
+* ``position_bias``: rank-by-position Spearman ρ significant at ``alpha`` (0.05).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ideaharness.metrics.reliability.consistency import (
+    Consistency,
+    PositionCorrelation,
+    consistency,
+    position_correlation,
+)
+from ideaharness.metrics.reliability.panel import (
+    HumanAgreement,
+    PanelAgreement,
+    human_agreement,
+    panel_agreement,
+)
+from ideaharness.metrics.reliability.views import JudgmentView, Kind
+
+
+class JudgeWarning(BaseModel):
+    """A degenerate-judge finding: which rule fired and a human-readable message."""
+
+    rule: Literal["one_answer", "consistency_at_chance", "position_bias"]
+    judge_model: str
+    message: str
+
+
+class JudgeReliability(BaseModel):
+    """Reliability of one judge on one metric.
+
+    Rates are shares in [0, 1] of ``judgments`` (parse failures and retries) or of parsed
+    judgments (tie rate, modal share); None when their denominator is 0.
+    ``reask_judgments``: consistency re-asks among ``judgments`` (extra calls, not scored).
+    ``self_judged``: judgments whose judged idea came from the judge's own model.
+    """
+
+    judge_model: str
+    kind: Kind
+    judgments: int
+    reask_judgments: int
+    parsed: int
+    parse_failures: int
+    parse_failure_rate: float | None
+    retries: int
+    retry_rate: float | None
+    extra_calls: int
+    tie_rate: float | None
+    modal_answer: str | None
+    modal_share: float | None
+    consistency: Consistency | None
+    position: PositionCorrelation | None
+    self_judged: int
+    self_preference: bool
+    human: HumanAgreement | None = None
+    warnings: list[JudgeWarning] = Field(default_factory=list)
+
+
+class MetricReliability(BaseModel):
+    """Reliability block of one judged metric: per judge, the panel, and every warning."""
+
+    metric: str
+    kind: Kind
+    judges: dict[str, JudgeReliability]
+    panel: PanelAgreement | None
+    warnings: list[JudgeWarning]
+
+    @property
+    def degenerate(self) -> bool:
+        return bool(self.warnings)
+
+
+def _answer_text(answer: Any, kind: str) -> str:
+    if kind == "ranking" and isinstance(answer, tuple):
+        return " > ".join(chr(ord("A") + p) for p in answer)
+    if kind == "choice" and isinstance(answer, tuple):
+        return ", ".join(chr(ord("A") + p) if p < 26 else str(p) for p in answer)
+    return str(answer)
+
+
+def judge_reliability(
+    views: Sequence[JudgmentView],
+    *,
+    labels: Mapping[str, Any] | None = None,
+    modal_threshold: float = 0.9,
+    min_judgments: int = 5,
+    min_pairs: int = 3,
+    alpha: float = 0.05,
+) -> JudgeReliability:
+    """Reliability figures of one judge on one metric (all ``views`` share judge and kind).
+
+    Raises:
+        ValueError: ``views`` is empty or mixes judges or kinds.
+    """
+    if not views:
+        raise ValueError("no judgments")
+    judges = {v.judge_model for v in views}
+    kinds = {v.kind for v in views}
+    if len(judges) > 1 or len(kinds) > 1:
+        raise ValueError(f"one judge and kind expected, got {sorted(judges)} / {sorted(kinds)}")
+    judge, kind = judges.pop(), kinds.pop()
+    metric = views[0].metric
+    n = len(views)
+    parsed = [v for v in views if v.parse_ok]
+    failures = n - len(parsed)
+    retries = sum(1 for v in views if v.attempts > 1)
+    answers = Counter(v.position_answer() for v in parsed)
+    modal, modal_n = answers.most_common(1)[0] if answers else (None, 0)
+    ties = sum(1 for v in parsed if float(v.value) == 0.5) if kind == "pairwise" else None
+    self_judged = sum(1 for v in views if v.generator_model is not None and v.generator_model == judge)
+    cons = consistency(views)
+    pos = position_correlation(views)
+    warnings: list[JudgeWarning] = []
+    modal_share = modal_n / len(parsed) if parsed else None
+    if modal_share is not None and len(parsed) >= min_judgments and modal_share >= modal_threshold:
+        warnings.append(
+            JudgeWarning(
+                rule="one_answer",
+                judge_model=judge,
+                message=(
+                    f"{metric}: judge {judge} gave the same answer ({_answer_text(modal, kind)}) in "
+                    f"{modal_share:.0%} of {len(parsed)} parsed judgments; a degenerate judge, its scores "
+                    "say little about the ideas"
+                ),
+            )
+        )
+    if cons is not None and cons.n_pairs >= min_pairs and cons.at_or_below_chance:
+        warnings.append(
+            JudgeWarning(
+                rule="consistency_at_chance",
+                judge_model=judge,
+                message=(
+                    f"{metric}: judge {judge} is no more consistent than chance when only the order of the "
+                    f"items changes ({cons.measure.replace('_', ' ')} {cons.agreement:.2f} vs chance "
+                    f"{cons.chance:.2f} over {cons.n_pairs} pairs); its verdicts follow positions, "
+                    "not content"
+                ),
+            )
+        )
+    if pos is not None and pos.p_value is not None and pos.p_value < alpha:
+        warnings.append(
+            JudgeWarning(
+                rule="position_bias",
+                judge_model=judge,
+                message=(
+                    f"{metric}: judge {judge} favours {pos.favours} positions (Spearman ρ = {pos.rho:.2f} "
+                    f"between shown position and {pos.against}, p = {pos.p_value:.2g}, {pos.n_points} points)"
+                ),
+            )
+        )
+    return JudgeReliability(
+        judge_model=judge,
+        kind=kind,
+        judgments=n,
+        reask_judgments=sum(v.reask for v in views),
+        parsed=len(parsed),
+        parse_failures=failures,
+        parse_failure_rate=failures / n,
+        retries=retries,
+        retry_rate=retries / n,
+        extra_calls=sum(v.attempts for v in views) - n,
+        tie_rate=(ties / len(parsed) if parsed else None) if ties is not None else None,
+        modal_answer=None if modal is None else _answer_text(modal, kind),
+        modal_share=modal_share,
+        consistency=cons,
+        position=pos,
+        self_judged=self_judged,
+        self_preference=self_judged > 0,
+        human=human_agreement(views, labels) if labels else None,
+        warnings=warnings,
+    )
+
+
+def reliability_blocks(
+    views: Sequence[JudgmentView],
+    *,
+    human_labels: Mapping[str, Mapping[str, Any]] | None = None,
+    **rules: Any,
+) -> dict[str, MetricReliability]:
+    """One reliability block per judged metric in ``views`` (in first-seen order).
+
+    Args:
+        views: judgment views of any number of metrics, judges and benchmarks.
+        human_labels: metric -> unit id -> human label (see
+            :func:`~ideaharness.metrics.reliability.panel.human_agreement`).
+        rules: thresholds of the warning rules (``modal_threshold``, ``min_judgments``,
+            ``min_pairs``, ``alpha``) passed to :func:`judge_reliability`.
+
+    Returns:
+        metric -> :class:`MetricReliability`; ``panel`` is set when several judges answered.
+
+    Raises:
+        ValueError: one metric's views mix kinds.
+    """
+    by_metric: dict[str, list[JudgmentView]] = defaultdict(list)
+    for v in views:
+        by_metric[v.metric].append(v)
+    out: dict[str, MetricReliability] = {}
+    for metric, members in by_metric.items():
+        kinds = {v.kind for v in members}
+        if len(kinds) > 1:
+            raise ValueError(f"metric {metric!r} mixes kinds {sorted(kinds)}")
+        by_judge: dict[str, list[JudgmentView]] = defaultdict(list)
+        for v in members:
+            by_judge[v.judge_model].append(v)
+        labels = (human_labels or {}).get(metric)
+        judges = {j: judge_reliability(vs, labels=labels, **rules) for j, vs in by_judge.items()}
+        out[metric] = MetricReliability(
+            metric=metric,
+            kind=members[0].kind,
+            judges=judges,
+            panel=panel_agreement([v for v in members if not v.reask]),
+            warnings=[w for jr in judges.values() for w in jr.warnings],
+        )
+    return out
+
+
+def reliability_results(blocks: Mapping[str, MetricReliability]) -> dict[str, Any]:
+    """The ``results.json`` form of :func:`reliability_blocks`: metric -> JSON object."""
+    return {metric: block.model_dump(mode="json") for metric, block in blocks.items()}

@@ -1,0 +1,227 @@
+"""Adapters read each benchmark's recorded judgments (record lines as the benchmarks write them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness.benchmarks.researchbench import ResearchBenchConfig, run_researchbench_async
+from ideaharness.metrics.reliability import reliability_blocks, views_from_records, views_from_run
+from ideaharness.metrics.reliability.adapters import adapter_for
+from tests.researchbench.test_rb_run import RELEASE, scripted
+
+
+def judgment(parsed, positions=None, ok=True, model="judge-m", attempts=1):
+    return {
+        "judge_model": model,
+        "prompt_hash": "0" * 16,
+        "raw_text": "r",
+        "parsed": parsed if ok else None,
+        "parse_ok": ok,
+        "attempts": attempts,
+        "errors": [],
+        "positions": positions,
+        "usage": {},
+    }
+
+
+RECORDS = [
+    # IdeaBench (rank/<scenario>/<indicator>, overlap/<scenario>, and the generator's record)
+    ("generate/low", "t/0", "", {"judgment": judgment([{"title": "T", "idea": "I"}], model="gen-m")}),
+    (
+        "rank/low/novelty",
+        "t/0",
+        "",
+        {
+            "judgment": judgment(["B", "C", "D", "A"], ["t/0/low/2", "target", "t/0/low/1", "t/0/low/0"]),
+            "labels": ["A", "B", "C", "D"],
+            "target_label": "B",
+        },
+    ),
+    (
+        "overlap/low",
+        "t/0",
+        "",
+        {"judgment": judgment({"rating": 7, "explanation": "x"}), "idea_id": "t/0/low/2"},
+    ),
+    # AI Idea Bench
+    (
+        "ideas",
+        "aiib-0",
+        "",
+        {"source": "generator", "ideas": [{"id": "aiib-0#0", "provenance": {"model": "judge-m"}}]},
+    ),
+    (
+        "imcq",
+        "aiib-0",
+        "motivation/0",
+        {
+            "judgment": judgment("C", ["own", "other", "ground_truth", "own"]),
+            "answer": "C",
+            "idea_id": "aiib-0#0",
+        },
+    ),
+    ("i2i", "aiib-0", "experiment_plan/0", {"judgment": judgment(4), "idea_id": "aiib-0#0", "scale": [1, 5]}),
+    (
+        "i2t",
+        "aiib-0",
+        "0",
+        {"judgment": judgment({"motivation": 3, "experiment_plan": 5}), "idea_id": "aiib-0#0"},
+    ),
+    (
+        "compete",
+        "aiib-0",
+        "strong|weak",
+        {
+            "judgment": judgment({"final_choice": 0}, ["aiib-0#0", "aiib-0#0"]),
+            "idea0_system": "strong",
+            "idea1_system": "weak",
+        },
+    ),
+    (
+        "compete",
+        "aiib-0",
+        "weak|strong",
+        {
+            "judgment": judgment({"final_choice": 1}, ["aiib-0#0", "aiib-0#0"]),
+            "idea0_system": "weak",
+            "idea1_system": "strong",
+        },
+    ),
+    # ResearchBench
+    ("researchbench_rank_pair", "C/1", "given0/gold_first", {"judgment": judgment(1, ["gold", "given0"])}),
+    ("researchbench_rank_pair", "C/1", "given0/gold_second", {"judgment": judgment(1, ["given0", "gold"])}),
+    (
+        "researchbench_screen_window",
+        "C/1",
+        "r1w0",
+        {"judgment": judgment({"selected": [12, 3], "matches": []}, [str(i) for i in range(15)])},
+    ),
+    ("researchbench_matched_score", "C/1", "one_step", {"judgment": judgment(3)}),
+    ("researchbench_generate", "C/1", "one_step", {"judgment": judgment({"hypothesis": "h"}, model="gen-m")}),
+    # LigBench
+    (
+        "ligbench/compare",
+        "idea-1",
+        "ref7|idea-first",
+        {"judgment": judgment({"rating": 1.0, "soundness": 0.5, "contribution": 0.0}, ["idea-1", "ref7"])},
+    ),
+    (
+        "ligbench/compare",
+        "idea-1",
+        "ref7|ref-first",
+        {"judgment": judgment(None, ["ref7", "idea-1"], ok=False, attempts=3)},
+    ),
+    (
+        "ligbench/initial_score",
+        "idea-1",
+        "",
+        {
+            "judgment": judgment({"rating": 2.0, "contribution": 2.0, "soundness": 2.0, "novelty": 4.0}),
+            "calibration": ["r1", "r2", "r3"],
+        },
+    ),
+    (
+        "ligbench/judge_pair",
+        "p1|p2",
+        "ab",
+        {"judgment": judgment({"rating": 1.0, "soundness": 1.0, "contribution": 1.0}, ["p1", "p2"])},
+    ),
+    ("ligbench/formalize", "idea-1", "", {"judgment": judgment({"main_target": "x"})}),
+]
+
+
+def by_metric(views):
+    return {v.metric: [w for w in views if w.metric == v.metric] for v in views}
+
+
+def test_every_judged_step_of_the_four_benchmarks_has_an_adapter() -> None:
+    views = by_metric(views_from_records(RECORDS))
+    assert set(views) == {
+        "rank/low/novelty",
+        "overlap/low",
+        "imcq[motivation]",
+        "i2i[experiment_plan]",
+        "i2t[motivation]",
+        "i2t[experiment_plan]",
+        "compete",
+        "researchbench_rank_pair",
+        "researchbench_screen_window",
+        "researchbench_matched_score",
+        *(f"ligbench/compare[{d}]" for d in ("rating", "soundness", "contribution")),
+        *(f"ligbench/initial_score[{d}]" for d in ("rating", "contribution", "soundness", "novelty")),
+        *(f"ligbench/judge_pair[{d}]" for d in ("rating", "soundness", "contribution")),
+    }
+    for step in ("generate/low", "ideas", "researchbench_generate", "ligbench/formalize", "target_idea"):
+        assert adapter_for(step) is None
+    (rank,) = views["rank/low/novelty"]
+    assert rank.value == ("target", "t/0/low/1", "t/0/low/0", "t/0/low/2") and rank.gold_position == 1
+    assert rank.generator_model == "gen-m" and rank.position_answer() == (1, 2, 3, 0)
+    (imcq,) = views["imcq[motivation]"]
+    assert imcq.value == (2,) and imcq.gold_position == 2 and imcq.content_answer() == ("ground_truth",)
+    assert imcq.generator_model == "judge-m"  # the judged idea is the judge's own
+    a, b = views["compete"]
+    assert (a.value, b.value, a.group == b.group) == (1.0, 0.0, True)
+    assert a.content_answer() == b.content_answer() == "strong"  # both orders name the same system
+    g1, g2 = views["researchbench_rank_pair"]
+    assert (g1.group, g1.gold_position, g2.gold_position) == ("given0", 0, 1)
+    assert g1.content_answer() == "gold" and g2.content_answer() == "given0"
+    (screen,) = views["researchbench_screen_window"]
+    assert screen.value == (3, 12)
+    first, failed = views["ligbench/compare[soundness]"]
+    assert first.value == 0.5 and first.group == "ref7" and failed.value is None and failed.attempts == 3
+    assert views["ligbench/initial_score[novelty]"][0].positions == ("r1", "r2", "r3")
+    blocks = reliability_blocks(views_from_records(RECORDS))
+    assert blocks["ligbench/compare[rating]"].judges["judge-m"].parse_failure_rate == 0.5
+    assert blocks["imcq[motivation]"].judges["judge-m"].self_preference
+    json.dumps({m: b.model_dump(mode="json") for m, b in blocks.items()})  # results.json-ready
+
+
+def test_reask_records_pair_with_their_original() -> None:
+    rows = [
+        ("rank/low/novelty", "t/0", "", RECORDS[1][3]),
+        (
+            "rank/low/novelty",
+            "t/0",
+            "#reask",
+            {
+                "judgment": judgment(["C", "D", "A", "B"], ["t/0/low/0", "t/0/low/2", "target", "t/0/low/1"]),
+                "labels": ["A", "B", "C", "D"],
+                "target_label": "C",
+            },
+        ),
+    ]
+    views = views_from_records(rows)
+    assert [v.reask for v in views] == [False, True]
+    jr = reliability_blocks(views)["rank/low/novelty"].judges["judge-m"]
+    assert jr.reask_judgments == 1
+    assert jr.consistency is not None and jr.consistency.n_pairs == 1
+    assert jr.consistency.agreement == pytest.approx(1.0)  # the same content ranking after permutation
+
+
+async def test_researchbench_run_with_an_always_candidate_1_judge_is_flagged(tmp_path: Path) -> None:
+    """A real ResearchBench run (scripted judge: always "candidate 1"): every pair flips with position."""
+    model = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")
+    config = ResearchBenchConfig(data=str(RELEASE), tasks=["ranking"])
+    await run_researchbench_async(
+        config, ExecutionOptions(out=tmp_path / "run", progress=False, limit=1), generator=model, judge=model
+    )
+    block = reliability_blocks(views_from_run(str(tmp_path / "run")))["researchbench_rank_pair"]
+    jr = block.judges["scripted/test"]
+    assert jr.judgments == 30 and jr.consistency.n_pairs == 15 and jr.consistency.agreement == 0.0
+    assert {w.rule for w in block.warnings} == {"one_answer", "consistency_at_chance", "position_bias"}
+
+
+def test_reliability_section_rows_and_warnings_for_the_runner(tmp_path: Path) -> None:
+    from ideaharness.metrics.reliability import COLUMNS, reliability_rows, reliability_section
+
+    section = reliability_section(RECORDS, human_ceiling={"r": 0.1})
+    json.dumps(section)
+    rows = reliability_rows(section)
+    assert all(len(r) == len(COLUMNS) for r in rows)
+    row = next(r for r in rows if r[0] == "ligbench/compare[rating]")
+    assert row[1:4] == ["judge-m", "2", "50%"]
+    assert section["human_ceiling"] == {"r": 0.1}
