@@ -260,3 +260,17 @@ def test_batch_requests_file_holds_no_key_and_collected_bodies_match_synchronous
                     .chat([{"role": "user", "content": "question 7"}], max_tokens=8))
         assert server.requests[0].body == batch_body
     assert requests_path(tmp_path, "ask").exists()
+
+
+def test_force_moves_the_batches_of_the_old_run_aside(tmp_path: Path) -> None:
+    with OpenAICompatServer() as server:
+        model = _llm(server, tmp_path / "cache.sqlite")
+        with RunStore(tmp_path / "run", {"seed": 0}):
+            asyncio.run(run_phase_batched(_chat_phase(model), [1], phase="ask", run_dir=tmp_path / "run",
+                                          settings=FAST, progress=False))
+    assert load_state(tmp_path / "run", "ask").jobs
+    with RunStore(tmp_path / "run", {"seed": 1}, force=True):
+        pass
+    assert not load_state(tmp_path / "run", "ask").jobs  # never re-attached by a new run
+    (old,) = (tmp_path / "run" / "superseded").iterdir()
+    assert (old / "batches" / "ask.json").exists()
