@@ -89,6 +89,35 @@ class OpenAIProvider:
             self._clients = {loop_id: client}
         return client
 
+    def client(self) -> Any:
+        """The SDK's ``AsyncOpenAI`` for this endpoint in the running event loop (SDK retries off);
+        the Files and Batches APIs of :mod:`ideaharness.llm.batch` go through it."""
+        return self._client()
+
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body of ``POST /chat/completions`` for ``request`` (no key: that is a header).
+
+        ``seed`` is :func:`derived_seed`; ``response_format`` is set for a ``json_schema`` unless
+        this endpoint rejected it before. The same body goes into a Batch API line.
+        """
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": request.messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        seed = derived_seed(request.seed, request.sample_index)
+        if seed is not None:
+            body["seed"] = seed
+        if request.json_schema is not None and self.response_format_supported:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": request.json_schema},
+            }
+        return body
+
     async def complete(self, request: ChatRequest) -> Completion:
         """One attempt at ``request``.
 
@@ -104,23 +133,8 @@ class OpenAIProvider:
         """
         import openai
 
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": request.messages,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-        }
-        if request.top_p is not None:
-            kwargs["top_p"] = request.top_p
-        seed = derived_seed(request.seed, request.sample_index)
-        if seed is not None:
-            kwargs["seed"] = seed
-        use_format = request.json_schema is not None and self.response_format_supported
-        if use_format:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": request.json_schema},
-            }
+        kwargs = self.request_body(request)
+        use_format = "response_format" in kwargs
         start = time.monotonic()
         try:
             try:
@@ -155,27 +169,7 @@ class OpenAIProvider:
                           finish_reason=finish_reason)
 
     def _read_reply(self, response: Any) -> tuple[str, str | None, Usage]:
-        """(text, finish reason, usage) of a chat completion; a retryable ProviderError when the
-        reply lacks ``choices[0].message`` or its content is not text."""
-        try:
-            choice = response.choices[0]
-            content = choice.message.content
-            finish_reason = choice.finish_reason
-        except (AttributeError, IndexError, KeyError, TypeError) as exc:
-            raise ProviderError(
-                f"{self.label}: reply without choices[0].message ({type(exc).__name__})", retryable=True
-            ) from exc
-        if content is not None and not isinstance(content, str):
-            raise ProviderError(f"{self.label}: reply content is not text", retryable=True)
-        usage = getattr(response, "usage", None)
-        try:
-            counted = Usage(
-                prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            )
-        except (TypeError, ValueError):
-            counted = Usage()
-        return content or "", finish_reason, counted
+        return read_reply(response, self.label)
 
     def _redact(self, text: str) -> str:
         return redact(text, [self._api_key])
@@ -207,6 +201,50 @@ class OpenAIProvider:
         clients, self._clients = self._clients, {}
         for client in clients.values():
             await client.close()
+
+
+def read_reply(response: Any, label: str) -> tuple[str, str | None, Usage]:
+    """(text, finish reason, usage) of a chat completion; a retryable ProviderError (naming
+    ``label``) when the reply lacks ``choices[0].message`` or its content is not text."""
+    try:
+        choice = response.choices[0]
+        content = choice.message.content
+        finish_reason = choice.finish_reason
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:
+        raise ProviderError(
+            f"{label}: reply without choices[0].message ({type(exc).__name__})", retryable=True
+        ) from exc
+    if content is not None and not isinstance(content, str):
+        raise ProviderError(f"{label}: reply content is not text", retryable=True)
+    usage = getattr(response, "usage", None)
+    try:
+        counted = Usage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+    except (TypeError, ValueError):
+        counted = Usage()
+    return content or "", finish_reason, counted
+
+
+def completion_from_body(body: Any, label: str) -> Completion:
+    """A :class:`Completion` (``model`` = ``label``) from the JSON body of a chat completion, e.g.
+    the ``response.body`` of a Batch API output line.
+
+    Raises:
+        ProviderError: ``body`` is not a chat completion with ``choices[0].message`` text.
+    """
+    from openai.types.chat import ChatCompletion
+    from pydantic import ValidationError
+
+    try:
+        response = ChatCompletion.model_validate(body)
+    except ValidationError as exc:
+        raise ProviderError(
+            f"{label}: not a chat completion ({exc.error_count()} problem(s))", retryable=False
+        ) from None
+    text, finish_reason, usage = read_reply(response, label)
+    return Completion(text=text, model=label, usage=usage, finish_reason=finish_reason)
 
 
 def _is_context_error(exc: Any) -> bool:

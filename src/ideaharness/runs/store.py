@@ -7,6 +7,7 @@ Layout of ``--out runs/NAME``::
     records/<step>.jsonl one line per finished unit of work, appended and fsynced as it finishes
     records/<step>.torn  line fragments a crash left at the end of a records file (kept aside)
     usage/<process>.json model calls, tokens and cost of each process that worked on the run
+    batches/             batch mode's submitted batches and collected requests (ideaharness.llm.batch)
     results.json         aggregate results, rewritten at the end of each run
     report.html          self-contained report (when the benchmark writes one)
     .run.lock(.json)     held by the one process working on the directory (and who it is)
@@ -46,7 +47,7 @@ TORN_SUFFIX = ".torn"
 
 RecordKey = tuple[str, str, str]
 
-_RUN_FILES = (CONFIG_FILE, RECORDS_DIR, RESULTS_FILE, REPORT_FILE, USAGE_DIR)
+_RUN_FILES = (CONFIG_FILE, RECORDS_DIR, RESULTS_FILE, REPORT_FILE, USAGE_DIR, "batches")
 """What a run owns in its directory (moved aside by ``force``)."""
 _LEFTOVERS = frozenset({RECORDS_DIR, USAGE_DIR, LOCK_FILE, HOLDER_FILE, SUPERSEDED_DIR})
 """What a run directory may hold before its config.json is written (an interrupted start)."""
