@@ -1,0 +1,145 @@
+"""``ideaharness export`` and ``ideaharness compare``: read saved run directories (no model calls)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from ideaharness.cli.app import app
+from ideaharness.errors import StorageError
+from ideaharness.fileio import atomic_write_text
+from ideaharness.report.console import print_tables
+from ideaharness.report.html import Table
+
+
+@app.command("export")
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (the --out of a run).")],
+    fmt: Annotated[str, typer.Option("--format", help="parquet, csv or jsonl.")] = "parquet",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder to write into (default RUN_DIR/export).")
+    ] = None,
+) -> None:
+    """Write the run's per-instance scores and its judgments as tables (columns: docs/export.md)."""
+    from ideaharness.analysis.export import export_run
+
+    for path in export_run(run_dir, fmt, out):
+        typer.echo(str(path))
+
+
+@app.command("compare")
+def compare(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Run directories of one benchmark (2 or more systems).")
+    ],
+    allow_mismatch: Annotated[
+        bool, typer.Option("--allow-mismatch", help="Compare although result-changing settings differ.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write a self-contained HTML page.")
+    ] = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+) -> None:
+    """Leaderboard of systems with bootstrap 95% CIs and paired differences over shared instances."""
+    from ideaharness.analysis.compare import compare_runs
+
+    result = compare_runs(run_dirs, allow_mismatch=allow_mismatch, n_resamples=resamples, seed=seed)
+    if html is not None:
+        from ideaharness.report.viewer import render_compare
+
+        try:
+            atomic_write_text(html, render_compare(result))
+        except OSError as exc:
+            raise StorageError(f"--html {html}: cannot be written ({exc.strerror or exc})") from None
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    print_tables(comparison_tables(result), Console(width=200) if not Console().is_terminal else None)
+    if html is not None:
+        typer.echo(f"wrote {html}")
+
+
+def comparison_tables(result: dict[str, Any]) -> list[Table]:
+    """Console tables of a comparison: systems with judge reliability, then one table per metric."""
+    rel = result["reliability"]
+    tables = [
+        Table(
+            title=f"Systems compared ({result['benchmark']})",
+            columns=[
+                "system",
+                "run",
+                "judgments",
+                "parse-failure rate",
+                "retry rate",
+                "reliability warnings",
+            ],
+            rows=[
+                [
+                    s["label"],
+                    s["run_dir"],
+                    rel[s["label"]]["judgments"],
+                    rel[s["label"]]["parse_failure_rate"],
+                    rel[s["label"]]["retry_rate"],
+                    "; ".join(rel[s["label"]]["reliability_warnings"]) or "–",
+                ]
+                for s in result["systems"]
+            ],
+            note=("settings differ (--allow-mismatch): " + ", ".join(result["settings_mismatch"]))
+            if result["settings_mismatch"]
+            else None,
+        )
+    ]
+    method = result["method"]
+    for metric, block in result["metrics"].items():
+        best = block["leaderboard"][0]["system"] if block["leaderboard"] else None
+        vs_best = {p["b"]: p for p in block["paired"] if p["a"] == best}
+        rows = []
+        for b in block["leaderboard"]:
+            p = vs_best.get(b["system"])
+            rows.append(
+                [
+                    b.get("rank"),
+                    b["system"],
+                    b["n"],
+                    b["mean"],
+                    _ci(b["ci95"]),
+                    None if p is None or p["mean_diff"] is None else 0.0 - p["mean_diff"],
+                    None
+                    if p is None
+                    else _ci([0.0 - p["ci95"][1], 0.0 - p["ci95"][0]] if p["ci95"] else None),
+                    None if p is None else ("yes *" if p["significant"] else "no"),
+                ]
+            )
+        tables.append(
+            Table(
+                title=metric,
+                columns=[
+                    "rank",
+                    "system",
+                    "instances",
+                    "mean",
+                    "95% CI",
+                    "Δ vs best (paired)",
+                    "Δ 95% CI",
+                    "significant",
+                ],
+                rows=rows,
+                note=f"{method['interval']}, {method['n_resamples']} resamples over instances; "
+                "Δ paired over the instances both systems were scored on; "
+                "* = the interval excludes 0. All pairs: --json.",
+            )
+        )
+    return tables
+
+
+def _ci(value: list[float] | None) -> str | None:
+    return None if value is None else f"[{value[0]:.3f}, {value[1]:.3f}]"
+
+
+__all__ = ["comparison_tables", "compare", "export"]
