@@ -2,7 +2,8 @@
 
 ``load_run(path)`` -> :class:`RunData` (``scores`` and ``judgments`` DataFrames);
 ``export_run`` writes them as Parquet, CSV or JSON Lines; ``compare_runs`` builds a leaderboard
-with paired bootstrap differences.
+with paired bootstrap differences; ``analysis.tournament.run_tournament`` plays the AI Idea Bench
+competition between saved runs incrementally (``compare --judge``).
 """
 
 from __future__ import annotations
