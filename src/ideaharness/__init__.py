@@ -16,3 +16,10 @@ def run(benchmark: str = "ideabench", **kwargs: Any) -> dict[str, Any]:
     from ideaharness.api import run as _run
 
     return _run(benchmark, **kwargs)
+
+
+def load_run(path: object) -> object:
+    """Load a run directory as DataFrames; see :func:`ideaharness.analysis.load.load_run`."""
+    from ideaharness.analysis.load import load_run as _load_run
+
+    return _load_run(path)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from ideaharness.cli import (  # noqa: F401  (imported to register their commands)
     aiideabench,
+    analysis,
     batch,
     common,
     ideabench,

@@ -6,7 +6,8 @@ paired with others of similar score, 3 points per win. The published ``competiti
 
 Bradley-Terry: maximum-likelihood logistic fit on pairwise outcomes, ties = half a win, ratings on
 the Elo scale (SCALE 400, BASE 10, INIT 1000, one anchor player fixed at 1000), as in Arena-Hard-Auto's
-``compute_mle_elo`` (Li et al. 2024, arXiv 2406.11939); bootstrap percentile intervals over battles.
+``compute_mle_elo`` (Li et al. 2024, arXiv 2406.11939); bootstrap percentile intervals over battles
+(:func:`bradley_terry_bootstrap`) or over topics (:func:`bradley_terry_topic_bootstrap`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -250,6 +251,57 @@ def bradley_terry_bootstrap(
             rating=r, lower=float(np.quantile(vals, alpha)), upper=float(np.quantile(vals, 1 - alpha))
         )
     return out
+
+
+def bradley_terry_topic_bootstrap(
+    battles_by_topic: Mapping[str, Sequence[Battle]],
+    *,
+    anchor: str | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, RatingInterval]:
+    """BT ratings (:func:`bradley_terry`) with percentile bootstrap intervals resampling topics.
+
+    The battles of one topic share that topic's difficulty and ideas, so they are not independent:
+    each replicate draws topics with replacement (seeded) and fits all battles of the drawn topics
+    (a cluster bootstrap; resampling battles instead understates the interval). Replicates are
+    re-anchored to ``anchor``; a replicate without the anchor is dropped, and a player absent from
+    a replicate is skipped for it.
+
+    Args:
+        battles_by_topic: {topic (instance id): its battles}; at least one battle in all.
+        anchor: player fixed at 1000; default the first player seen.
+        n_resamples, confidence, seed: replicates, interval level in (0, 1), seed.
+
+    Returns:
+        {player: RatingInterval(rating, lower, upper)} on the Elo scale.
+
+    Raises:
+        ValueError: no battles (see :func:`bradley_terry`).
+    """
+    topics = [t for t, battles in battles_by_topic.items() if battles]
+    point = bradley_terry([b for t in topics for b in battles_by_topic[t]], anchor=anchor)
+    anchor = anchor or next(iter(point))
+    rng = np.random.default_rng(seed)
+    samples: dict[str, list[float]] = {p: [] for p in point}
+    for _ in range(n_resamples):
+        picked = [
+            b for i in rng.integers(0, len(topics), size=len(topics)) for b in battles_by_topic[topics[i]]
+        ]
+        if not any(anchor in (bt.a, bt.b) for bt in picked):
+            continue
+        for p, r in bradley_terry(picked, anchor=anchor).items():
+            samples[p].append(r)
+    alpha = (1 - confidence) / 2
+    return {
+        p: RatingInterval(
+            rating=r,
+            lower=float(np.quantile(samples[p] or [r], alpha)),
+            upper=float(np.quantile(samples[p] or [r], 1 - alpha)),
+        )
+        for p, r in point.items()
+    }
 
 
 async def swiss_tournament(

@@ -89,8 +89,13 @@ def write_report(
         figures: ``(caption, matplotlib Figure)`` pairs; each is embedded as base64 PNG.
         notes: plain-text remarks (parse failures, skipped metrics) shown above the tables.
         sections: example texts (ideas, judge replies), escaped like everything else.
+
+    When the report lies in a run directory, the per-instance viewer of that run
+    (:mod:`ideaharness.report.viewer`) is embedded too.
     """
     out = Path(path)
+    notes = list(notes)
+    viewer = _viewer_for(out.parent, notes)
     html = (
         _environment()
         .get_template("report.html.j2")
@@ -103,6 +108,30 @@ def write_report(
             figures=[(caption, figure_to_base64(fig)) for caption, fig in figures],
             notes=notes,
             sections=sections,
+            viewer=viewer,
         )
     )
     return atomic_write_text(out, redact_values(html))
+
+
+def _viewer_for(run_dir: Path, notes: list[str]) -> str:
+    """The viewer section of the run in ``run_dir`` ("" when it is not a run directory); a run
+    whose records cannot be shown still gets its report, with a note saying why."""
+    from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR
+
+    if not ((run_dir / CONFIG_FILE).is_file() and (run_dir / RECORDS_DIR).is_dir()):
+        return ""
+    from ideaharness.errors import UserError
+    from ideaharness.report.viewer import viewer_section
+
+    try:
+        return viewer_section(_load(run_dir))
+    except (UserError, KeyError, TypeError, ValueError) as exc:
+        notes.append(f"per-instance viewer not included: {type(exc).__name__}: {exc}")
+        return ""
+
+
+def _load(run_dir: Path) -> Any:
+    from ideaharness.analysis.load import load_run
+
+    return load_run(run_dir)

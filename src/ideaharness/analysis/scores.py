@@ -1,0 +1,225 @@
+"""Per-instance scores of a saved run, one small reader per benchmark.
+
+Each reader takes the run's records, ``results.json`` and ``config.json`` and returns score rows
+``{"system", "instance_id", "pair_key", "metric", "value"}``: the value one instance contributes to
+the benchmark's headline mean, so the mean of a metric's rows equals the number in
+``results.json`` (tested for every benchmark in ``tests/analysis/test_load.py``). A judgment that
+never parsed contributes no row (never a 0). ``pair_key`` names the unit shared across systems
+(the instance id; for LigBench the topic and sample of an idea), used to pair runs in ``compare``.
+
+Sources of the per-instance values:
+
+- IdeaBench: ``similarity/<s>`` best BERTScore F1, ``overlap/<s>`` the 1-10 rating, and
+  ``insight/<s>/<indicator>`` = (r - 1) / n, the summand of the Insight Score (Guo et al. 2024,
+  Eq. 1), all from the records.
+- AI Idea Bench 2025: ``imcq/<c>`` S_M (Eq. 2), ``i2i/<c>`` and ``i2t/<c>`` the best idea's rating
+  (Eq. 3-4), ``novelty/<c>/<key>`` and ``feasibility`` the mean over the instance's ideas, from
+  the records.
+- ResearchBench: from the ``per_instance`` block the benchmark derives from its records:
+  ``retrieval/round<k>/hit_ratio``, ``composition/<method>/matched_score``, ``ranking/rank_score``.
+- LigBench: the final Elo-style scores of each idea (``ideas`` block of results.json).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ideaharness.metrics.choice import imcq_hit
+from ideaharness.metrics.pairwise_ranking import PairResult, rank_score
+from ideaharness.metrics.ranking import target_rank
+
+Record = tuple[str, str, str, dict[str, Any]]
+"""``(step, instance_id, key, data)`` of one record line."""
+ScoreRow = dict[str, Any]
+
+SCHOLARIDEAS_SYSTEM = "scholarideas (human-written plans)"  # as in benchmarks/ligbench/run.py
+
+
+def run_system(config: dict[str, Any], results: dict[str, Any], run_dir: Path) -> str:
+    """The system a one-system run evaluates: ``system``, the ideas file's stem, or the generator."""
+    if config.get("system"):
+        return str(config["system"])
+    if config.get("ideas_file"):
+        return Path(str(config["ideas_file"])).stem
+    return str(results.get("generator") or config.get("generator") or run_dir.name)
+
+
+def _row(system: str, instance_id: str, metric: str, value: Any, pair_key: str | None = None) -> ScoreRow:
+    return {
+        "system": system,
+        "instance_id": instance_id,
+        "pair_key": pair_key or instance_id,
+        "metric": metric,
+        "value": float(value),
+    }
+
+
+def _judged(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The judgment of a record when it parsed, else None."""
+    if not data or "judgment" not in data or not data["judgment"].get("parse_ok"):
+        return None
+    judgment: dict[str, Any] = data["judgment"]
+    return judgment
+
+
+def ideabench_scores(
+    records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
+) -> list[ScoreRow]:
+    """IdeaBench: similarity, overlap and Insight Score summands per instance and scenario."""
+    n = int(results.get("n") or config.get("n_ideas") or 0)
+    rows: list[ScoreRow] = []
+    for step, instance_id, _key, data in records:
+        kind, _, rest = step.partition("/")
+        if kind == "similarity" and data.get("best_f1") is not None:
+            rows.append(_row(system, instance_id, f"similarity/{rest}", data["best_f1"]))
+        elif kind == "overlap" and (j := _judged(data)):
+            rows.append(_row(system, instance_id, f"overlap/{rest}", j["parsed"]["rating"]))
+        elif kind == "rank" and (j := _judged(data)) and n:
+            rank = target_rank(j["parsed"], data["target_label"])
+            rows.append(_row(system, instance_id, f"insight/{rest}", (rank - 1) / n))
+    return rows
+
+
+def aiideabench_scores(
+    records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
+) -> list[ScoreRow]:
+    """AI Idea Bench 2025: IMCQ hit, best I2I/I2T rating, mean NA/FA per instance."""
+    by_step: dict[str, list[Record]] = {}
+    for rec in records:
+        by_step.setdefault(rec[0], []).append(rec)
+    rows: list[ScoreRow] = []
+    questions = {(i, k): d for _, i, k, d in by_step.get("imcq_question", [])}
+    choices: dict[tuple[str, str], list[str | None]] = {}
+    for _, inst, key, data in by_step.get("imcq", []):
+        j = _judged(data)
+        choices.setdefault((inst, key.split("/")[0]), []).append(j["parsed"] if j else None)
+    for (inst, comp), picks in choices.items():
+        question = questions.get((inst, comp))
+        if question is None or "skipped" in question:
+            continue
+        hit = imcq_hit(picks, question["question"]["answer"])
+        if hit is not None:
+            rows.append(_row(system, inst, f"imcq/{comp}", hit))
+    best: dict[tuple[str, str], float] = {}
+    for step in ("i2i", "i2t"):
+        for _, inst, key, data in by_step.get(step, []):
+            if not (j := _judged(data)):
+                continue
+            parsed = j["parsed"]
+            pairs = [(key.split("/")[0], parsed)] if step == "i2i" else list(parsed.items())
+            for comp, value in pairs:
+                name = f"{step}/{comp}"
+                best[(inst, name)] = max(best.get((inst, name), float("-inf")), float(value))
+    rows += [_row(system, inst, name, value) for (inst, name), value in best.items()]
+    means: dict[tuple[str, str], list[float]] = {}
+    for _, inst, _key, data in by_step.get("novelty", []):
+        for comp, block in data.items():
+            if isinstance(block, dict):
+                for key in ("novelty", "novelty_bounded"):
+                    if block.get(key) is not None:
+                        means.setdefault((inst, f"novelty/{comp}/{key}"), []).append(block[key])
+    for _, inst, _key, data in by_step.get("feasibility", []):
+        if data.get("feasibility") is not None:
+            means.setdefault((inst, "feasibility"), []).append(data["feasibility"])
+    rows += [_row(system, inst, name, sum(v) / len(v)) for (inst, name), v in means.items()]
+    return rows
+
+
+def researchbench_scores(
+    records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
+) -> list[ScoreRow]:
+    """ResearchBench: hit ratio per round, matched score per method, rank score per instance."""
+    rows: list[ScoreRow] = []
+    for inst, block in (results.get("per_instance") or {}).items():
+        for rnd in (block.get("retrieval") or {}).get("rounds") or []:
+            if rnd.get("hit_ratio") is not None:
+                rows.append(_row(system, inst, f"retrieval/round{rnd['round']}/hit_ratio", rnd["hit_ratio"]))
+        for method, entry in (block.get("composition") or {}).items():
+            if isinstance(entry, dict) and entry.get("score") is not None:
+                rows.append(_row(system, inst, f"composition/{method}/matched_score", entry["score"]))
+        ranking = block.get("ranking") or {}
+        if "pairs" in ranking:
+            pairs = [PairResult.model_validate(p) for p in ranking["pairs"]]
+            rs = rank_score(pairs, ranking["orders"])
+            if rs is not None:
+                rows.append(_row(system, inst, "ranking/rank_score", rs[2]))
+    return rows
+
+
+def ligbench_scores(
+    records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
+) -> list[ScoreRow]:
+    """LigBench: the final scores of every scored idea; the system is named by the idea id."""
+    rows: list[ScoreRow] = []
+    for idea_id, idea in (results.get("ideas") or {}).items():
+        if idea.get("status") != "scored" or not idea.get("scores"):
+            continue
+        owner, pair_key = ligbench_system(idea_id)
+        for key, value in idea["scores"].items():
+            if value is not None:
+                rows.append(_row(owner, idea_id, key, value, pair_key))
+    return rows
+
+
+def ligbench_system(idea_id: str) -> tuple[str, str]:
+    """(system, pair key) of a LigBench idea id ``<system>::t<topic>::<k>`` or ``scholarideas::<id>``."""
+    owner, sep, rest = idea_id.partition("::")
+    if not sep:
+        return idea_id, idea_id
+    return (SCHOLARIDEAS_SYSTEM if owner == "scholarideas" else owner), rest
+
+
+ScoreReader = Callable[[list[Record], dict[str, Any], dict[str, Any], str], list[ScoreRow]]
+
+SCORE_READERS: dict[str, ScoreReader] = {
+    "ideabench": ideabench_scores,
+    "aiideabench": aiideabench_scores,
+    "researchbench": researchbench_scores,
+    "ligbench": ligbench_scores,
+}
+"""Benchmark name (``config.json`` ``benchmark``) -> its per-instance score reader."""
+
+
+def instance_scores(
+    benchmark: str, records: Iterable[Record], results: dict[str, Any], config: dict[str, Any], system: str
+) -> list[ScoreRow]:
+    """Score rows of a run; an unknown benchmark has none (its judgments still load)."""
+    reader = SCORE_READERS.get(benchmark)
+    return reader(list(records), results, config, system) if reader else []
+
+
+def reported_value(results: dict[str, Any], benchmark: str, metric: str, system: str) -> float | None:
+    """The headline number ``results.json`` reports for ``metric`` (named as in the score rows):
+    the mean over instances that the rows of that metric re-aggregate to. None when absent.
+
+    Raises:
+        KeyError: a metric name this benchmark does not produce.
+    """
+    parts = metric.split("/")
+    value: Any
+    if benchmark == "ideabench":
+        block = results["scenarios"][parts[1]]
+        value = (
+            block["insight"][parts[2]]["insight_score"] if parts[0] == "insight" else block[parts[0]]["mean"]
+        )
+    elif benchmark == "aiideabench":
+        if parts[0] == "novelty":
+            value = results["novelty"][f"{parts[1]}/{parts[2]}"]["mean"]
+        elif parts[0] == "feasibility":
+            value = results["feasibility"]["mean"]
+        else:
+            value = results[parts[0]][parts[1]]["mean"]
+    elif benchmark == "researchbench":
+        if parts[0] == "retrieval":
+            value = results["retrieval"]["overall"][int(parts[1].removeprefix("round")) - 1]["hit_ratio"]
+        elif parts[0] == "composition":
+            value = results["composition"]["overall"][parts[1]]["mean_matched_score"]
+        else:
+            value = results["ranking"]["overall"]["rank_score"]
+    elif benchmark == "ligbench":
+        value = results["systems"][system]["scores"][metric]["mean"]
+    else:
+        raise KeyError(f"no reported values known for benchmark {benchmark!r}")
+    return None if value is None else float(value)

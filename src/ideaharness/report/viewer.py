@@ -1,0 +1,319 @@
+"""The per-instance viewer of report.html, and the page of ``compare --html``.
+
+One self-contained HTML file (no network, no CDN): the run's data is embedded once as JSON in
+``<script type="application/json">`` elements (instances in one, judgments in another, parsed
+after the first paint; with ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, so no
+text can close the element), and a small vanilla-JS viewer renders one page of rows at a time:
+a sortable, filterable, searchable table of every instance (parse-failure and failed-unit
+filters), a table of every judgment, a drill-down to every step of an instance (rendered prompt
+when stored, raw reply, parsed value, parse status, attempts), the judge-reliability panel and
+tokens/cost/latency. Every text reaches the page through ``textContent`` or Jinja2's autoescape.
+Timings at 10^5 judgments: ``benchmarks/viewer.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+from markupsafe import Markup
+
+from ideaharness import __version__
+from ideaharness.analysis.load import RunData, load_run
+from ideaharness.report.html import format_cell
+
+INSTANCE_COLUMNS = [
+    "system",
+    "instance_id",
+    "steps",
+    "judgments",
+    "parse_failures",
+    "retries",
+    "failed_units",
+    "tokens_in",
+    "tokens_out",
+    "latency_s",
+    "cost_usd",
+]
+"""Leading columns of the instance table; one column per metric follows."""
+JUDGMENT_VIEW_COLUMNS = [
+    "system",
+    "step",
+    "instance_id",
+    "key",
+    "model",
+    "prompt_hash",
+    "prompt",
+    "raw_reply",
+    "parsed",
+    "parse_status",
+    "attempts",
+    "errors",
+    "positions",
+    "tokens_in",
+    "tokens_out",
+    "latency_s",
+    "cost_usd",
+]
+
+_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(value: Any) -> Markup:
+    """``value`` as JSON safe to place inside ``<script type="application/json">``: ``<``, ``>``,
+    ``&``, U+2028 and U+2029 are written as ``\\uXXXX`` escapes (``JSON.parse`` reads them back
+    exactly), so no string can end the element. NaN and infinities become ``null``."""
+    text = json.dumps(_clean(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for char, escape in _ESCAPES.items():
+        text = text.replace(char, escape)
+    return Markup(text)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float):
+        return None if math.isnan(value) or math.isinf(value) else value
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _rows(frame: pd.DataFrame, columns: Sequence[str]) -> list[list[Any]]:
+    """Rows of ``frame`` as plain Python lists, missing values as None."""
+    if frame.empty:
+        return []
+    sub = frame[list(columns)].astype(object)
+    sub = sub.where(sub.notna(), None)
+    return [
+        [v.item() if hasattr(v, "item") else v for v in row] for row in sub.itertuples(index=False, name=None)
+    ]
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _key(system: Any, instance_id: Any) -> str:
+    return f"{system}\u0000{instance_id}"
+
+
+def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
+    """The JSON the viewer reads: ``instances`` (one row per system x instance: counts, tokens and
+    one column per metric), ``judgments`` (one row per judgment), ``failed`` (units left undone,
+    by system and instance) and ``instance_scores``."""
+    items = [runs] if isinstance(runs, RunData) else list(runs)
+    judgments = pd.concat([r.judgments for r in items], ignore_index=True) if items else pd.DataFrame()
+    scores = pd.concat([r.scores for r in items], ignore_index=True) if items else pd.DataFrame()
+    failed: dict[str, list[dict[str, Any]]] = {}
+    for run in items:
+        for unit in run.failed_units:
+            owner = run.system
+            if run.benchmark == "ligbench":
+                from ideaharness.analysis.scores import ligbench_system
+
+                owner = ligbench_system(str(unit.get("instance_id")))[0]
+            failed.setdefault(_key(owner, unit.get("instance_id")), []).append(
+                {k: unit.get(k) for k in ("step", "key", "status", "error")}
+            )
+    keys: dict[str, dict[str, Any]] = {}
+    if not judgments.empty:
+        numeric = ["tokens_in", "tokens_out", "latency_s", "cost_usd"]
+        j = judgments[["system", "instance_id", "step", "parse_ok", "attempts", *numeric]].assign(
+            _bad=~judgments["parse_ok"].astype(bool),
+            _retries=judgments["attempts"] - 1,
+            **{c: pd.to_numeric(judgments[c], errors="coerce") for c in numeric},
+        )
+        groups = j.groupby(["system", "instance_id"], sort=False)
+        counts = groups.agg(
+            steps=("step", "nunique"),
+            judgments=("step", "size"),
+            parse_failures=("_bad", "sum"),
+            retries=("_retries", "sum"),
+        )
+        sums = groups[numeric].sum(min_count=1)
+        for (system, inst), row in counts.join(sums).to_dict("index").items():
+            keys[_key(system, inst)] = {"system": system, "instance_id": inst, **row}
+    metrics = sorted(scores["metric"].unique()) if not scores.empty else []
+    per_scores: dict[str, dict[str, float]] = {}
+    for row in scores.itertuples(index=False) if not scores.empty else []:
+        k = _key(row.system, row.instance_id)
+        per_scores.setdefault(k, {})[row.metric] = float(row.value)
+        keys.setdefault(k, {"system": row.system, "instance_id": row.instance_id})
+    for k in failed:
+        system, _, inst = k.partition("\u0000")
+        keys.setdefault(k, {"system": system, "instance_id": inst})
+    inst_rows = []
+    for k, base in keys.items():
+        base = {c: base.get(c) for c in INSTANCE_COLUMNS}
+        base["failed_units"] = len(failed.get(k, []))
+        for c in ("steps", "judgments", "parse_failures", "retries"):
+            base[c] = int(base[c] or 0)
+        inst_rows.append(
+            [*(base[c] for c in INSTANCE_COLUMNS), *(per_scores.get(k, {}).get(m) for m in metrics)]
+        )
+    return {
+        "instances": {"columns": INSTANCE_COLUMNS + metrics, "rows": inst_rows},
+        "judgments": {
+            "columns": JUDGMENT_VIEW_COLUMNS,
+            "rows": _rows(judgments, JUDGMENT_VIEW_COLUMNS) if not judgments.empty else [],
+        },
+        "failed": failed,
+        "instance_scores": per_scores,
+    }
+
+
+def _usage_rows(runs: Sequence[RunData]) -> list[list[Any]]:
+    frames = [r.judgments for r in runs if not r.judgments.empty]
+    if not frames:
+        return []
+    j = pd.concat(frames, ignore_index=True)
+    j = j.assign(_bad=~j["parse_ok"].astype(bool), _retried=j["attempts"] > 1)
+    out = []
+    for model, g in j.groupby("model", sort=True, dropna=False):
+        out.append(
+            [
+                str(model),
+                len(g),
+                int(g["_bad"].sum()),
+                int(g["_retried"].sum()),
+                _sum(g["tokens_in"]),
+                _sum(g["tokens_out"]),
+                _sum(g["latency_s"], float),
+                _sum(g["cost_usd"], float),
+            ]
+        )
+    return out
+
+
+def _sum(series: pd.Series, kind: type = int) -> Any:
+    total = series.sum(min_count=1)
+    return None if _missing(total) else kind(total)
+
+
+def format_figure(value: Any) -> str:
+    """A reliability figure: numbers as table cells, lists and dicts as compact JSON."""
+    if isinstance(value, dict | list) and not (
+        isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value)
+    ):
+        return json.dumps(_clean(value), ensure_ascii=False, default=str)
+    return format_cell(value)
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ideaharness", "report/templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["cell"] = format_cell
+    env.filters["figure"] = format_figure
+    return env
+
+
+def _asset(name: str) -> Markup:
+    text = resources.files("ideaharness").joinpath("report", "templates", name).read_text(encoding="utf-8")
+    if "</" + "script" in text.lower() or "</" + "style" in text.lower():
+        raise ValueError(f"report/templates/{name} must not contain a closing script/style tag")
+    return Markup(text)
+
+
+def viewer_section(runs: RunData | Sequence[RunData]) -> Markup:
+    """The viewer as an HTML fragment for report.html (reliability panel, usage, tables)."""
+    items = [runs] if isinstance(runs, RunData) else list(runs)
+    reliability = next(
+        (r.results.get("reliability") for r in items if isinstance(r.results.get("reliability"), dict)), None
+    )
+    payload = viewer_payload(items)
+    judgments = payload.pop("judgments")
+    html = (
+        _environment()
+        .get_template("viewer_fragment.html.j2")
+        .render(
+            payload_json=script_json(payload),
+            judgments_json=script_json(judgments),
+            reliability=reliability,
+            usage_rows=_usage_rows(items),
+            css=_asset("viewer.css"),
+            js=_asset("viewer.js"),
+        )
+    )
+    return Markup(html)
+
+
+def _as_run(source: str | Path | RunData | tuple[pd.DataFrame, pd.DataFrame]) -> RunData:
+    if isinstance(source, RunData):
+        return source
+    if isinstance(source, tuple):
+        scores, judgments = source
+        benchmark = str(scores["benchmark"].iloc[0]) if len(scores) else "unknown"
+        return RunData(
+            path=Path("."),
+            run_id="dataframes",
+            benchmark=benchmark,
+            system="",
+            config={},
+            results={},
+            scores=scores,
+            judgments=judgments,
+        )
+    return load_run(source)
+
+
+def render_viewer(
+    source: str | Path | RunData | tuple[pd.DataFrame, pd.DataFrame], title: str | None = None
+) -> str:
+    """A standalone viewer page of a run directory, a loaded run, or ``(scores, judgments)``
+    DataFrames (columns as :func:`ideaharness.load_run` returns them).
+
+    Raises:
+        UserError: a path that is not a run directory.
+    """
+    run = _as_run(source)
+    return (
+        _environment()
+        .get_template("viewer_page.html.j2")
+        .render(
+            title=title or f"{run.benchmark} run {run.run_id}",
+            version=__version__,
+            subtitle=f"{len(run.judgments)} judgments, "
+            f"{run.scores['instance_id'].nunique()} scored instances",
+            body=viewer_section(run),
+        )
+    )
+
+
+def render_compare(comparison: dict[str, Any], title: str | None = None) -> str:
+    """The ``compare --html`` page: leaderboard with CIs, paired differences (significant ones
+    marked), reliability per system and run, and a paged table of per-instance differences.
+
+    Args:
+        comparison: the dict :func:`ideaharness.analysis.compare.compare_runs` returns.
+    """
+    labels = [s["label"] for s in comparison["systems"]]
+    rows = []
+    for item in comparison["instances"]:
+        values = [item["values"].get(label) for label in labels]
+        present = [v for v in values if v is not None]
+        spread = (max(present) - min(present)) if len(present) > 1 else None
+        rows.append([item["pair_key"], item["metric"], *values, spread])
+    payload = {"diff": {"columns": ["pair_key", "metric", *labels, "spread"], "rows": rows}}
+    env = _environment()
+    body = env.get_template("compare_body.html.j2").render(
+        c=comparison, payload_json=script_json(payload), css=_asset("viewer.css"), js=_asset("viewer.js")
+    )
+    return env.get_template("viewer_page.html.j2").render(
+        title=title or f"Comparison of {len(labels)} systems ({comparison['benchmark']})",
+        version=__version__,
+        subtitle=", ".join(labels),
+        body=Markup(body),
+    )

@@ -1,0 +1,139 @@
+"""load_run and export: the per-instance scores of real runs re-aggregate to results.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ideaharness
+from ideaharness.analysis import JUDGMENT_COLUMNS, SCORE_COLUMNS, load_run
+from ideaharness.analysis.export import export_run, read_export
+from ideaharness.analysis.load import judgment_row
+from ideaharness.analysis.scores import reported_value
+from ideaharness.cli import main
+from ideaharness.errors import UserError
+from tests.analysis.saved_runs import HOSTILE, results_of
+
+BENCHMARK_RUNS = ["ideabench_a", "researchbench_a", "aiideabench", "ligbench"]
+
+
+@pytest.mark.parametrize("name", BENCHMARK_RUNS)
+def test_scores_reaggregate_to_results_json(runs: dict[str, Path], name: str) -> None:
+    if not (runs[name] / "results.json").exists():
+        pytest.skip("ScholarIdeas data not present: no LigBench run")
+    run = ideaharness.load_run(runs[name])
+    results = results_of(runs[name])
+    assert list(run.scores.columns) == SCORE_COLUMNS and list(run.judgments.columns) == JUDGMENT_COLUMNS
+    assert len(run.scores) > 0 and run.benchmark == results["benchmark"]
+    checked = 0
+    for (system, metric), group in run.scores.groupby(["system", "metric"]):
+        reported = reported_value(results, run.benchmark, metric, system)
+        assert group["value"].mean() == pytest.approx(reported), (system, metric)
+        checked += 1
+    assert checked >= 4
+    # every judgment of the records is a row, with its raw reply and parse status
+    lines = sum(
+        1
+        for p in (runs[name] / "records").glob("*.jsonl")
+        for line in p.read_text().splitlines()
+        if '"judgment"' in line
+    )
+    assert len(run.judgments) == lines
+    assert set(run.judgments["parse_status"]) <= {"ok", "parse_failure"}
+
+
+def test_parse_failures_are_rows_without_a_parsed_value(runs: dict[str, Path]) -> None:
+    run = load_run(runs["aiideabench"])
+    bad = run.judgments[~run.judgments["parse_ok"]]
+    assert len(bad) == 4 and set(bad["raw_reply"]) == {HOSTILE}
+    assert bad["parsed"].isna().all() and (bad["attempts"] == 2).all()
+    # the instance whose IMCQ judgments all failed has no IMCQ score (never a 0)
+    imcq = run.scores[run.scores["metric"].str.startswith("imcq/")]
+    assert set(imcq["instance_id"]) == {"aiib-0"}
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_export_round_trips(runs: dict[str, Path], tmp_path: Path, fmt: str) -> None:
+    run = load_run(runs["researchbench_a"])
+    scores_path, judgments_path = export_run(run, fmt, tmp_path / fmt)
+    scores = read_export(scores_path)
+    pd.testing.assert_frame_equal(scores[SCORE_COLUMNS[-1:]], run.scores[SCORE_COLUMNS[-1:]])
+    assert list(scores["metric"]) == list(run.scores["metric"])
+    judgments = read_export(judgments_path)
+    assert len(judgments) == len(run.judgments)
+    assert list(judgments["raw_reply"]) == list(run.judgments["raw_reply"])
+    assert list(judgments["parse_ok"].astype(bool)) == list(run.judgments["parse_ok"])
+
+
+def test_export_cli(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["export", str(runs["ideabench_a"]), "--format", "csv", "--out", str(tmp_path / "x")])
+    printed = capsys.readouterr().out.split()
+    assert [Path(p).name for p in printed] == ["scores.csv", "judgments.csv"]
+    with pytest.raises(SystemExit) as exc:
+        main(["export", str(tmp_path / "missing")])
+    assert exc.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not a run directory" in err and "missing" in err
+    with pytest.raises(SystemExit):
+        main(["export", str(runs["ideabench_a"]), "--format", "xlsx"])
+    assert "--format xlsx" in capsys.readouterr().err
+
+
+def test_not_a_run_directory(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="not a run directory"):
+        load_run(tmp_path)
+    (tmp_path / "config.json").write_text("{broken")
+    with pytest.raises(UserError, match="config.json: not readable JSON"):
+        load_run(tmp_path)
+
+
+def test_unreadable_record_lines_are_skipped_and_counted(runs: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(runs["ideabench_a"], copy)
+    with (copy / "records" / "overlap_low.jsonl").open("a") as f:
+        f.write('{"step": "overlap/low", "instance_id": "x", "ke\n["not a record"]\n')
+    run = load_run(copy)
+    assert run.corrupt_lines == 2
+    assert len(run.judgments) == len(load_run(runs["ideabench_a"]).judgments)
+
+
+_judgment = st.fixed_dictionaries(
+    {
+        "judge_model": st.text(max_size=20),
+        "prompt_hash": st.text(max_size=16),
+        "raw_text": st.text(),
+        "parsed": st.none() | st.integers() | st.lists(st.text(max_size=5), max_size=4) | st.text(),
+        "parse_ok": st.booleans(),
+        "attempts": st.integers(1, 5),
+        "errors": st.lists(st.text(max_size=10), max_size=3),
+        "positions": st.none() | st.lists(st.text(max_size=8), max_size=4),
+        "usage": st.fixed_dictionaries(
+            {"prompt_tokens": st.integers(0, 10**6), "completion_tokens": st.integers(0, 10**6)}
+        ),
+    }
+)
+
+
+@given(_judgment, st.text(max_size=30))
+def test_judgment_row_keeps_every_field(judgment: dict, step: str) -> None:
+    row = judgment_row(step, "inst", "k", {"judgment": judgment}, benchmark="b", run_id="r", system="s")
+    assert row is not None and set(row) == set(JUDGMENT_COLUMNS)
+    assert row["raw_reply"] == judgment["raw_text"] and row["parse_ok"] is judgment["parse_ok"]
+    assert row["parse_status"] == ("ok" if judgment["parse_ok"] else "parse_failure")
+    if judgment["parse_ok"]:
+        parsed = judgment["parsed"]
+        if isinstance(parsed, str) or parsed is None:
+            assert row["parsed"] == parsed
+        else:
+            assert json.loads(row["parsed"]) == parsed
+    else:
+        assert row["parsed"] is None  # a failed parse never carries a value
+    assert row["tokens_in"] == judgment["usage"]["prompt_tokens"]
+    assert judgment_row(step, "i", "", {"f1": [0.1]}, benchmark="b", run_id="r", system="s") is None
