@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, ScoringSettings
-from ideaharness.errors import ParseError, UserError
+from ideaharness.errors import UserError
+from ideaharness.llm.parsing import check_text
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
 from ideaharness.metrics.stats import bootstrap_ci
@@ -85,12 +86,19 @@ class IdeaSpec(BaseModel):
     sample_index: int = 0
 
 
+GENERATED_IDEA_MIN_WORDS = 20
+"""The prompt asks for a Markdown idea with Problem, Method and Experiment Design sections."""
+
+
 def parse_generated_idea(text: str) -> str:
-    """A generated idea must be substantive text (≥ 40 characters after stripping)."""
-    stripped = text.strip()
-    if len(stripped) < 40:
-        raise ParseError(f"generated idea too short ({len(stripped)} characters)")
-    return stripped
+    """A generated idea: real prose (:func:`~ideaharness.llm.parsing.check_text`) of at least
+    :data:`GENERATED_IDEA_MIN_WORDS` words, not a refusal or a hedge.
+
+    Raises:
+        ParseError: empty, degenerate (whitespace, zero-width characters, punctuation), too
+            short, a refusal or a hedge.
+    """
+    return check_text(text, "generated idea", min_words=GENERATED_IDEA_MIN_WORDS)
 
 
 class LigBench:
