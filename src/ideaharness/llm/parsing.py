@@ -25,12 +25,11 @@ from typing import Any, TypeVar
 from ideaharness.errors import ParseError
 
 T = TypeVar("T")
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
 class NoVerdict(ParseError):
     """The reply holds no well-formed labelled verdict at all (a parser may try another form)."""
-
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
 # ----------------------------------------------------------------------------- JSON
@@ -162,14 +161,22 @@ def _filler_only(gap: str) -> bool:
     return _FILLER.fullmatch(gap) is not None
 
 
-def verdict_pattern(label: str, value: str = NUMBER, *, words: Sequence[str] = ("is",)) -> re.Pattern[str]:
-    """A compiled ``<label> : <value>`` pattern for :func:`final_verdict` (value in group ``v``).
+_VALUE_END = r"\**[ \t]*(?:$|\n|[.,;:!)\]]|/|out\s+of\b)"
 
-    ``label`` and ``value`` are regular expressions; markdown emphasis, ``:``, ``=`` and the
-    separator ``words`` ("Matched score is 4") may stand between them.
+
+def verdict_pattern(label: str, value: str = NUMBER, *, words: Sequence[str] = ("is",)) -> re.Pattern[str]:
+    """A compiled ``<label>: <value>`` pattern for :func:`final_verdict` (value in group ``v``).
+
+    ``label`` and ``value`` are regular expressions; markdown emphasis and ``:`` or ``=`` may
+    stand between them, or one of the separator ``words`` ("the matched score is 4") — then the
+    value must end its clause ("the overlap is 2 key aims" is not a verdict).
     """
-    sep = "|".join([r"[:：=]", *(rf"\b{w}\b" for w in words)])
-    return re.compile(rf"(?<![\w])(?:{label})\**\s*(?:{sep})\s*\**\s*[\[(]?\s*(?P<v>{value})", re.IGNORECASE)
+    colon = r"\**\s*[:：=]\s*\**\s*[\[(]?\s*"
+    branches = [colon]
+    if words:
+        alternatives = "|".join(re.escape(w) for w in words)
+        branches.append(rf"\**\s+(?:{alternatives})\s+\**(?=(?:{value}){_VALUE_END})")
+    return re.compile(rf"(?<![\w])(?:{label})(?:{'|'.join(branches)})(?P<v>{value})", re.IGNORECASE)
 
 
 def final_verdict(
@@ -239,7 +246,7 @@ _RATING_PATTERNS = (
     verdict_pattern(r"(?:overall\s+|overlap\s+|final\s+)?(?:rating|score|grade)|overlap|similarity",
                     words=("is", "of")),
     re.compile(rf"\b(?:give|giving|gives|assign|rate|rating)\s+(?:it|this|them|the\s+\w+)?\s*(?:a|an|as|at)?\s*"
-               rf"\**(?P<v>{NUMBER})(?=\**[ \t]*(?:$|\n|[.,;:!)\]]|/|out\s+of\b))", re.IGNORECASE),
+               rf"\**(?P<v>{NUMBER})(?={_VALUE_END})", re.IGNORECASE),
     re.compile(rf"(?<![\w.])(?P<v>{NUMBER})(?=\s*(?:/|\bout\s+of\b)\s*\d)", re.IGNORECASE),
 )
 
