@@ -68,6 +68,9 @@ def test_json_object_is_the_last_one_holding_the_keys() -> None:
         extract_json_object('{"score": 3}', required=("rating",))
     with pytest.raises(ParseError):
         extract_json_object("no json at all", required=("rating",))
+    with pytest.raises(ParseError, match="two different"):  # two final answers side by side
+        extract_json_object('{"rating": 3}\n{"rating": 8}', required=("rating",))
+    assert extract_json_object('{"rating": 3, "x": 1} {"rating": 3, "x": 2}', required=("rating",))["x"] == 2
 
 
 @pytest.mark.parametrize("value", [11, 0, -1, "N/A", "", None, True, 7.5, "7 (high)", "3/5", [7], {"v": 7}])

@@ -63,8 +63,12 @@ def json_values(text: str) -> list[Any]:
     A span that decodes is taken whole (objects nested in it are not listed again); an opening
     bracket that starts no valid JSON is skipped, so an object inside broken JSON is still found.
     """
+    return [value for _, _, value in _json_spans(text)]
+
+
+def _json_spans(text: str) -> list[tuple[int, int, Any]]:
     decoder = json.JSONDecoder()
-    out: list[Any] = []
+    out: list[tuple[int, int, Any]] = []
     i, n = 0, len(text)
     while i < n:
         if text[i] in "{[":
@@ -73,46 +77,53 @@ def json_values(text: str) -> list[Any]:
             except json.JSONDecodeError:
                 i += 1
                 continue
-            out.append(value)
+            out.append((i, end, value))
             i = end
         else:
             i += 1
     return out
 
 
-def _objects(text: str) -> list[dict[str, Any]]:
-    objects = []
-    for value in json_values(text):
-        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
-            value = value[0]
-        if isinstance(value, dict):
-            objects.append(value)
-    return objects
+def _lowered(obj: dict[str, Any]) -> dict[str, Any]:
+    return {str(k).lower().strip(): v for k, v in obj.items()}
 
 
 def extract_json_object(text: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
     """The *last* JSON object in ``text`` holding every key in ``required`` (the final answer).
 
     Key lookup is case-insensitive; the returned dict keeps the keys as ``required`` spells them
-    plus any others as given. With no ``required`` key, the last object of the reply.
+    plus any others as given. With no ``required`` key, the last object of the reply. A list
+    holding one object counts as that object.
 
     Raises:
-        ParseError: no JSON object, or none holds all ``required`` keys.
+        ParseError: no JSON object; none holds all ``required`` keys; or the final object and
+            the one just before it (nothing but whitespace or punctuation between them) differ
+            on the ``required`` keys — two different final answers.
     """
-    objects = _objects(text)
+    objects: list[tuple[int, int, dict[str, Any]]] = []
+    for start, end, value in _json_spans(text):
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
+            value = value[0]
+        if isinstance(value, dict):
+            objects.append((start, end, value))
     if not objects:
         whole = extract_json(text)  # raises when there is no JSON at all
         raise ParseError(f"expected a JSON object, got {type(whole).__name__}")
-    for obj in reversed(objects):
-        lowered = {str(k).lower().strip(): v for k, v in obj.items()}
-        if all(key in obj or key.lower() in lowered for key in required):
-            out = dict(obj)
-            for key in required:
-                out.setdefault(key, lowered.get(key.lower()))
-            return out
-    keys = {str(x).lower().strip() for o in objects for x in o}
-    missing = [k for k in required if k.lower() not in keys]
-    raise ParseError(f"JSON object lacks the key {missing[0] if missing else required[0]!r}")
+    keys = [k.lower() for k in required]
+    complete = [(s, e, o) for s, e, o in objects if all(k in _lowered(o) for k in keys)]
+    if not complete:
+        present = {k for _, _, o in objects for k in _lowered(o)}
+        missing = [k for k in required if k.lower() not in present] or list(required)
+        raise ParseError(f"JSON object lacks the key {missing[0]!r}")
+    final = complete[-1][2]
+    if len(complete) > 1 and _filler_only(text[complete[-2][1] : complete[-1][0]]):
+        before, last = _lowered(complete[-2][2]), _lowered(final)
+        if any(before.get(k) != last.get(k) for k in (keys or set(before) | set(last))):
+            raise ParseError("the final answer gives two different JSON objects")
+    out = dict(final)
+    for key in required:
+        out.setdefault(key, _lowered(final).get(key.lower()))
+    return out
 
 
 def scale_value(value: Any, low: float, high: float, *, integer: bool = True, what: str = "rating") -> float:
