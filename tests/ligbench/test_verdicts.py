@@ -37,10 +37,22 @@ def test_degenerate_formalisation_parts_are_parse_failures(bad: str) -> None:
         parse_formalization(json.dumps(FORMAL | {"core_breakthrough": bad}))
 
 
-@pytest.mark.parametrize("bad", ["\u200b" * 50, "." * 60, "I'm sorry, but I cannot propose a research idea."])
+PLAN = ("## Problem\nGraph network predictions are hard to explain for domain experts.\n"
+        "## Method\nExtract logic rules over learned concepts.\n"
+        "## Experiment Design\nCompare with GNNExplainer on three molecule datasets by fidelity.")
+
+
+@pytest.mark.parametrize("bad", [
+    "\u200b" * 50, "." * 60, "I'm sorry, but I cannot propose a research idea.",
+    PLAN.replace("## Method", "Method and more"),  # a section missing
+    PLAN.replace("Extract logic rules over learned concepts.", "..."),  # a section empty
+    PLAN.replace("Graph network", "I'm sorry, but I cannot help.\nGraph network"),  # a refusal in a section
+])
 def test_degenerate_generated_ideas_are_parse_failures(bad: str) -> None:
     with pytest.raises(ParseError):
         parse_generated_idea(bad)
+    assert parse_generated_idea("\u200b" + PLAN + "\n") == PLAN
+    assert parse_generated_idea(PLAN.replace("## ", "**").replace("\n", "**\n", 1)) is not None
 
 
 async def test_a_comparison_with_an_unparsed_order_is_no_outcome(tmp_path: Path,

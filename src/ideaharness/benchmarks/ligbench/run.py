@@ -13,6 +13,7 @@ others.
 from __future__ import annotations
 
 import asyncio
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from pydantic import BaseModel, Field
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, ScoringSettings
-from ideaharness.errors import UserError
+from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.parsing import check_text
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
@@ -88,17 +89,34 @@ class IdeaSpec(BaseModel):
 
 GENERATED_IDEA_MIN_WORDS = 20
 """The prompt asks for a Markdown idea with Problem, Method and Experiment Design sections."""
+_SECTION = re.compile(
+    r"^[ \t]*(?:#{1,4}[ \t]*|\*\*)?[ \t]*(problem|method|experiment(?:al)?[ \t]+design)\b[ \t:*]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def parse_generated_idea(text: str) -> str:
-    """A generated idea: real prose (:func:`~ideaharness.llm.parsing.check_text`) of at least
+    """A generated idea in the form ``ligbench_generate`` demands: Markdown with ``## Problem``,
+    ``## Method`` and ``## Experiment Design`` sections (any heading level or bold), each holding
+    text, the whole real prose (:func:`~ideaharness.llm.parsing.check_text`) of at least
     :data:`GENERATED_IDEA_MIN_WORDS` words, not a refusal or a hedge.
 
     Raises:
-        ParseError: empty, degenerate (whitespace, zero-width characters, punctuation), too
-            short, a refusal or a hedge.
+        ParseError: a section missing or empty; the text empty, degenerate (whitespace,
+            zero-width characters, punctuation), too short, a refusal or a hedge.
     """
-    return check_text(text, "generated idea", min_words=GENERATED_IDEA_MIN_WORDS)
+    cleaned = check_text(text, "generated idea", min_words=GENERATED_IDEA_MIN_WORDS)
+    headings = list(_SECTION.finditer(cleaned))
+    bodies: dict[str, str] = {}
+    for i, m in enumerate(headings):
+        name = "experiment design" if m.group(1).lower().startswith("experiment") else m.group(1).lower()
+        end = headings[i + 1].start() if i + 1 < len(headings) else len(cleaned)
+        bodies.setdefault(name, cleaned[m.end() : end])
+    for name in ("problem", "method", "experiment design"):
+        if name not in bodies:
+            raise ParseError(f"generated idea lacks the '## {name.title()}' section")
+        check_text(bodies[name], f"the '## {name.title()}' section", min_words=3)
+    return cleaned
 
 
 class LigBench:
