@@ -41,8 +41,8 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
             return json.dumps(
                 {
                     "title": f"{tag} idea",
-                    "motivation": f"{tag} motivation about attention",
-                    "experiment_plan": f"Step 1: {tag} experiment",
+                    "motivation": f"{tag} motivation about attention: windows are too short for documents",
+                    "experiment_plan": f"Step 1: {tag} experiment on long inputs. Step 2: measure the cost",
                 }
             )
         if "closest in content" in user:
@@ -66,8 +66,9 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
         if "atomic methods" in user:
             return json.dumps({"concepts": ["sparse attention"]})
         if "Summarise this paper" in user:
-            return json.dumps({"idea": "DIGEST of " + user.split("<title>\n")[1].split("\n")[0],
-                               "experiment_steps": "Step 1: x"})
+            return json.dumps({"idea": "DIGEST of " + user.split("<title>\n")[1].split("\n")[0]
+                               + ": the paper's core idea, what is new and how it works",
+                               "experiment_steps": "Step 1: run the method on its benchmark data"})
         if "search keywords" in user:
             return json.dumps({"keywords": ["attention"]})
         raise AssertionError(f"unexpected prompt: {user[:200]}")

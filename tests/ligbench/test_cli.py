@@ -42,7 +42,8 @@ def test_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, _, err = _run_cli(["score-idea", "an idea about graphs", "--corpus", str(tmp_path / "none.jsonl")],
                             capsys)
     _one_line_error(code, err, "none.jsonl", "no such file")
-    code, _, err = _run_cli(["score-idea", "text", "--corpus", str(tmp_path), "--order", "sideways"], capsys)
+    code, _, err = _run_cli(["score-idea", "an idea about graphs", "--corpus", str(tmp_path), "--order",
+                             "sideways"], capsys)
     _one_line_error(code, err, "--order", "both")
     code, _, err = _run_cli(["score-idea", "missing_plan.txt", "--corpus", str(tmp_path)], capsys)
     _one_line_error(code, err, "missing_plan.txt")
@@ -59,15 +60,21 @@ def test_read_idea_forms(tmp_path: Path) -> None:
     (tmp_path / "idea.md").write_text("Use logic rules to explain GNNs.")
     assert read_idea(str(tmp_path / "idea.md")) == ("idea", "Use logic rules to explain GNNs.", None)
     assert read_idea("A plain idea in words.")[1] == "A plain idea in words."
-    with pytest.raises(UserError):
-        read_idea("   ")
+    for degenerate in ("   ", "\u200b", "...", "\u200b \u2060 …"):
+        with pytest.raises(UserError):
+            read_idea(degenerate)
+    (tmp_path / "dots.md").write_text("...")
+    with pytest.raises(UserError, match="dots.md"):
+        read_idea(str(tmp_path / "dots.md"))
 
 
 def _scripted_judge(messages: list[Message]) -> str:
     text = messages[-1]["content"]
     if "Restate the research idea" in text:
-        return json.dumps({"main_target": "t", "core_breakthrough": "b", "innovative_methods": "1. m",
-                           "experimental_design": "1. e"})
+        return json.dumps({"main_target": "Explain graph network predictions",
+                           "core_breakthrough": "logic rules over concepts",
+                           "innovative_methods": "1. concept discovery\n2. rule extraction",
+                           "experimental_design": "1. benchmarks against GNNExplainer"})
     if "score this new idea" in text:
         return '{"rating": 3, "contribution": 3, "soundness": 3, "novelty": 3}'
     return '{"rating": 0.5, "soundness": 0.5, "contribution": 0.5}'
@@ -75,7 +82,9 @@ def _scripted_judge(messages: list[Message]) -> str:
 
 @needs_plans
 async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -> None:
-    plan = "## Problem\nSomething hard.\n## Method\nA new method.\n## Experiment Design\nBenchmarks."
+    plan = ("## Problem\nGraph network predictions are hard to explain.\n## Method\nA new method that "
+            "extracts logic rules over concepts.\n## Experiment Design\nBenchmarks against GNNExplainer on "
+            "three datasets.")
     gen = ScriptedModel(lambda m: plan, model="scripted/gen")
     judge = ScriptedModel(_scripted_judge, model="scripted/judge")
     config = LigBenchConfig(generators=["scripted/gen"], judge="scripted/judge",

@@ -24,8 +24,10 @@ from ideaharness.metrics.elo import EloSettings
 from ideaharness.runs.store import RunStore
 
 IDEA = "We explain graph neural network predictions with logic rules over concepts. MARKER-IDEA"
-FORMAL = {"main_target": "Explain GNN predictions MARKER-IDEA", "core_breakthrough": "logic over concepts",
-          "innovative_methods": ["concept discovery", "rule extraction"], "experimental_design": "benchmarks"}
+FORMAL = {"main_target": "Explain GNN predictions MARKER-IDEA",
+          "core_breakthrough": "logic rules over concepts",
+          "innovative_methods": ["concept discovery", "rule extraction"],
+          "experimental_design": "benchmarks against GNNExplainer on molecules"}
 WIN = {"rating": 1.0, "soundness": 1.0, "contribution": 1.0}
 
 
@@ -111,14 +113,15 @@ async def test_fixed_order_is_one_call_per_comparison(tmp_path: Path, corpus: Re
     assert len(store.records("ligbench/compare")) == len(result.comparisons)
 
 
-async def test_unparseable_comparisons_are_counted(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+async def test_unparseable_comparisons_are_counted_and_leave_no_score(tmp_path: Path,
+                                                                      corpus: ReferenceCorpus) -> None:
     result, _, _ = await _score(tmp_path, corpus, "never")
-    assert result.status == "scored"
     assert all(c.outcome is None for c in result.comparisons)
     assert result.parse_failures["compare"] == 2 * len(result.comparisons) > 0
-    # no comparison used: the Elo scores are the initial scores
+    # no comparison used: the Elo scores would be the initial scores unchanged, a default (issue 9.16)
     assert all(result.trajectories[d].steps == [] for d in ("rating", "soundness", "contribution"))
-    assert result.scores["rating"] == 2.0  # type: ignore[index]
+    assert result.status == "compare_failed" and result.scores is None
+    assert result.initial == {"rating": 2.0, "contribution": 2.0, "soundness": 2.0, "novelty": 4.0}
 
 
 async def test_failed_formalisation_stops_the_idea(tmp_path: Path, corpus: ReferenceCorpus) -> None:

@@ -105,7 +105,8 @@ def test_all_tasks_end_to_end_with_the_embedded_model(
     assert results["llm_stats"]["generator"]["calls"] >= 6
     assert results["n_instances"] == 1
     (only_round,) = results["retrieval"]["overall"]
-    assert only_round["windows_called"] == 1 and only_round["n"] == 1
+    # the window parsed (one paper with a hit ratio) or is a counted parse failure (no hit ratio)
+    assert only_round["windows_called"] == 1 and only_round["n"] + only_round["parse_failures"] == 1
     assert 0.0 <= (only_round["hit_ratio"] or 0.0) <= 1.0
     inst = next(iter(results["per_instance"].values()))
     assert inst["retrieval"]["pool_size"] == 15

@@ -165,11 +165,11 @@ async def test_changed_ideas_file_is_refused(tmp_path: Path) -> None:
     from tests.aiideabench.test_aiib_pipeline import DATA, responder, toy_embed
 
     ideas = tmp_path / "mysys.jsonl"
-    ideas.write_text(json.dumps({"instance_id": "aiib-0", "motivation": "m", "experiment_plan": "p"}) + "\n")
+    ideas.write_text(json.dumps({"instance_id": "aiib-0", "motivation": "Why attention is slow here", "experiment_plan": "Run the sparse variant"}) + "\n")
     config = AIIdeaBenchConfig(data=DATA, ideas_file=str(ideas), metrics=["i2i"], bootstrap_resamples=20)
     options = ExecutionOptions(out=tmp_path / "run", limit=1, progress=False)
     await run_aiideabench_async(config, options, judge=ScriptedModel(responder()), embed_fn=toy_embed)
-    ideas.write_text(json.dumps({"instance_id": "aiib-0", "motivation": "m2", "experiment_plan": "p"}) + "\n")
+    ideas.write_text(json.dumps({"instance_id": "aiib-0", "motivation": "Why attention is slow there", "experiment_plan": "Run the sparse variant"}) + "\n")
     with pytest.raises(UserError, match=rf"--ideas {ideas}: changed since this run started"):
         await run_aiideabench_async(config, options, judge=ScriptedModel(responder()), embed_fn=toy_embed)
 

@@ -33,7 +33,7 @@ from ideaharness.cli.options import (
     finish_run,
 )
 from ideaharness.data.textio import read_text
-from ideaharness.errors import PartialRunError, UserError
+from ideaharness.errors import ParseError, PartialRunError, UserError
 from ideaharness.metrics.elo import EloSettings
 from ideaharness.report.console import print_tables
 from ideaharness.report.html import Table
@@ -83,15 +83,21 @@ def read_idea(value: str) -> tuple[str, str, str | None]:
         if path.stem == path.parent.name and (path.parent / "cutoff.txt").is_file():
             plan = load_plan(path.parent)
             return plan.id, plan.text, plan.cutoff.isoformat() if plan.cutoff else None
-        text = read_text(path)
-        if not text.strip():
-            raise UserError(f"{path}: the idea file is empty")
-        return path.stem, text, None
+        return path.stem, _idea_prose(read_text(path), f"{path}: the idea file"), None
     if "\n" not in value and " " not in value and path.suffix in (".txt", ".md", ".json"):
         raise UserError(f"{value}: no such file (give a file, a ScholarIdeas folder, or the idea text)")
-    if not value.strip():
-        raise UserError("the idea text is empty")
-    return "idea", value, None
+    return "idea", _idea_prose(value, "the idea text"), None
+
+
+def _idea_prose(text: str, what: str) -> str:
+    """``text`` unless it is empty or degenerate (whitespace, zero-width characters, punctuation)."""
+    from ideaharness.llm.parsing import check_text
+
+    try:
+        check_text(text, what, min_words=3)
+    except ParseError as exc:
+        raise UserError(str(exc)) from None
+    return text
 
 
 def score_tables(result: IdeaScore) -> list[Table]:

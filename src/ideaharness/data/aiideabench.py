@@ -22,7 +22,7 @@ from typing import Any
 from ideaharness.data.jsonl import load_json
 from ideaharness.errors import DataError, ParseError
 from ideaharness.llm.judge import judge
-from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.parsing import check_text, extract_json_object
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
 from ideaharness.schema import GroundTruth, Instance, Judgment, Paper, Reference
@@ -199,32 +199,39 @@ def needs_decomposition(instance: Instance) -> bool:
     return not (gt.motivation and gt.experiment_plan)
 
 
-def parse_decomposition(text: str) -> dict[str, str]:
-    """Parse the decomposition reply: a JSON object with non-empty topic, motivation, experiment_plan."""
-    obj = extract_json_object(text, required=("topic", "motivation", "experiment_plan"))
+_TEXT_MIN_WORDS = {"topic": 5, "motivation": 8, "experiment_plan": 6, "idea": 8, "experiment_steps": 6}
+
+
+def _text_fields(text: str, keys: tuple[str, ...]) -> dict[str, str]:
+    obj = extract_json_object(text, required=keys)
     out = {}
-    for key in ("topic", "motivation", "experiment_plan"):
+    for key in keys:
         value = obj[key]
         if isinstance(value, list):
             value = "\n".join(str(v) for v in value)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"field {key!r} is empty or not text")
-        out[key] = value.strip()
+        if not isinstance(value, str):
+            raise ParseError(f"field {key!r} is not text")
+        out[key] = check_text(value, f"field {key!r}", min_words=_TEXT_MIN_WORDS[key])
     return out
+
+
+def parse_decomposition(text: str) -> dict[str, str]:
+    """Parse the decomposition reply: a JSON object whose topic, motivation and experiment_plan
+    are real prose (:func:`~ideaharness.llm.parsing.check_text`).
+
+    Raises:
+        ParseError: a field missing, not text, or degenerate (empty, punctuation, refusal ...).
+    """
+    return _text_fields(text, ("topic", "motivation", "experiment_plan"))
 
 
 def parse_digest(text: str) -> dict[str, str]:
-    """Parse an inspiration digest: JSON with non-empty ``idea`` and ``experiment_steps``."""
-    obj = extract_json_object(text, required=("idea", "experiment_steps"))
-    out = {}
-    for key in ("idea", "experiment_steps"):
-        value = obj[key]
-        if isinstance(value, list):
-            value = "\n".join(str(v) for v in value)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"field {key!r} is empty or not text")
-        out[key] = value.strip()
-    return out
+    """Parse an inspiration digest: JSON whose ``idea`` and ``experiment_steps`` are real prose.
+
+    Raises:
+        ParseError: a field missing, not text, or degenerate.
+    """
+    return _text_fields(text, ("idea", "experiment_steps"))
 
 
 def decomposition_messages(instance: Instance) -> list[dict[str, str]]:

@@ -103,9 +103,11 @@ def imcq_hit(choices: Sequence[str | None], answer: str) -> int | None:
         answer: the ground truth's letter.
 
     Returns:
-        1 or 0; None when no judgment parsed (counted as a parse failure, never as a miss).
+        1 or 0; None when any judgment did not parse (the instance is undetermined: the
+        unparsed idea might have picked the ground truth, so a 0 from the others would be a
+        parse failure counted as a miss, and a 1 only from those that parsed would select on
+        the outcome).
     """
-    valid = [c for c in choices if c is not None]
-    if not valid:
+    if not choices or any(c is None for c in choices):
         return None
-    return int(any(c.upper() == answer.upper() for c in valid))
+    return int(any(c.upper() == answer.upper() for c in choices if c is not None))

@@ -2,8 +2,10 @@
 
 Per-instance values follow the paper: IMCQ S_M = 1 if any idea picks the ground truth (Eq. 2); I2I
 and I2T = the maximum rating over the instance's ideas (Eq. 3-4); NA and FA = the mean over the
-instance's ideas. Means over instances carry percentile-bootstrap 95% intervals; judgments that never
-parsed are counted and left out (an instance whose judgments all failed has no value).
+instance's ideas. Means over instances carry percentile-bootstrap 95% intervals. A judgment that
+never parsed is counted, and the instance it belongs to has no IMCQ/I2I/I2T value for that
+metric (``instances_undetermined``): the best of its ideas is unknown, and the best of the others
+would be a lower bound, not a score.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def aggregate(
     }
     for comp in J.COMPONENTS:
         hits: list[float] = []
-        fails = skipped = 0
+        fails = skipped = undetermined = 0
         letters: Counter[str] = Counter()
         for inst in instances:
             q = bench.store.get("imcq_question", inst.id, comp)
@@ -81,18 +83,23 @@ def aggregate(
             hit = imcq_hit(choices, q["question"]["answer"]) if js else None
             if hit is not None:
                 hits.append(float(hit))
+            elif js:
+                undetermined += 1
         results["imcq"][comp] = _metric(hits, fails, boot, questions_skipped=skipped,
+                                        instances_undetermined=undetermined,
                                         letters_chosen=dict(sorted(letters.items())))
         for step in ("i2i", "i2t"):
-            best, fails = [], 0
+            best, fails, undetermined = [], 0, 0
             for inst in instances:
                 prefix = f"{comp}/" if step == "i2i" else ""
                 js = _judgments(bench, step, inst, prefix)
-                fails += sum(1 for j in js if not j["parse_ok"])
-                vals = [j["parsed"] if step == "i2i" else j["parsed"][comp] for j in js if j["parse_ok"]]
-                if vals:
-                    best.append(float(max(vals)))
-            results[step][comp] = _metric(best, fails, boot)
+                failed = sum(1 for j in js if not j["parse_ok"])
+                fails += failed
+                if failed:  # the best of the instance's ideas is unknown: not the best of the rest
+                    undetermined += 1
+                elif js:
+                    best.append(float(max(j["parsed"] if step == "i2i" else j["parsed"][comp] for j in js)))
+            results[step][comp] = _metric(best, fails, boot, instances_undetermined=undetermined)
     results["novelty"] = _literature_novelty(bench, instances, boot)
     results["feasibility"] = _literature_feasibility(bench, instances, boot)
     results["competition"] = competition
@@ -228,18 +235,21 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     for m in ("imcq", "i2i", "i2t"):
         for c in comps:
             b = results[m][c]
-            detail.append([f"{m.upper()} {c}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"]])
+            detail.append([f"{m.upper()} {c}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"],
+                           b.get("instances_undetermined")])
     for key, b in nov.items():
         if isinstance(b, dict):
-            detail.append([f"NA {key}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"]])
+            detail.append([f"NA {key}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"], None])
     if "n" in fea:
-        detail.append(["FA", fea["n"], fea["mean"], fea["ci95_mean"], fea["parse_failures"]])
+        detail.append(["FA", fea["n"], fea["mean"], fea["ci95_mean"], fea["parse_failures"], None])
     tables.append(Table(title="Details with bootstrap 95% intervals over instances",
-                        columns=["metric", "instances", "mean", "95% CI", "parse failures"], rows=detail,
+                        columns=["metric", "instances", "mean", "95% CI", "parse failures",
+                                 "undetermined"], rows=detail,
                         note=f"{results['ideas']} ideas on {results['instances_with_ideas']} of "
                              f"{results['instances']} instances; generation parse failures "
                              f"{results['generation_parse_failures']}; decomposition parse failures "
-                             f"{results['decomposition_parse_failures']}."))
+                             f"{results['decomposition_parse_failures']}; undetermined = instances left "
+                             "out because a judgment of one of their ideas never parsed."))
     return tables
 
 

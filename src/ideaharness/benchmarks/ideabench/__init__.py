@@ -25,12 +25,10 @@ from ideaharness.benchmarks.ideabench.config import (
     IdeaBenchConfig,
     Indicator,
 )
+from ideaharness.benchmarks.ideabench.parsers import parse_ideas, parse_overlap, parse_target_idea
 from ideaharness.benchmarks.ideabench.report import rank_figure, results_tables
 from ideaharness.benchmarks.ideabench.run import (
     IdeaBench,
-    parse_ideas,
-    parse_overlap,
-    parse_target_idea,
     run_ideabench,
     run_ideabench_async,
     select_references,

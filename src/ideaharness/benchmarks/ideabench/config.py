@@ -32,8 +32,6 @@ DEFAULT_INDICATORS = [
     ),
 ]
 
-TARGET_IDEA_MIN_CHARS = 20
-
 
 class IdeaBenchConfig(BaseModel):
     """Everything that determines an IdeaBench run's results (recorded in config.json)."""

@@ -12,15 +12,21 @@ from typing import Any
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.ideabench.config import (
     BENCHMARK_VERSION,
-    TARGET_IDEA_MIN_CHARS,
     IdeaBenchConfig,
     Indicator,
     Scenario,
 )
+from ideaharness.benchmarks.ideabench.parsers import (
+    OVERLAP_SCHEMA,
+    ideas_schema,
+    parse_ideas,
+    parse_overlap,
+    parse_target_idea,
+    ranking_schema,
+)
 from ideaharness.benchmarks.ideabench.report import example_sections, rank_figure, results_tables, skip_notes
 from ideaharness.data.registry import data_files, load_instances
-from ideaharness.errors import ParseError, UserError
-from ideaharness.llm.parsing import extract_json, extract_json_object, parse_rating
+from ideaharness.errors import UserError
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, p80, summarize
@@ -31,106 +37,6 @@ from ideaharness.seeding import rng_for
 
 SIMILARITY_BATCH = 16
 """Instances scored by BERTScore per batch; each batch is recorded before the next starts."""
-
-# ----------------------------------------------------------------------------- parsers
-
-
-def parse_ideas(text: str, n_ideas: int) -> list[dict[str, str]]:
-    """Exactly ``n_ideas`` ideas ``{"title", "idea"}`` from a generation reply.
-
-    Accepts ``{"ideas": [...]}`` or a bare list; items may be objects with ``idea``/``text``/
-    ``hypothesis``/``description`` or plain strings.
-
-    Raises:
-        ParseError: fewer or more than ``n_ideas`` non-empty ideas.
-    """
-    value = extract_json(text)
-    if isinstance(value, dict):
-        items = next((v for k, v in value.items() if str(k).lower() in ("ideas", "hypotheses")), None)
-        if items is None and len(value) == 1:
-            items = next(iter(value.values()))
-        value = items
-    if not isinstance(value, list):
-        raise ParseError("expected a list of ideas")
-    ideas: list[dict[str, str]] = []
-    for item in value:
-        if isinstance(item, str):
-            title, body = "", item
-        elif isinstance(item, dict):
-            lowered = {str(k).lower(): v for k, v in item.items()}
-            title = str(lowered.get("title") or "")
-            body = next(
-                (str(lowered[k]) for k in ("idea", "text", "hypothesis", "description") if lowered.get(k)),
-                "",
-            )
-        else:
-            continue
-        if body.strip():
-            ideas.append({"title": title.strip(), "idea": body.strip()})
-    if len(ideas) != n_ideas:
-        raise ParseError(f"expected {n_ideas} ideas, got {len(ideas)}")
-    return ideas
-
-
-def parse_overlap(text: str) -> dict[str, Any]:
-    """``{"rating": int 1..10, "explanation": str}`` from an overlap reply (JSON or free text)."""
-    try:
-        value = extract_json_object(text, required=("rating",))
-        rating = parse_rating(str(value["rating"]), 1, 10)
-        explanation = str(value.get("explanation", ""))
-    except ParseError:
-        rating = parse_rating(text, 1, 10)
-        explanation = text.strip()
-    return {"rating": int(rating), "explanation": explanation}
-
-
-def parse_target_idea(text: str) -> str:
-    idea = text.strip().strip('"').strip()
-    if len(idea) < TARGET_IDEA_MIN_CHARS:
-        raise ParseError("target idea reply is empty or too short")
-    return idea
-
-
-def _ideas_schema(n: int) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "ideas": {
-                "type": "array",
-                "minItems": n,
-                "maxItems": n,
-                "items": {
-                    "type": "object",
-                    "properties": {"title": {"type": "string"}, "idea": {"type": "string"}},
-                    "required": ["title", "idea"],
-                },
-            }
-        },
-        "required": ["ideas"],
-    }
-
-
-OVERLAP_SCHEMA = {
-    "type": "object",
-    "properties": {"rating": {"type": "integer"}, "explanation": {"type": "string"}},
-    "required": ["rating", "explanation"],
-}
-
-
-def _ranking_schema(labels: Sequence[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "ranking": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(labels)},
-                "minItems": len(labels),
-                "maxItems": len(labels),
-            },
-            "rationale": {"type": "string"},
-        },
-        "required": ["ranking", "rationale"],
-    }
 
 
 # ----------------------------------------------------------------------------- references
@@ -268,7 +174,7 @@ class IdeaBench:
             temperature=self.config.generation_temperature,
             max_tokens=max_tokens,
             seed=self.config.seed,
-            json_schema=_ideas_schema(n),
+            json_schema=ideas_schema(n),
             extra={"references": [r.id for r in refs], "truncated": truncated},
         )
 
@@ -390,7 +296,7 @@ class IdeaBench:
             temperature=self.config.judge_temperature,
             max_tokens=120 + 40 * len(items),
             seed=self.config.seed,
-            json_schema=_ranking_schema(labels),
+            json_schema=ranking_schema(labels),
             positions=[item_id for item_id, _ in shown],
             extra={"labels": labels, "target_label": target_label},
         )

@@ -4,7 +4,8 @@ Held-out pairs of thematically similar reference papers (nearest neighbours by M
 whose debiased ratings differ by at least ``min_gap``; LigBench used 269 pairs) are compared with
 the same prompt as ideas (``ligbench_compare.j2``), in both orders by default. Per dimension the
 label is the paper with the higher debiased score; accuracy comes with a 95% Wilson interval
-(:mod:`ideaharness.metrics.judge_accuracy`). Parse failures are counted, not scored.
+(:mod:`ideaharness.metrics.judge_accuracy`). Parse failures are counted, not scored; a pair counts
+only when every order shown parsed.
 """
 
 from __future__ import annotations
@@ -97,8 +98,9 @@ async def _judge_pairs(config: JudgeAccuracyConfig, options: ExecutionOptions, s
             if rec and rec["judgment"]["parse_ok"]:
                 parsed = rec["judgment"]["parsed"]
                 per_order.append(parsed if order == "ab" else {d: 1.0 - v for d, v in parsed.items()})
+        # a pair counts only when every order shown parsed: one order alone is position-biased
         outcomes[pair] = ({d: sum(o[d] for o in per_order) / len(per_order) for d in COMPARE_KEYS}
-                          if per_order else None)
+                          if len(per_order) == len(orders) else None)
 
     try:
         await steps.run_phases(pairs, [("judge pairs", one)])

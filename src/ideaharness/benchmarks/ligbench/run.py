@@ -13,6 +13,7 @@ others.
 from __future__ import annotations
 
 import asyncio
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, ScoringSettings
 from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import ParseError, UserError
+from ideaharness.llm.parsing import check_text
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
 from ideaharness.metrics.stats import bootstrap_ci
@@ -94,12 +96,36 @@ class IdeaSpec(BaseModel):
     sample_index: int = 0
 
 
+GENERATED_IDEA_MIN_WORDS = 20
+"""The prompt asks for a Markdown idea with Problem, Method and Experiment Design sections."""
+_SECTION = re.compile(
+    r"^[ \t]*(?:#{1,4}[ \t]*|\*\*)?[ \t]*(problem|method|experiment(?:al)?[ \t]+design)\b[ \t:*]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def parse_generated_idea(text: str) -> str:
-    """A generated idea must be substantive text (≥ 40 characters after stripping)."""
-    stripped = text.strip()
-    if len(stripped) < 40:
-        raise ParseError(f"generated idea too short ({len(stripped)} characters)")
-    return stripped
+    """A generated idea in the form ``ligbench_generate`` demands: Markdown with ``## Problem``,
+    ``## Method`` and ``## Experiment Design`` sections (any heading level or bold), each holding
+    text, the whole real prose (:func:`~ideaharness.llm.parsing.check_text`) of at least
+    :data:`GENERATED_IDEA_MIN_WORDS` words, not a refusal or a hedge.
+
+    Raises:
+        ParseError: a section missing or empty; the text empty, degenerate (whitespace,
+            zero-width characters, punctuation), too short, a refusal or a hedge.
+    """
+    cleaned = check_text(text, "generated idea", min_words=GENERATED_IDEA_MIN_WORDS)
+    headings = list(_SECTION.finditer(cleaned))
+    bodies: dict[str, str] = {}
+    for i, m in enumerate(headings):
+        name = "experiment design" if m.group(1).lower().startswith("experiment") else m.group(1).lower()
+        end = headings[i + 1].start() if i + 1 < len(headings) else len(cleaned)
+        bodies.setdefault(name, cleaned[m.end() : end])
+    for name in ("problem", "method", "experiment design"):
+        if name not in bodies:
+            raise ParseError(f"generated idea lacks the '## {name.title()}' section")
+        check_text(bodies[name], f"the '## {name.title()}' section", min_words=3)
+    return cleaned
 
 
 def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:

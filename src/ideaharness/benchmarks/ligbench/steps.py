@@ -11,13 +11,16 @@ Pipeline (Wang et al., LigBench, §3 and Appendices B, E, F):
    given the calibration papers and their debiased scores (``ligbench_initial_score.j2``).
 4. **Pairwise comparisons** with each opponent on ``{rating, soundness, contribution}``, each
    1 / 0.5 / 0 (``ligbench_compare.j2``), in both orders by default; the idea's outcome is the
-   mean over the orders that parsed, and an order disagreement is recorded. Each dimension is
+   mean over the orders, counted only when every order shown parsed (one order alone is
+   position-biased), and an order disagreement is recorded. Each dimension is
    updated by one-sided Elo (:mod:`ideaharness.metrics.elo`) until its stopping rule fires.
 5. **Novelty** = β·s_sim + (1 − β)·s0.novelty with s_sim from the cosine similarity to related
    papers (:mod:`ideaharness.metrics.novelty_ligbench`).
 
 A step whose reply never parses stops that idea (``status`` says where) or, for one comparison,
-drops that comparison; it is counted, never turned into a score or an outcome.
+drops that comparison (a spare opponent takes its place); it is counted, never turned into a
+score or an outcome. An idea none of whose comparisons parsed has no score
+(``compare_failed``): its Elo scores would be the initial scores unchanged.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from ideaharness.benchmarks._common import StepRunner
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.data.pairiq import SCORE_DIMENSIONS, PairIQAnalysis, PairIQRecord
 from ideaharness.errors import ParseError
-from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.parsing import check_text, extract_json_object
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.elo import EloSettings, EloTrajectory, elo_score, needs_more
 from ideaharness.metrics.novelty_ligbench import NoveltySettings, hybrid_novelty
@@ -45,6 +48,8 @@ INITIAL_KEYS = ("rating", "contribution", "soundness", "novelty")
 COMPARE_KEYS = ("rating", "soundness", "contribution")
 Order = Literal["both", "random", "fixed"]
 FREE_TEXT_EXTRA_TOKENS = 600
+FORMAL_MIN_WORDS = 3
+"""Each formalised part is at least a short phrase ("Define deception in decision making")."""
 
 FORMAL_SCHEMA: dict[str, Any] = {
     "type": "object", "properties": {k: {"type": "string"} for k in FORMAL_KEYS},
@@ -66,16 +71,20 @@ COMPARE_SCHEMA: dict[str, Any] = {
 def parse_formalization(text: str) -> dict[str, str]:
     """The four named parts of a formalised idea; list values are numbered and joined.
 
+    Every part must be real prose of at least :data:`FORMAL_MIN_WORDS` words
+    (:func:`~ideaharness.llm.parsing.check_text`).
+
     Raises:
-        ParseError: no JSON object with all four keys, or an empty part.
+        ParseError: no JSON object with all four keys, or a part that is not text, empty or
+            degenerate (whitespace, zero-width characters, punctuation, a refusal).
     """
     data = extract_json_object(text, required=FORMAL_KEYS)
     out: dict[str, str] = {}
     for key in FORMAL_KEYS:
         value = PairIQAnalysis.model_validate({key: data[key]}).model_dump()[key]
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"'{key}' is empty or not text")
-        out[key] = value.strip()
+        if not isinstance(value, str):
+            raise ParseError(f"'{key}' is not text")
+        out[key] = check_text(value, f"'{key}'", min_words=FORMAL_MIN_WORDS)
     return out
 
 
@@ -133,7 +142,7 @@ class Comparison(BaseModel):
     title: str
     s_ref: dict[str, float]
     outcomes: dict[str, dict[str, float] | None]  # order ("idea-first"/"ref-first") -> outcomes
-    outcome: dict[str, float] | None  # mean over parsed orders; None = no order parsed
+    outcome: dict[str, float] | None  # mean over the orders; None = an order did not parse
     disagreement: dict[str, bool] = Field(default_factory=dict)
 
 
@@ -141,8 +150,9 @@ class IdeaScore(BaseModel):
     """LigBench scores of one idea and everything that produced them.
 
     ``status``: ``"scored"``, or the step that failed for good (``"formalize_failed"``,
-    ``"initial_score_failed"``, ``"llm_error"``). ``scores`` holds rating, contribution,
-    soundness (Elo outputs) and novelty (hybrid) on 0-5 when scored.
+    ``"initial_score_failed"``, ``"compare_failed"`` (no comparison parsed), ``"llm_error"``).
+    ``scores`` holds rating, contribution, soundness (Elo outputs) and novelty (hybrid) on 0-5
+    when scored.
     """
 
     idea_id: str
@@ -284,6 +294,9 @@ class IdeaScorer:
                                                  for c in used], cfg.elo) for d in COMPARE_KEYS}
         result.trajectories = trajectories
         result.parse_failures = failures
+        if result.comparisons and all(c.outcome is None for c in result.comparisons):
+            # every comparison failed to parse: the Elo scores would be s0 unchanged, a default
+            return result.model_copy(update={"status": "compare_failed"})
         result.novelty = await self.novelty(idea_id, query, formal, s0["novelty"], cutoff, q_emb)
         result.scores = {"rating": trajectories["rating"].final,
                          "contribution": trajectories["contribution"].final,
@@ -314,7 +327,8 @@ class IdeaScorer:
                 parsed = {d: 1.0 - v for d, v in parsed.items()}  # outcome of the idea, shown second
             outcomes[order] = parsed
         ok = [o for o in outcomes.values() if o is not None]
-        mean = {d: sum(o[d] for o in ok) / len(ok) for d in COMPARE_KEYS} if ok else None
+        complete = len(ok) == len(orders)  # one order alone is position-biased: not an outcome
+        mean = {d: sum(o[d] for o in ok) / len(ok) for d in COMPARE_KEYS} if complete else None
         disagreement = ({d: ok[0][d] != ok[1][d] for d in COMPARE_KEYS} if len(ok) == 2 else {})
         return Comparison(reference_id=ref.id, title=ref.title,
                           s_ref={d: self.corpus.score(ref.id, d) for d in COMPARE_KEYS},

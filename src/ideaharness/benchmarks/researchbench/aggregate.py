@@ -67,6 +67,7 @@ def _retrieval_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, 
             "negative_selection_ratio": {
                 lvl: _mean([e["negative_selection_ratio"][lvl] for e in entries]) for lvl in LEVELS
             },
+            "gold_undetermined": sum(e.get("gold_undetermined", 0) for e in entries),
             "windows_called": sum(e["windows_called"] for e in entries),
             "parse_failures": sum(e["parse_failures"] for e in entries),
             "misses": sum(e["misses"] for e in entries),
@@ -204,7 +205,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             note="Hit ratio = share of gold inspirations kept after the round (retained = nominal share of "
                  "the pool kept); NSR Lk = share of the level-k negatives kept (lower is better); misses = "
                  "reply titles matching no candidate shown. A window whose reply matched no candidate "
-                 "(parse failure) keeps nothing.",
+                 "(parse failure) keeps nothing, and its candidates are left out of the ratios (neither hits "
+                 "nor misses); a paper whose gold inspirations are all undetermined has no hit ratio.",
         ))
     if "composition" in results:
         rows = []

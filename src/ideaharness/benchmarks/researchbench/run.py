@@ -122,16 +122,20 @@ class ResearchBench:
         labels = {c.index: c.label for c in pool.candidates}
         ratio = self.config.keep_size / self.config.window_size
         rounds: list[dict[str, Any]] = []
+        undetermined: set[int] = set()  # shown in a window that never parsed: neither hit nor miss
         for r in result.rounds:
             called = [w for w in r.windows if w.called]
+            undetermined |= {i for w in called if not w.parse_ok for i in w.shown}
             rounds.append({
                 "round": r.round,
                 "nominal_retention": ratio ** r.round,
                 "n_input": len(r.input),
                 "n_kept": len(r.kept),
-                "hit_ratio": hit_ratio(r.kept, gold),
-                "hit_ratio_top1": hit_ratio_top1(r.window_firsts, gold),
-                "negative_selection_ratio": negative_selection_ratio(r.kept, labels),
+                "hit_ratio": hit_ratio(r.kept, gold, undetermined),
+                "hit_ratio_top1": hit_ratio_top1(r.window_firsts, gold, undetermined),
+                "negative_selection_ratio": negative_selection_ratio(
+                    r.kept, labels, undetermined=undetermined),
+                "gold_undetermined": len(set(gold) & undetermined),
                 "windows_called": len(called),
                 "parse_failures": sum(not w.parse_ok and not w.error for w in called),
                 "misses": sum(len(w.misses) for w in called),
