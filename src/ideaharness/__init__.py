@@ -1,7 +1,8 @@
 """ideaharness: benchmarks for research-idea generation over one vocabulary.
 
 ``ideaharness.run("ideabench", generator="local/qwen2.5-coder-0.5b", limit=2)`` runs a benchmark
-from Python with the CLI's parameters; see :mod:`ideaharness.api`.
+from Python with the CLI's parameters (``await ideaharness.arun(...)`` in a notebook); see
+:mod:`ideaharness.api`.
 """
 
 from __future__ import annotations
@@ -16,3 +17,10 @@ def run(benchmark: str = "ideabench", **kwargs: Any) -> dict[str, Any]:
     from ideaharness.api import run as _run
 
     return _run(benchmark, **kwargs)
+
+
+async def arun(benchmark: str = "ideabench", **kwargs: Any) -> dict[str, Any]:
+    """Run a benchmark from async code (notebooks); see :func:`ideaharness.api.arun`."""
+    from ideaharness.api import arun as _arun
+
+    return await _arun(benchmark, **kwargs)

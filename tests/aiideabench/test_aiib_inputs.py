@@ -136,7 +136,8 @@ def test_run_refuses_ideas_for_instances_not_in_the_data(
 ) -> None:
     ideas = tmp_path / "mysys.jsonl"
     ideas.write_text(
-        json.dumps({"instance_id": "tomato-chem/999", "motivation": "Why attention is slow here", "experiment_plan": "Run the sparse variant"})
+        json.dumps({"instance_id": "tomato-chem/999", "motivation": "Why attention is slow here",
+                    "experiment_plan": "Run the sparse variant"})
     )
     with pytest.raises(SystemExit) as exc:
         main(

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, run_aiideabench_async
+from ideaharness import arun
+from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
+from ideaharness.runner.options import ExecutionOptions
 
 MODEL = "local/qwen2.5-coder-0.5b"
 
@@ -17,12 +18,12 @@ MODEL = "local/qwen2.5-coder-0.5b"
 async def test_tomato_end_to_end_with_local_model(tmp_path: Path) -> None:
     cfg = AIIdeaBenchConfig(
         data="tomato-chem", generator=MODEL, judge=MODEL, n_ideas=1, metrics=["imcq", "i2t"],
-        decomposition_max_tokens=400, generation_max_tokens=320, judge_max_tokens=80, max_attempts=1,
+        decomposition_max_tokens=400, generation_max_tokens=320, judge_max_tokens=80,
         bootstrap_resamples=20,
     )
     options = ExecutionOptions(out=tmp_path / "run", limit=1, cache_path=tmp_path / "cache.sqlite",
-                               progress=False)
-    res = await run_aiideabench_async(cfg, options)
+                               progress=False, max_attempts=1)
+    res = await arun("aiideabench", config=cfg, options=options)
     records = tmp_path / "run" / "records"
     decomposition = json.loads((records / "decompose.jsonl").read_text().splitlines()[0])["data"]["judgment"]
     assert decomposition["judge_model"] == MODEL and decomposition["raw_text"]

@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, results_tables, run_aiideabench_async
+from ideaharness import arun
+from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, results_tables
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.feasibility import influence_norm
+from ideaharness.runner.options import ExecutionOptions
 from ideaharness.scholarly.replay import ReplayServer
 from ideaharness.scholarly.s2 import PAPER_FIELDS
 
@@ -91,8 +92,8 @@ async def test_run_tables_and_resume(tmp_path: Path) -> None:
     )
     judge = ScriptedModel(responder())
     gen = ScriptedModel(responder())
-    res = await run_aiideabench_async(
-        cfg, options(tmp_path, "a"), generator=gen, judge=judge, embed_fn=toy_embed
+    res = await arun("aiideabench", config=cfg, options=options(tmp_path, "a"), generator=gen, judge=judge,
+                     embed_fn=toy_embed
     )
     assert res["instances"] == 2 and res["ideas"] == 4
     assert res["i2i"]["motivation"]["mean"] == 4.0 and res["i2i"]["motivation"]["n"] == 2
@@ -107,8 +108,8 @@ async def test_run_tables_and_resume(tmp_path: Path) -> None:
     calls = len(judge.calls) + len(gen.calls)
     # resume: nothing is asked again
     judge2, gen2 = ScriptedModel(responder()), ScriptedModel(responder())
-    again = await run_aiideabench_async(
-        cfg, options(tmp_path, "a"), generator=gen2, judge=judge2, embed_fn=toy_embed
+    again = await arun("aiideabench", config=cfg, options=options(tmp_path, "a"), generator=gen2,
+                       judge=judge2, embed_fn=toy_embed
     )
     assert judge2.calls == [] and gen2.calls == [] and calls > 0
     assert again["i2i"] == res["i2i"]
@@ -118,9 +119,8 @@ async def test_imcq_wrong_answers_score_zero(tmp_path: Path) -> None:
     cfg = AIIdeaBenchConfig(
         data=DATA, generator="g", judge="j", n_ideas=1, metrics=["imcq"], seed=5, bootstrap_resamples=20
     )
-    res = await run_aiideabench_async(
-        cfg,
-        options(tmp_path, "b", limit=3),
+    res = await arun("aiideabench", config=cfg,
+        options=options(tmp_path, "b", limit=3),
         generator=ScriptedModel(responder()),
         judge=ScriptedModel(responder(imcq_letter="A")),
         embed_fn=toy_embed,
@@ -138,18 +138,16 @@ async def test_imcq_wrong_answers_score_zero(tmp_path: Path) -> None:
 async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     common = {"data": DATA, "judge": "j", "n_ideas": 1, "metrics": ["i2t"], "bootstrap_resamples": 50}
     weak = AIIdeaBenchConfig(generator="weak-model", **common)
-    await run_aiideabench_async(
-        weak,
-        options(tmp_path, "weak", 3),
+    await arun("aiideabench", config=weak,
+        options=options(tmp_path, "weak", 3),
         generator=ScriptedModel(responder("weak")),
         judge=ScriptedModel(responder()),
         embed_fn=toy_embed,
     )
     strong = AIIdeaBenchConfig(generator="strong-model", **common)
     judge = ScriptedModel(responder())
-    res = await run_aiideabench_async(
-        strong,
-        options(tmp_path, "strong", 3),
+    res = await arun("aiideabench", config=strong,
+        options=options(tmp_path, "strong", 3),
         compare=[tmp_path / "weak"],
         generator=ScriptedModel(responder("good")),
         judge=judge,
@@ -167,9 +165,8 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     biased = ScriptedModel(
         lambda m: '{"final_choice": 0}' if "choose the better" in m[-1]["content"] else responder()(m)
     )
-    res2 = await run_aiideabench_async(
-        strong.model_copy(update={"seed": 1}),
-        options(tmp_path, "s2", 3),
+    res2 = await arun("aiideabench", config=strong.model_copy(update={"seed": 1}),
+        options=options(tmp_path, "s2", 3),
         compare=[tmp_path / "weak"],
         generator=ScriptedModel(responder("good")),
         judge=biased,
@@ -182,9 +179,8 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     )
     # parity: one order, higher-ranked is idea 0, +1 per loss
     parity = strong.model_copy(update={"parity": True, "seed": 2})
-    res3 = await run_aiideabench_async(
-        parity,
-        options(tmp_path, "s3", 3),
+    res3 = await arun("aiideabench", config=parity,
+        options=options(tmp_path, "s3", 3),
         compare=[tmp_path / "weak"],
         generator=ScriptedModel(responder("good")),
         judge=judge,
@@ -264,9 +260,8 @@ async def test_novelty_and_feasibility_against_local_server(tmp_path: Path) -> N
             scholar_base_url=server.base_url,
             bootstrap_resamples=20,
         )
-        res = await run_aiideabench_async(
-            cfg,
-            options(tmp_path, "lit"),
+        res = await arun("aiideabench", config=cfg,
+            options=options(tmp_path, "lit"),
             generator=ScriptedModel(responder()),
             judge=ScriptedModel(responder()),
             embed_fn=toy_embed,
@@ -290,9 +285,8 @@ async def test_literature_skipped_when_offline(tmp_path: Path) -> None:
         scholar_base_url="http://127.0.0.1:9",
         bootstrap_resamples=20,
     )
-    res = await run_aiideabench_async(
-        cfg,
-        options(tmp_path, "off"),
+    res = await arun("aiideabench", config=cfg,
+        options=options(tmp_path, "off"),
         generator=ScriptedModel(responder()),
         judge=ScriptedModel(responder()),
         embed_fn=toy_embed,
@@ -307,7 +301,8 @@ async def test_external_ideas_and_inspiration_digests(tmp_path: Path) -> None:
     cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas_file=str(FIX / "ai_scientist_ideas.json"),
                             metrics=["i2t", "imcq"], digest_inspirations=True, bootstrap_resamples=20)
     judge = ScriptedModel(responder())
-    res = await run_aiideabench_async(cfg, options(tmp_path, "ext", 3), judge=judge, embed_fn=toy_embed)
+    res = await arun("aiideabench", config=cfg, options=options(tmp_path, "ext", 3), judge=judge,
+                     embed_fn=toy_embed)
     assert res["system"] == "ai_scientist_ideas" and res["generator"] is None
     # aiib-2 has no external idea: counted, not scored
     assert res["instances_with_ideas"] == 2 and res["ideas"] == 2 and res["i2t"]["motivation"]["n"] == 2

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, run_aiideabench_async
+from ideaharness import arun
+from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.errors import ParseError
 from ideaharness.generation.aiideabench import parse_idea
 from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.runner.options import ExecutionOptions
 from tests.aiideabench.test_aiib_pipeline import DATA, responder, toy_embed
 
 MOTIVATION = "Quadratic attention is slow on long documents; learned global tokens keep context cheaply."
@@ -50,10 +51,11 @@ async def test_degenerate_ideas_are_counted_not_judged(tmp_path: Path) -> None:
     def gen(messages: list[dict[str, str]]) -> str:
         return json.dumps({"title": "t", "motivation": "...", "experiment_plan": "\u200b"})
 
-    cfg = AIIdeaBenchConfig(data=DATA, generator="g", judge="j", n_ideas=1, metrics=["i2i"], max_attempts=2,
+    cfg = AIIdeaBenchConfig(data=DATA, generator="g", judge="j", n_ideas=1, metrics=["i2i"],
                             bootstrap_resamples=20)
     judge = ScriptedModel(base)
-    res = await run_aiideabench_async(cfg, ExecutionOptions(out=tmp_path / "r", limit=2, progress=False),
+    res = await arun("aiideabench", config=cfg, options=ExecutionOptions(out=tmp_path / "r", limit=2,
+                                                                         progress=False, max_attempts=2),
                                       generator=ScriptedModel(gen), judge=judge, embed_fn=toy_embed)
     assert res["ideas"] == 0 and res["generation_parse_failures"] == 2
     assert res["i2i"]["motivation"]["n"] == 0
@@ -82,9 +84,10 @@ async def test_an_unparsed_judgment_leaves_the_best_of_n_undetermined(tmp_path: 
         return base(messages)
 
     judge_model = ScriptedModel(judge)
-    cfg = AIIdeaBenchConfig(data=DATA, generator="g", judge="j", n_ideas=2, metrics=["i2i"], max_attempts=1,
+    cfg = AIIdeaBenchConfig(data=DATA, generator="g", judge="j", n_ideas=2, metrics=["i2i"],
                             bootstrap_resamples=20)
-    res = await run_aiideabench_async(cfg, ExecutionOptions(out=tmp_path / "r", limit=2, progress=False),
+    res = await arun("aiideabench", config=cfg, options=ExecutionOptions(out=tmp_path / "r", limit=2,
+                                                                         progress=False, max_attempts=1),
                                       generator=ScriptedModel(gen), judge=judge_model, embed_fn=toy_embed)
     i2i = res["i2i"]["motivation"]
     assert i2i["n"] == 1 and i2i["mean"] == 4.0  # was n = 2, mean 3.0

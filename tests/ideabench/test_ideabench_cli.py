@@ -223,8 +223,8 @@ def test_bad_flags_exit_1_without_traceback(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_partial_results_are_not_a_success(tmp_path: Path) -> None:
-    from ideaharness.cli.options import finish_run
     from ideaharness.errors import PartialRunError
+    from ideaharness.runner.run import finish_run
 
     finish_run({"status": "complete", "failed_units": []}, tmp_path)
     units = [{"step": "generate/low", "instance_id": "x", "key": "", "status": "failed", "error": "e"},

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.ligbench import LigBenchConfig, results_tables, run_ligbench_async
+from ideaharness import arun
+from ideaharness.benchmarks.ligbench import LigBenchConfig, results_tables
 from ideaharness.cli import main
 from ideaharness.cli.ligbench import read_idea
 from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
+from ideaharness.runner.options import ExecutionOptions
 from tests.shared_data import RAW
 
 SCHOLARIDEAS = RAW / "scholarideas"
@@ -91,7 +92,8 @@ async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -
                             corpus=str(shared_corpus_path), topics=["graphs"], ideas_per_topic=2,
                             scholarideas=1, scholarideas_root=str(SCHOLARIDEAS))
     options = ExecutionOptions(out=tmp_path / "run", progress=False)
-    results = await run_ligbench_async(config, options, generators={"scripted/gen": gen}, judge=judge)
+    results = await arun("ligbench", config=config, options=options, generators={"scripted/gen": gen},
+                         judge=judge)
     systems = results["systems"]
     assert set(systems) == {"scripted/gen", "scholarideas (human-written plans)"}
     block = systems["scripted/gen"]
@@ -103,7 +105,8 @@ async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -
     assert tables[0].rows[0][0] == "scripted/gen"
     assert (tmp_path / "run" / "results.json").is_file() and (tmp_path / "run" / "report.html").is_file()
     calls = len(judge.calls) + len(gen.calls)
-    again = await run_ligbench_async(config, options, generators={"scripted/gen": gen}, judge=judge)
+    again = await arun("ligbench", config=config, options=options, generators={"scripted/gen": gen},
+                       judge=judge)
     assert len(judge.calls) + len(gen.calls) == calls  # resumed from the records
     assert again["systems"] == systems
 

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness import arun
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
-from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig, judge_accuracy_async
+from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
+from ideaharness.runner.options import ExecutionOptions
 
 _TITLE = re.compile(r"Title: (.+)")
 
@@ -36,7 +37,8 @@ def oracle(corpus: ReferenceCorpus, *, flip: bool = False):  # type: ignore[no-u
 
 async def _run(tmp_path: Path, path: Path, model: ScriptedModel, **cfg: object) -> dict:  # type: ignore[type-arg]
     config = JudgeAccuracyConfig(judge=model.model, corpus=str(path), n_pairs=8, **cfg)  # type: ignore[arg-type]
-    return await judge_accuracy_async(config, ExecutionOptions(out=tmp_path / "run", progress=False),
+    return await arun("ligbench-judge", config=config, options=ExecutionOptions(out=tmp_path / "run",
+                                                                                progress=False),
                                       judge=model)
 
 

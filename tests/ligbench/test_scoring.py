@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import StepRunner
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import (
     IdeaScorer,
@@ -21,6 +20,7 @@ from ideaharness.errors import ParseError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
 from ideaharness.metrics.elo import EloSettings
+from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
 
 IDEA = "We explain graph neural network predictions with logic rules over concepts. MARKER-IDEA"

@@ -9,15 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner
+from ideaharness import arun
 from ideaharness.benchmarks.ligbench import IdeaScorer, ScoringSettings, parse_comparison, parse_formalization
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
-from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig, judge_accuracy_async
+from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig
 from ideaharness.benchmarks.ligbench.run import parse_generated_idea
 from ideaharness.errors import ParseError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
 from ideaharness.metrics.elo import EloSettings
+from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
 from tests.ligbench.test_scoring import FORMAL, IDEA
 
@@ -87,7 +89,8 @@ async def test_judge_accuracy_counts_a_pair_only_when_both_orders_parse(tmp_path
         return WIN if a_title < b_title else "I cannot tell."
 
     config = JudgeAccuracyConfig(judge="scripted/test", corpus=str(shared_corpus_path), n_pairs=8)
-    results = await judge_accuracy_async(config, ExecutionOptions(out=tmp_path / "run", progress=False),
+    results = await arun("ligbench-judge", config=config, options=ExecutionOptions(out=tmp_path / "run",
+                                                                                   progress=False),
                                          judge=ScriptedModel(reply))
     for dim, r in results["dimensions"].items():
         assert r["n"] == 0 and r["accuracy"] is None and r["n_failed"] > 0, dim

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness import arun
 from ideaharness.benchmarks.researchbench import (
     ResearchBenchConfig,
     parse_hypothesis,
-    run_researchbench_async,
 )
 from ideaharness.errors import ParseError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.matched_score import parse_matched_score
 from ideaharness.metrics.pairwise_ranking import parse_pairwise_choice
 from ideaharness.metrics.retrieval import hit_ratio, negative_selection_ratio
+from ideaharness.runner.options import ExecutionOptions
 
 RELEASE = Path(__file__).parent / "fixtures" / "release"
 SHOWN = re.compile(r"^Candidate \d+:\n<title>\n(.+)$", re.MULTILINE)
@@ -84,7 +84,8 @@ async def test_judge_always_picking_gold_after_restating_the_format_scores_one(t
 
     config = ResearchBenchConfig(data=str(data), tasks=["ranking"])
     model = ScriptedModel(judge)
-    results = await run_researchbench_async(config, ExecutionOptions(out=tmp_path / "run", progress=False),
+    results = await arun("researchbench", config=config, options=ExecutionOptions(out=tmp_path / "run",
+                                                                                  progress=False),
                                             generator=model, judge=model)
     rank = results["ranking"]["overall"]
     assert rank["n_tasks"] == 3 and rank["pair_parse_failures"] == 0
@@ -130,11 +131,11 @@ async def test_a_screening_parse_failure_never_lowers_the_hit_ratio(
         picks = sorted(titles, key=lambda t: (t not in {g["title"] for g in gold}, t))[:2]
         return "\n".join(f"Title: {t}\nReason: transfers a mechanism." for t in picks)
 
-    config = ResearchBenchConfig(data=str(data), tasks=["retrieval"], window_size=5, keep_size=2,
-                                 max_attempts=2, seed=seed)
+    config = ResearchBenchConfig(data=str(data), tasks=["retrieval"], window_size=5, keep_size=2, seed=seed)
     model = ScriptedModel(screener)
-    results = await run_researchbench_async(config, ExecutionOptions(out=tmp_path / "run", progress=False),
-                                            generator=model, judge=model)
+    results = await arun("researchbench", config=config,
+                         options=ExecutionOptions(out=tmp_path / "run", progress=False, max_attempts=2),
+                         generator=model, judge=model)
     first = results["retrieval"]["overall"][0]
     assert first["hit_ratio"] == expected and first["n"] == (expected is not None)
     assert first["parse_failures"] == 1 and first["windows_called"] == 2

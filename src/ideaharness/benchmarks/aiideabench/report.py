@@ -269,21 +269,6 @@ def example_sections(bench: AIIdeaBench, instances: list[Instance], limit: int =
     return [Section(title="Examples", items=items)] if items else []
 
 
-def write_outputs(bench: AIIdeaBench, instances: list[Instance], results: dict[str, Any]) -> Path:
-    """Write report.html next to results.json; returns its path."""
-    from ideaharness.report.html import write_report
-
-    notes = bench.steps.notes()
-    if results["instances_without_ground_truth"]:
-        notes.append(f"{results['instances_without_ground_truth']} instance(s) without a ground truth "
-                     "(decomposition failed or not done): no IMCQ/I2I for them")
-    return write_report(
-        Path(bench.options.out) / "report.html", title="AI Idea Bench 2025 results",
-        config=bench.config.model_dump(mode="json"), tables=results_tables(results), notes=notes,
-        sections=example_sections(bench, instances),
-    )
-
-
 def load_results(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / "results.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

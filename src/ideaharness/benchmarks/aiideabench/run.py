@@ -7,6 +7,7 @@ inspiration digests; (1) ``n_ideas`` ideas from the generator, or imported exter
 ideas, Eq. 4); (3) novelty NA (Eq. 7) and feasibility FA (Eq. 8-10) against Semantic Scholar, or
 skipped with a note; (4) with ``compare`` run directories, a Swiss tournament and a Bradley-Terry
 fit between the systems (:mod:`.competition`). Every step is a record; a re-run resumes.
+Run it with ``ideaharness run aiideabench`` or ``ideaharness.run("aiideabench", ...)``.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import random
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.aiideabench import judges as J
-from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
+from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION, AIIdeaBenchConfig
 from ideaharness.benchmarks.aiideabench.literature import (
     ScholarGate,
     ScholarUnavailable,
@@ -48,9 +48,10 @@ from ideaharness.generation.aiideabench import (
     parse_idea,
 )
 from ideaharness.generation.external import load_external_ideas
-from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.choice import MCQuestion, build_mcq
-from ideaharness.runs.store import shard_of
+from ideaharness.report.html import Section, Table
+from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.schema import Idea, Instance
 from ideaharness.seeding import derive_seed
 
@@ -77,37 +78,81 @@ def input_files(config: AIIdeaBenchConfig) -> dict[str, list[Path]]:
     return files
 
 
-class AIIdeaBench:
-    """One AI Idea Bench run over a run directory. Use :func:`run_aiideabench` unless embedding it."""
+register_metric(MetricSpec("aiideabench.imcq", higher_is_better=True, aggregation="share of instances "
+                           "where any idea picks the ground truth", ci="percentile bootstrap over instances",
+                           range=(0.0, 1.0), source="AI Idea Bench 2025, Qiu et al., Eq. 2"))
+register_metric(MetricSpec("aiideabench.i2i", higher_is_better=True, aggregation="mean over instances of "
+                           "the best idea's rating", ci="percentile bootstrap over instances",
+                           range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 3"))
+register_metric(MetricSpec("aiideabench.i2t", higher_is_better=True, aggregation="mean over instances of "
+                           "the best idea's rating", ci="percentile bootstrap over instances",
+                           range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 4"))
 
-    def __init__(
-        self,
-        config: AIIdeaBenchConfig,
-        options: ExecutionOptions,
-        generator: ChatModel | None,
-        judge: ChatModel,
-        *,
-        scholar: Any = None,
-        embed_fn: Callable[[Sequence[str]], Any] | None = None,
-        instance_ids: Collection[str] | None = None,
-    ) -> None:
-        self.config = config
-        self.options = options
-        self.generator = generator
-        self.judge = judge
-        self._embed_fn = embed_fn
+
+@register_benchmark("aiideabench")
+class AIIdeaBench(Benchmark):
+    """AI Idea Bench 2025 (see the module docstring); one instance per run.
+
+    Extras: ``scholar`` (a Semantic Scholar client; default one from ``config.scholar_base_url``) and
+    ``embed_fn`` (texts -> L2-normalised embeddings; default the configured sentence model).
+    """
+
+    version = BENCHMARK_VERSION
+    title = "AI Idea Bench 2025 results"
+    summary = ("Run AI Idea Bench 2025: ideas as motivation + experiment plan, scored by IMCQ, I2I, I2T, "
+               "literature novelty and feasibility, and a competition between runs.")
+    config_class = AIIdeaBenchConfig
+    extras = ("scholar", "embed_fn")
+
+    config: AIIdeaBenchConfig
+
+    def __init__(self, config: AIIdeaBenchConfig, **extras: Any) -> None:
+        super().__init__(config, **extras)
+        self._embed_fn: Callable[[Sequence[str]], Any] | None = extras.get("embed_fn")
         self._embeddings: dict[str, Any] = {}
         self.external: dict[str, list[Idea]] | None = None
-        if config.ideas_file:
-            self.external = load_external_ideas(config.ideas_file, system=config.system_name,
-                                                instance_ids=instance_ids)
-        identity = tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url",))
-        self.store = open_store(options, config, identity_keys=identity, inputs=input_files(config),
-                                models={"generator": generator, "judge": judge})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
-                                max_prompt_tokens=config.max_prompt_tokens)
-        self.gate = ScholarGate(config.scholar_base_url, client=scholar, timeout_s=options.timeout_s,
-                                cache_dir=str(Path(options.out) / "scholar_cache"))
+        self.competition: dict[str, Any] | None = None
+        self.pool: list[Instance] = []
+
+    def model_roles(self) -> dict[str, str]:
+        """The judge always; the generator only without ``--ideas`` (an imported run never calls it)."""
+        roles = {"judge": self.config.judge}
+        if not self.config.ideas_file:
+            roles["generator"] = self.config.generator
+        return roles
+
+    def identity_keys(self) -> tuple[str, ...]:
+        """Every config key but the Semantic Scholar root and the compared runs."""
+        return tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url", "compare"))
+
+    def input_files(self) -> Mapping[str, Sequence[Path]]:
+        """``--data`` and ``--ideas`` files."""
+        return input_files(self.config)
+
+    def load(self) -> list[Instance]:
+        """Every instance of the data (IMCQ distractors come from all of them), and the external
+        ideas when ``--ideas`` is given (checked against the data's instance ids).
+
+        Raises:
+            UserError: a missing ideas file; DataError: bad data or ideas.
+        """
+        if self.config.ideas_file and not Path(self.config.ideas_file).exists():
+            raise UserError(f"--ideas {self.config.ideas_file}: no such file")
+        self.pool = load_aiideabench_instances(self.config)
+        if self.config.ideas_file:
+            self.external = load_external_ideas(self.config.ideas_file, system=self.config.system_name,
+                                                instance_ids=[i.id for i in self.pool])
+        return self.pool
+
+    async def setup(self, ctx: RunContext) -> None:
+        """Bind the run's store, steps and models; open the Semantic Scholar gate."""
+        self.options = ctx.options.model_copy(update={"out": ctx.out})
+        self.store = ctx.store
+        self.steps = ctx.steps
+        self.judge = ctx.model("judge")
+        self.generator = ctx.models.get("generator")
+        self.gate = ScholarGate(self.config.scholar_base_url, client=self.extra.get("scholar"),
+                                timeout_s=ctx.options.timeout, cache_dir=str(ctx.out / "scholar_cache"))
 
     # -- helpers -------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> Any:
@@ -351,75 +396,58 @@ class AIIdeaBench:
             self.store.put("feasibility", inst.id, {"idea_id": idea.id, **fa}, str(k))
 
     # -- orchestration -------------------------------------------------------
-    async def execute(self, instances: Sequence[Instance], pool: Sequence[Instance]) -> None:
+    async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
+        """Ground truth and ideas, IMCQ/I2I/I2T, literature metrics, then the competition."""
+        from ideaharness.benchmarks.aiideabench.competition import run_competition
+
         metrics = set(self.config.metrics)
         await self.steps.run_phases(instances, [("decompose", self.decompose), ("digest", self.digest),
                                                 ("generate", self.generate)])
         if "imcq" in metrics:
-            self.build_questions(instances, pool)
+            self.build_questions(instances, self.pool)
         later: list[Phase] = [(name, fn) for name, fn in
                               (("imcq", self.imcq), ("i2i", self.i2i), ("i2t", self.i2t)) if name in metrics]
         await self.steps.run_phases(instances, later)
         lit: list[Phase] = [(name, fn) for name, fn in
                             (("novelty", self.novelty), ("feasibility", self.feasibility)) if name in metrics]
         await self.steps.run_phases(instances, lit)  # the scholarly client paces its own requests
+        if self.config.compare:
+            self.competition = await run_competition(self, list(instances),
+                                                     [Path(c) for c in self.config.compare])
 
+    def aggregate(self, ctx: RunContext, instances: Sequence[Instance]) -> dict[str, Any]:
+        """Table 1 and Table 2 metrics with bootstrap intervals (:func:`.report.aggregate`)."""
+        from ideaharness.benchmarks.aiideabench.report import aggregate
 
-async def run_aiideabench_async(
-    config: AIIdeaBenchConfig,
-    options: ExecutionOptions,
-    *,
-    compare: Sequence[str | Path] = (),
-    generator: ChatModel | None = None,
-    judge: ChatModel | None = None,
-    scholar: Any = None,
-    embed_fn: Callable[[Sequence[str]], Any] | None = None,
-) -> dict[str, Any]:
-    """Run (or resume) AI Idea Bench; returns the results dict also written to ``results.json``.
+        return aggregate(self, list(instances), self.competition)
 
-    Args:
-        compare: run directories of other systems on the same data; adds the competition (Table 2).
-        generator, judge: chat models (built from the config's model strings when None).
-        scholar: a Semantic Scholar client (default one built from ``config.scholar_base_url``).
-        embed_fn: texts -> L2-normalised embeddings (default the configured sentence model).
-    """
-    from ideaharness.benchmarks.aiideabench.competition import run_competition
-    from ideaharness.benchmarks.aiideabench.report import aggregate, write_outputs
+    async def aclose(self, ctx: RunContext) -> None:
+        """Close the Semantic Scholar client."""
+        gate = getattr(self, "gate", None)
+        if gate is not None:
+            await gate.aclose()
 
-    pool = load_aiideabench_instances(config)
-    instances = pool[: options.limit] if options.limit is not None else pool
-    if options.shard is not None:
-        index, count = options.shard
-        instances = [i for i in instances if shard_of(i.id, count) == index]
-    if not instances:
-        raise UserError(f"--data {config.data}: no instances to run")
-    if judge is None or (generator is None and not config.ideas_file):
-        # an --ideas run never calls the generator: it is neither built nor validated
-        gen_model, judge_model = make_models(
-            None if generator is not None or config.ideas_file else config.generator,
-            None if judge is not None else config.judge,
-            options,
-        )
-        generator = generator or gen_model
-        judge = judge or judge_model
-    if judge is None:
-        raise UserError("no judge model")
-    bench = AIIdeaBench(config, options, generator, judge, scholar=scholar, embed_fn=embed_fn,
-                        instance_ids=[i.id for i in pool])
-    competition: dict[str, Any] | None = None
-    with bench.store:
-        try:
-            await bench.execute(instances, pool)
-            if compare:
-                competition = await run_competition(bench, instances, [Path(c) for c in compare])
-        finally:
-            results = aggregate(bench, instances, competition)
-            bench.store.write_results(results)
-            await bench.gate.aclose()
-        write_outputs(bench, instances, results)
-    return results
+    def tables(self, results: dict[str, Any]) -> list[Table]:
+        """The paper's Table 1 and Table 2 layouts and a details table."""
+        from ideaharness.benchmarks.aiideabench.report import results_tables
 
+        return results_tables(results)
 
-def run_aiideabench(config: AIIdeaBenchConfig, options: ExecutionOptions, **kwargs: Any) -> dict[str, Any]:
-    """Synchronous wrapper of :func:`run_aiideabench_async`."""
-    return asyncio.run(run_aiideabench_async(config, options, **kwargs))
+    def sections(self, ctx: RunContext, items: Sequence[Instance], results: dict[str, Any]) -> list[Section]:
+        """Topic, ground truth and ideas of the first instances."""
+        from ideaharness.benchmarks.aiideabench.report import example_sections
+
+        return example_sections(self, list(items))
+
+    def notes(self, ctx: RunContext, results: dict[str, Any]) -> list[str]:
+        """Instances without a ground truth."""
+        n = results.get("instances_without_ground_truth")
+        return [f"{n} instance(s) without a ground truth (decomposition failed or not done): no IMCQ/I2I "
+                "for them"] if n else []
+
+    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
+        """IMCQ, I2I and I2T per component."""
+        return [MetricValue(metric=f"aiideabench.{m}", group=f"{results['system']}/{comp}",
+                            value=results[m][comp]["mean"], ci=results[m][comp]["ci95_mean"],
+                            n=results[m][comp]["n"])
+                for m in ("imcq", "i2i", "i2t") for comp in J.COMPONENTS if comp in results.get(m, {})]

@@ -15,7 +15,8 @@ Protocol per instance and scenario:
    shown in a seeded random order (``parity=True``: target first, as published).
 
 Every step is a record in the run directory; a re-run resumes. Parse failures are counted and
-excluded from the metric they belong to, never scored.
+excluded from the metric they belong to, never scored. Run it with ``ideaharness run ideabench``
+or ``ideaharness.run("ideabench", ...)``; :class:`IdeaBench` is the registered benchmark.
 """
 
 from ideaharness.benchmarks.ideabench.config import (
@@ -27,13 +28,7 @@ from ideaharness.benchmarks.ideabench.config import (
 )
 from ideaharness.benchmarks.ideabench.parsers import parse_ideas, parse_overlap, parse_target_idea
 from ideaharness.benchmarks.ideabench.report import rank_figure, results_tables
-from ideaharness.benchmarks.ideabench.run import (
-    IdeaBench,
-    run_ideabench,
-    run_ideabench_async,
-    select_references,
-    truncate_references,
-)
+from ideaharness.benchmarks.ideabench.run import IdeaBench, select_references, truncate_references
 from ideaharness.metrics.ranking import insight_score
 
 __all__ = [
@@ -49,8 +44,6 @@ __all__ = [
     "parse_target_idea",
     "rank_figure",
     "results_tables",
-    "run_ideabench",
-    "run_ideabench_async",
     "select_references",
     "truncate_references",
 ]

@@ -32,7 +32,6 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import StepRunner
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.data.pairiq import SCORE_DIMENSIONS, PairIQAnalysis, PairIQRecord
 from ideaharness.errors import ParseError
@@ -41,6 +40,7 @@ from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.elo import EloSettings, EloTrajectory, elo_score, needs_more
 from ideaharness.metrics.novelty_ligbench import NoveltySettings, hybrid_novelty
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 from ideaharness.scholarly.gate import ScholarGate, ScholarUnavailable
 
 FORMAL_KEYS = ("main_target", "core_breakthrough", "innovative_methods", "experimental_design")
@@ -179,17 +179,22 @@ class ScoringSettings(BaseModel):
     the step's schema (llama.cpp grammar / OpenAI ``response_format``).
     """
 
-    n_calibration: int = Field(default=3, ge=1)
-    order: Order = "both"
+    n_calibration: int = Field(default=3, ge=1, description="Calibration papers for the initial score.")
+    order: Order = Field("both", description="Comparison orders: both (averaged), random (one, seeded) "
+                         "or fixed (idea first).")
     elo: EloSettings = Field(default_factory=lambda: EloSettings())
     novelty: NoveltySettings = Field(default_factory=lambda: NoveltySettings())
-    n_related: int = Field(default=10, ge=1)
-    novelty_source: Literal["corpus", "semantic-scholar"] = "corpus"
-    scholar_base_url: str | None = None
-    extra_opponents: int = Field(default=2, ge=0)
-    judge_temperature: float = 0.0
-    structured_output: bool = True
-    seed: int = 0
+    n_related: int = Field(default=10, ge=1, description="Related papers for the similarity half of novelty.")
+    novelty_source: Literal["corpus", "semantic-scholar"] = Field("corpus", description="Where related "
+                                                                  "papers for novelty come from.")
+    scholar_base_url: str | None = Field(None, description="Semantic Scholar API root (implies "
+                                         "--novelty-source semantic-scholar).")
+    extra_opponents: int = Field(default=2, ge=0, description="Spare references beyond T_max.")
+    judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
+    structured_output: bool = Field(True, json_schema_extra={"cli": "--structured/--free-text"},
+                                    description="Ask the backend for JSON matching the reply schema, or "
+                                    "let the judge reason.")
+    seed: int = Field(0, json_schema_extra={"cli": False}, description="Seed (set from the run seed).")
 
 
 def reference_text(record: PairIQRecord) -> str:

@@ -18,12 +18,12 @@ import asyncio
 import re
 from typing import Any
 
-from ideaharness.benchmarks._common import StepRunner
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import check_text
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.matched_score import MIN_HYPOTHESIS_CHARS, parse_matched_score
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 
 STEP_GENERATE = "researchbench_generate"
 STEP_SCORE = "researchbench_matched_score"

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from ideaharness.benchmarks._common import StepRunner
 from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of
 from ideaharness.data.pools import CandidatePool, derive_seed
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.pairwise_ranking import ORDERS, Order, PairResult, choice_of, parse_pairwise_choice
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 
 STEP_PAIR = "researchbench_rank_pair"
 

@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import StepRunner
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, match_title
 from ideaharness.data.pools import CandidatePool, derive_seed
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import extract_json
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 
 STEP = "researchbench_screen_window"
 _TITLE_LINE = re.compile(
