@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from ideaharness.metrics.similarity import DEFAULT_BERTSCORE_MODEL
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Scenario = Literal["low", "high"]
 

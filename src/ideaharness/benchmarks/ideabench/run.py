@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, model_stats
+from ideaharness.benchmarks.ideabench.blinding import blinding_block, rewrite_target, shown_target
 from ideaharness.benchmarks.ideabench.config import (
     BENCHMARK_VERSION,
     TARGET_IDEA_MIN_CHARS,
@@ -342,7 +343,7 @@ class IdeaBench:
 
     async def rank(self, inst: Instance, scenario: Scenario, indicator: Indicator) -> None:
         ideas = self.ideas(inst, scenario)
-        target, _ = self.target_text(inst)
+        target = shown_target(self, inst, scenario)  # rewritten into the ideas' form unless parity
         if not ideas or not target:
             return
         items = [("target", target)] + [(idea.id, idea.text) for idea in ideas]
@@ -387,6 +388,11 @@ class IdeaBench:
         for scenario in cfg.scenarios:
             phases.append((f"generate ({scenario})", lambda i, s=scenario: self.generate(i, s)))
         await self.steps.run_phases(instances, phases)
+        rewrites: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [
+            (f"rewrite targets ({s})", lambda i, s=s: rewrite_target(self, i, s)) for s in cfg.scenarios
+        ]
+        if not cfg.parity:
+            await self.steps.run_phases(instances, rewrites)
         for scenario in cfg.scenarios:
             self.similarity(instances, scenario)
         later: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = []
@@ -459,6 +465,7 @@ class IdeaBench:
                     "parse_failures": sum(1 for r in recs if r and not r["judgment"]["parse_ok"]),
                     "rank_counts": {str(k): v for k, v in sorted(Counter(ranks).items())},
                 }
+            block["blinding"] = blinding_block(self, instances, scenario)
             results["scenarios"][scenario] = block
         results["corrupt_record_lines"] = self.store.corrupt_lines
         results["errors"] = self.steps.error_count
