@@ -13,6 +13,7 @@ from ideaharness.benchmarks._common import ExecutionOptions
 from ideaharness.benchmarks.researchbench import ResearchBenchConfig, run_researchbench_async
 from ideaharness.cli import main
 from ideaharness.llm.scripted import ScriptedModel
+from tests.blinding_support import is_rewrite, scripted_rewrite
 
 RELEASE = Path(__file__).parent / "fixtures" / "release"
 SHOWN = re.compile(r"^Candidate \d+:\nTitle: (.+)$", re.MULTILINE)
@@ -21,6 +22,8 @@ SHOWN = re.compile(r"^Candidate \d+:\nTitle: (.+)$", re.MULTILINE)
 def scripted(rank_reply: str, picks_per_window: int = 3) -> ScriptedModel:
     def responder(messages) -> str:
         user = messages[-1]["content"]
+        if is_rewrite(user):
+            return scripted_rewrite(user)
         if "inspiration candidate" in user or "candidate inspiration papers" in user:
             titles = SHOWN.findall(user)
             picks = sorted(titles, key=lambda t: ("inspiration" not in t, t))[:picks_per_window]

@@ -76,7 +76,8 @@ def researchbench_command(
     n_negatives: Annotated[int, typer.Option(min=1, help="Generated negatives per paper.")] = 5,
     inspirations_per_negative: Annotated[int, typer.Option(min=1, help="Non-gold inspirations per "
                                                            "generated negative.")] = 2,
-    parity: Annotated[bool, typer.Option(help="Published order only: gold always candidate 1.")] = False,
+    parity: Annotated[bool, typer.Option(help="Published ranking: the gold's published text, always "
+                                         "candidate 1 (default: rewritten, both orders).")] = False,
     published_after: Annotated[str | None, typer.Option(help="Also report the 'strict' subset of papers "
                                                         "published after DATE (YYYY-MM-DD).")] = None,
     max_attempts: Annotated[int, typer.Option(min=1, max=10, help="Tries per step on parse failure.")] = 3,

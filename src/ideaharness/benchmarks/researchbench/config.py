@@ -30,7 +30,7 @@ from ideaharness.errors import UserError
 from ideaharness.llm.client import DEFAULT_MODEL
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 Task = Literal["retrieval", "composition", "ranking"]
 TASKS: tuple[Task, ...] = ("retrieval", "composition", "ranking")
 Method = Literal["one_step", "pipeline"]
@@ -72,7 +72,7 @@ class ResearchBenchConfig(BaseModel):
     ranking_negatives: Literal["auto", "generated", "given"] = "auto"
     n_negatives: int = Field(5, ge=1)
     inspirations_per_negative: int = Field(2, ge=1)
-    parity: bool = False
+    parity: bool = False  # published ranking: gold as published, shown first only
     # reporting
     published_after: dt.date | None = None
     # sampling
