@@ -15,6 +15,7 @@ from ideaharness.cli.ligbench import read_idea
 from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
+from tests.blinding_support import is_rewrite, scripted_rewrite
 from tests.shared_data import RAW
 
 SCHOLARIDEAS = RAW / "scholarideas"
@@ -65,6 +66,8 @@ def test_read_idea_forms(tmp_path: Path) -> None:
 
 def _scripted_judge(messages: list[Message]) -> str:
     text = messages[-1]["content"]
+    if is_rewrite(text):
+        return scripted_rewrite(text)
     if "Restate the research idea" in text:
         return json.dumps({"main_target": "t", "core_breakthrough": "b", "innovative_methods": "1. m",
                            "experimental_design": "1. e"})

@@ -50,7 +50,7 @@ def _choice(flag: str, value: str) -> str:
 def _settings(order: str, clamp: str, max_comparisons: int, min_comparisons: int, epsilon: float,
               n_calibration: int, scholar_base_url: str | None, online: bool, seed: int,
               parity: bool, structured: bool = True) -> ScoringSettings:
-    if parity:  # the paper's choices: one fixed order, C applied at every Elo step
+    if parity:  # the paper's choices: one fixed order, C applied at every Elo step, published analyses
         order, clamp = "fixed", "each-step"
     if min_comparisons > max_comparisons:
         raise UserError(f"--min-comparisons {min_comparisons} exceeds --max-comparisons {max_comparisons}")
@@ -59,7 +59,7 @@ def _settings(order: str, clamp: str, max_comparisons: int, min_comparisons: int
         elo=EloSettings(clamp=_choice("--clamp", clamp), max_comparisons=max_comparisons,  # type: ignore[arg-type]
                         min_comparisons=min_comparisons, epsilon=epsilon),
         novelty_source="semantic-scholar" if (online or scholar_base_url) else "corpus",
-        scholar_base_url=scholar_base_url, structured_output=structured,
+        scholar_base_url=scholar_base_url, structured_output=structured, blind_references=not parity,
     )
 
 
@@ -143,7 +143,8 @@ def score_idea_command(
     online: Annotated[bool, typer.Option(help="Novelty from Semantic Scholar search.")] = False,
     scholar_base_url: Annotated[str | None, typer.Option(help="Semantic Scholar API base URL (implies "
                                                          "--online).")] = None,
-    parity: Annotated[bool, typer.Option(help="The paper's settings: fixed order, each-step clamp.")] = False,
+    parity: Annotated[bool, typer.Option(help="The paper's settings: fixed order, each-step clamp, "
+                                         "reference papers as published (not rewritten).")] = False,
     seed: Annotated[int, typer.Option(help="Seed (random orders, judge sampling).")] = 0,
     structured: Annotated[bool, typer.Option("--structured/--free-text", help="Ask the backend for JSON "
                                              "matching the reply schema, or let the judge reason.")] = True,
@@ -206,7 +207,8 @@ def ligbench_command(
     debias_means: Annotated[str, typer.Option(help="corpus, paper or none.")] = "corpus",
     online: Annotated[bool, typer.Option(help="Novelty from Semantic Scholar search.")] = False,
     scholar_base_url: Annotated[str | None, typer.Option(help="Semantic Scholar API base URL.")] = None,
-    parity: Annotated[bool, typer.Option(help="The paper's settings: fixed order, each-step clamp.")] = False,
+    parity: Annotated[bool, typer.Option(help="The paper's settings: fixed order, each-step clamp, "
+                                         "reference papers as published (not rewritten).")] = False,
     seed: Annotated[int, typer.Option()] = 0,
     structured: Annotated[bool, typer.Option("--structured/--free-text", help="Ask the backend for JSON "
                                              "matching the reply schema, or let the judge reason.")] = True,

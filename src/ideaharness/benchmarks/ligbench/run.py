@@ -22,17 +22,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
+from ideaharness.benchmarks.ligbench.blinding import blinding_block
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
-from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, ScoringSettings
+from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, ScoringSettings, formal_text
 from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
 from ideaharness.metrics.stats import bootstrap_ci
+from ideaharness.metrics.surface import surface_rows
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runs.store import RunStore
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 SCORE_KEYS = ("rating", "contribution", "soundness", "novelty")
 SCHOLARIDEAS_SYSTEM = "scholarideas (human-written plans)"
@@ -166,7 +168,7 @@ class LigBench:
                 "not_done": len(mine) - len(scored) - gen_failures,
                 "parse_failures": {"generate": gen_failures, **{
                     k: sum(r.parse_failures.get(k, 0) for r in scored)
-                    for k in ("formalize", "initial_score", "compare")}},
+                    for k in ("formalize", "initial_score", "compare", "rewrite")}},
                 "comparisons_per_idea": (len(comparisons) / len(ok)) if ok else None,
                 "order_disagreement_rate": {
                     d: (sum(c.disagreement[d] for c in two_orders) / len(two_orders)) if two_orders else None
@@ -180,8 +182,15 @@ class LigBench:
                     "ci95": bootstrap_ci(values, n_resamples=self.config.bootstrap_resamples,
                                          seed=self.config.seed)}
             systems[system] = block
+        scored = [r for r in self.scores.values() if r.status == "scored" and r.formalization]
+        papers = {c.reference_id: self.scorer.corpus.by_id[c.reference_id] for r in scored
+                  for c in r.comparisons if c.reference_id in self.scorer.corpus.by_id}
+        blinding = blinding_block(self.steps, list(papers.values()),
+                                  [formal_text(r.formalization) for r in scored if r.formalization],
+                                  self.config.scoring.blind_references)
         return {
             "benchmark": "ligbench", "benchmark_version": BENCHMARK_VERSION, "judge": self.config.judge,
+            "blinding": blinding,
             "corpus": self.config.corpus, "corpus_size": len(self.scorer.corpus),
             "n_topics": len(self.config.topics), "systems": systems,
             "ideas": {k: v.model_dump(mode="json") for k, v in self.scores.items()},
@@ -204,6 +213,19 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                      b["comparisons_per_idea"], (sum(dis) / len(dis)) if dis else None, fails])
     detail = [[system, key, s["n"], s["mean"], s["ci95"]]
               for system, b in results["systems"].items() for key, s in b["scores"].items()]
+    blind = results.get("blinding")
+    tables = []
+    if blind:
+        before = blind["surface_published"] if blind["reference_text"] == "rewritten" else None
+        tables.append(Table(
+            title="Blinding check: reference papers vs ideas in the pairwise comparisons",
+            columns=["", "surface feature", "reference papers", "ideas", "separation",
+                     "separation (published text)"],
+            rows=surface_rows("comparisons", blind["surface"], before),
+            note=f"{blind['papers']} reference paper(s) compared. Both sides show the same four fields; "
+                 "the papers are rewritten into the ideas' form by the judge (--parity: their published "
+                 "analyses). Share of texts with the feature (words: mean count) and how well it alone "
+                 "tells a paper from an idea (balanced accuracy, 0.5 = not at all, 1 = always)."))
     return [
         Table(title="LigBench scores per system (0-5)",
               columns=["system", "ideas", "scored", *SCORE_KEYS, "comparisons/idea",
@@ -213,6 +235,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                    "venue-debiased reference scores; novelty = 0.7·s_sim + 0.3·s_llm."),
         Table(title="Means with bootstrap 95% intervals over ideas",
               columns=["system", "score", "n", "mean", "95% CI"], rows=detail),
+        *tables,
     ]
 
 
@@ -292,6 +315,11 @@ async def run_ligbench_async(config: LigBenchConfig, options: ExecutionOptions, 
                                    for s, b in results["systems"].items() if b["not_done"]]
     notes += sorted({r["novelty"]["note"] for r in results["ideas"].values()
                      if r.get("novelty") and r["novelty"].get("note")})
+    notes += [f"{s}: {b['parse_failures']['rewrite']} reference paper(s) could not be rewritten into the "
+              "ideas' form (parse failure) and were replaced by the next retrieved paper"
+              for s, b in results["systems"].items() if b["parse_failures"].get("rewrite")]
+    notes += [f"the surface feature {name!r} alone tells a reference paper from an idea (separation >= "
+              "0.75): the comparisons are not blind" for name in results["blinding"]["surface"]["separating"]]
     write_report(Path(options.out) / "report.html", title="LigBench results",
                  config=config.model_dump(mode="json"),
                  tables=[*results_tables(results), idea_table(results)],
