@@ -78,7 +78,8 @@ def ideabench_command(
             help="Insight Score indicator NAME or NAME=DEFINITION (repeat); default novelty, feasibility."
         ),
     ] = None,
-    parity: Annotated[bool, typer.Option(help="Published order: target idea always shown first.")] = False,
+    parity: Annotated[bool, typer.Option(help="Published ranking: the target idea's published text, "
+                                         "always shown first (default: rewritten, shuffled).")] = False,
     bertscore_model: Annotated[
         str, typer.Option(help="BERTScore model name or directory.")
     ] = "all-MiniLM-L6-v2",
