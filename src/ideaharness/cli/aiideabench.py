@@ -62,7 +62,9 @@ def aiideabench_command(
         help="imcq, i2i, i2t, novelty, feasibility (repeat); default all.")] = None,
     compare: Annotated[list[Path] | None, typer.Option(
         help="Run directory of another system on the same data (repeat): adds the competition.")] = None,
-    parity: Annotated[bool, typer.Option(help="Published competition: one order, 1 point per loss.")] = False,
+    parity: Annotated[bool, typer.Option(help="Published choices: competition in one order with 1 point "
+                                         "per loss; the dataset's topic for generators; IMCQ distractors as "
+                                         "the papers' own texts.")] = False,
     inconsistent: Annotated[str, typer.Option(help="A pair judged differently in the two orders "
                                               "counts as 'tie' or is 'exclude'd.")] = "tie",
     rounds: Annotated[int, typer.Option(min=1, help="Swiss tournament rounds.")] = 7,

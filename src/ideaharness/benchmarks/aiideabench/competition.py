@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench.blinding import judge_topic
 from ideaharness.errors import UserError
 from ideaharness.metrics.tournament import (
     Battle,
@@ -91,7 +92,7 @@ class _Competition:
                           second: str) -> dict[str, Any] | None:
         rec = await self.bench.steps.judge_step(
             "compete", inst.id, f"{first}|{second}", self.bench.judge,
-            J.compete_messages(inst.topic or "", picked[first].text, picked[second].text),
+            J.compete_messages(judge_topic(self.bench, inst), picked[first].text, picked[second].text),
             J.parse_compete, positions=[picked[first].id, picked[second].id],
             extra={"idea0_system": first, "idea1_system": second}, json_schema=J.COMPETE_SCHEMA,
             **self.bench._sampling(),

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Metric = Literal["imcq", "i2i", "i2t", "novelty", "feasibility"]
 ALL_METRICS: tuple[Metric, ...] = ("imcq", "i2i", "i2t", "novelty", "feasibility")
@@ -22,7 +22,9 @@ class AIIdeaBenchConfig(BaseModel):
     Instance JSONL file. ``ideas_file``: external ideas (see :mod:`ideaharness.generation.external`)
     used instead of the generator; ``system`` names the system in competitions (default: the
     generator model or the ideas file's stem). ``parity``: the published code's choices where we
-    differ (competition judged once in the ranked order, 1 point per loss). ``inconsistent``: how a
+    differ (competition judged once in the ranked order, 1 point per loss; generators see the
+    dataset's topic instead of the anonymised one; IMCQ distractors are the papers' own texts, not
+    decomposed like the ground truth; no blinding check on decompositions). ``inconsistent``: how a
     pair judged differently in the two orders counts in the competition (a tie, or excluded).
     ``scholar_base_url``: Semantic Scholar root (a local replay server in tests); NA/FA are skipped,
     with a note, when it cannot be reached. ``latest_year``: y_l of FA: the instance cutoff's year

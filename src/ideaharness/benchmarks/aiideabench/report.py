@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from ideaharness.benchmarks._common import model_stats
 from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench.blinding import generation_topic
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION
-from ideaharness.metrics.choice import imcq_hit
+from ideaharness.benchmarks.aiideabench.imcq import imcq_block
 from ideaharness.metrics.stats import bootstrap_ci, summarize
+from ideaharness.metrics.surface import surface_rows
 from ideaharness.report.html import Section, Table
 from ideaharness.schema import Instance
 
@@ -61,29 +63,14 @@ def aggregate(
         "generation_parse_failures": gen_fail,
         "decomposition_parse_failures": sum(1 for d in decomp if d and not d["judgment"]["parse_ok"]),
         "instances_without_ground_truth": sum(1 for i in instances if bench.ground_truth(i) is None),
+        "topic": _topics(bench, instances),
         "rating_scale": list(J.RATING_SCALE),
         "imcq": {}, "i2i": {}, "i2t": {},
     }
     for comp in J.COMPONENTS:
-        hits: list[float] = []
-        fails = skipped = 0
-        letters: Counter[str] = Counter()
-        for inst in instances:
-            q = bench.store.get("imcq_question", inst.id, comp)
-            if q is None:
-                continue
-            if "skipped" in q:
-                skipped += 1
-                continue
-            js = _judgments(bench, "imcq", inst, f"{comp}/")
-            fails += sum(1 for j in js if not j["parse_ok"])
-            choices = [j["parsed"] if j["parse_ok"] else None for j in js]
-            letters.update(c for c in choices if c)
-            hit = imcq_hit(choices, q["question"]["answer"]) if js else None
-            if hit is not None:
-                hits.append(float(hit))
-        results["imcq"][comp] = _metric(hits, fails, boot, questions_skipped=skipped,
-                                        letters_chosen=dict(sorted(letters.items())))
+        block = imcq_block(bench, instances, comp)
+        hits = block.pop("hits")
+        results["imcq"][comp] = _metric(hits, block.pop("parse_failures"), boot, **block)
         for step in ("i2i", "i2t"):
             best, fails = [], 0
             for inst in instances:
@@ -103,6 +90,19 @@ def aggregate(
     results["errors"] = bench.steps.error_count
     results["corrupt_record_lines"] = bench.store.corrupt_lines
     return results
+
+
+def _topics(bench: AIIdeaBench, instances: list[Instance]) -> dict[str, Any]:
+    """Which topic generators saw: ``shown_to_generators`` ("anonymised" unless parity), the source
+    per instance (anonymised / dataset / missing) and instances not generated for lack of a topic."""
+    sources = Counter(generation_topic(bench, i)[1] for i in instances)
+    generated = {i for i, _, d in bench.store.records("ideas") if d.get("source") == "generator"}
+    return {
+        "shown_to_generators": "published" if bench.config.parity else "anonymised",
+        "sources": dict(sorted(sources.items())),
+        "generation_skipped_no_topic": 0 if bench.config.ideas_file else sum(
+            1 for i in instances if generation_topic(bench, i)[0] is None and i.id not in generated),
+    }
 
 
 def _literature_novelty(
@@ -172,12 +172,16 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     failures += results["i2t"]["motivation"]["parse_failures"]
     row = [results["system"], *[_mean(results[m][c]) for m in ("i2t", "i2i", "imcq") for c in comps],
            results["instances_with_ideas"], failures]
+    chance = [results["imcq"][c].get("chance") for c in comps]
+    chance_text = "; ".join(f"{c.replace('_', ' ')} {v:.4f}" for c, v in zip(comps, chance, strict=True)
+                            if v is not None) or "no question answered"
     tables = [Table(
         title="AI Idea Bench 2025 (Table 1 layout)", columns=t1_cols, rows=[row],
         note=f"judge {results['judge']}; I2T/I2I: mean over instances of the best idea's rating on "
              f"{results['rating_scale'][0]}-{results['rating_scale'][1]} (published code's scale; the paper "
-             "writes [0,5]); IMCQ: share of instances where any idea picked the ground truth (4 options, "
-             "chance 0.25).",
+             "writes [0,5]); IMCQ: share of instances where any idea picked the ground truth among 4 "
+             "options; a judge picking at random scores 1 - (1 - 1/4)^n with n ideas per instance "
+             f"(chance here: {chance_text}).",
     )]
     comp = results.get("competition")
     nov, fea = results["novelty"], results["feasibility"]
@@ -223,6 +227,21 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             detail.append([f"NA {key}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"]])
     if "n" in fea:
         detail.append(["FA", fea["n"], fea["mean"], fea["ci95_mean"], fea["parse_failures"]])
+    blind_rows = []
+    for c in comps:
+        b = results["imcq"][c].get("blinding")
+        if b:
+            before = b["surface_published"] if b["options"] == "decomposed" else None
+            blind_rows += surface_rows(f"IMCQ {c.replace('_', ' ')}", b["surface"], before)
+    if blind_rows:
+        tables.append(Table(
+            title="Blinding check: ground-truth option vs distractor options in IMCQ",
+            columns=["question", "surface feature", "ground truth", "distractors", "separation",
+                     "separation (published options)"], rows=blind_rows,
+            note="Share of options with the feature (words: mean count) and how well the feature alone tells "
+                 "the ground truth from the distractors (balanced accuracy, 0.5 = not at all, 1 = always). "
+                 "Distractors are decomposed by the ground truth's step (parity: the papers' own texts). "
+                 f"Generators saw the {results['topic']['shown_to_generators']} topic."))
     tables.append(Table(title="Details with bootstrap 95% intervals over instances",
                         columns=["metric", "instances", "mean", "95% CI", "parse failures"], rows=detail,
                         note=f"{results['ideas']} ideas on {results['instances_with_ideas']} of "
@@ -256,6 +275,16 @@ def write_outputs(bench: AIIdeaBench, instances: list[Instance], results: dict[s
     if results["instances_without_ground_truth"]:
         notes.append(f"{results['instances_without_ground_truth']} instance(s) without a ground truth "
                      "(decomposition failed or not done): no IMCQ/I2I for them")
+    if results["topic"]["generation_skipped_no_topic"]:
+        notes.append(f"{results['topic']['generation_skipped_no_topic']} instance(s) without an anonymised "
+                     "topic (decomposition failed): no ideas generated for them")
+    for comp in J.COMPONENTS:
+        block = results["imcq"][comp]
+        for reason, count in block.get("questions_skipped_reasons", {}).items():
+            notes.append(f"IMCQ {comp}: {count} question(s) not asked: {reason}")
+        for name in block.get("blinding", {}).get("surface", {}).get("separating", []):
+            notes.append(f"IMCQ {comp}: the surface feature {name!r} alone tells the ground truth from the "
+                         "distractors (separation >= 0.75): the question can be answered by form")
     return write_report(
         Path(bench.options.out) / "report.html", title="AI Idea Bench 2025 results",
         config=bench.config.model_dump(mode="json"), tables=results_tables(results), notes=notes,
