@@ -75,7 +75,8 @@ def select_distractors(
     """
     gt = ground_truth.strip()
     seen = {gt}
-    own_c, other_c = [], []
+    own_c: list[Candidate] = []
+    other_c: list[Candidate] = []
     for pool, out in ((own, own_c), (others, other_c)):
         for c in pool:
             text = c.text.strip()

@@ -104,7 +104,9 @@ def imcq_block(bench: AIIdeaBench, instances: Sequence[Instance], comp: str) -> 
     fails = 0
     skipped: Counter[str] = Counter()
     letters: Counter[str] = Counter()
-    gts, distractors, published = [], [], []
+    gts: list[str] = []
+    distractors: list[str] = []
+    published: list[str] = []
     for inst in instances:
         q = bench.store.get(STEP_QUESTION, inst.id, comp)
         if q is None:

@@ -23,6 +23,7 @@ from ideaharness.benchmarks._blinding import (
     rewritten,
     typical_length,
 )
+from ideaharness.benchmarks.ideabench.config import Scenario
 from ideaharness.metrics.surface import surface_report
 from ideaharness.schema import Instance
 
@@ -46,7 +47,7 @@ def rewrite_step(scenario: str) -> str:
     return f"rewrite/{scenario}"
 
 
-async def rewrite_target(bench: IdeaBench, inst: Instance, scenario: str) -> None:
+async def rewrite_target(bench: IdeaBench, inst: Instance, scenario: Scenario) -> None:
     """Record the rewrite of the target idea for ``scenario`` (nothing under parity)."""
     if bench.config.parity:
         return
@@ -60,7 +61,7 @@ async def rewrite_target(bench: IdeaBench, inst: Instance, scenario: str) -> Non
     )
 
 
-def shown_target(bench: IdeaBench, inst: Instance, scenario: str) -> str | None:
+def shown_target(bench: IdeaBench, inst: Instance, scenario: Scenario) -> str | None:
     """The target idea as the ranking judge sees it: the published text under parity, else its
     rewrite (None when the rewrite failed or is not done: the instance is not ranked)."""
     target, _ = bench.target_text(inst)
@@ -70,7 +71,7 @@ def shown_target(bench: IdeaBench, inst: Instance, scenario: str) -> str | None:
     return fields[IDEA_FIELD] if fields else None
 
 
-def blinding_block(bench: IdeaBench, instances: Sequence[Instance], scenario: str) -> dict[str, Any]:
+def blinding_block(bench: IdeaBench, instances: Sequence[Instance], scenario: Scenario) -> dict[str, Any]:
     """results.json ``blinding``: what the ranking showed, rewrite counts, and the surface-feature
     check (:func:`~ideaharness.metrics.surface.surface_report`) of the shown target ideas against
     the generated ideas, and of the published target ideas (``surface_published``)."""

@@ -4,6 +4,7 @@ rankings, each recorded in the run directory (see the package docstring for the 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -388,11 +389,11 @@ class IdeaBench:
         for scenario in cfg.scenarios:
             phases.append((f"generate ({scenario})", lambda i, s=scenario: self.generate(i, s)))
         await self.steps.run_phases(instances, phases)
-        rewrites: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [
-            (f"rewrite targets ({s})", lambda i, s=s: rewrite_target(self, i, s)) for s in cfg.scenarios
-        ]
         if not cfg.parity:
-            await self.steps.run_phases(instances, rewrites)
+            await self.steps.run_phases(instances, [
+                (f"rewrite targets ({s})", functools.partial(rewrite_target, self, scenario=s))
+                for s in cfg.scenarios
+            ])
         for scenario in cfg.scenarios:
             self.similarity(instances, scenario)
         later: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = []

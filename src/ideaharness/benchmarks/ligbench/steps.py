@@ -270,7 +270,7 @@ class IdeaScorer:
         for ref in opponents:
             if not any(needs_more(t, cfg.elo) for t in trajectories.values()):
                 break
-            ref_text = reference_text(ref)
+            ref_text: str | None = reference_text(ref)
             if cfg.blind_references:
                 ref_text, rewrite = await rewrite_paper(self.steps, self.judge, ref, seed=cfg.seed,
                                                         temperature=cfg.judge_temperature)
