@@ -177,6 +177,10 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     assert comp["points"] == {"strong-model": 3 * 7 * 3, "weak-model": 0.0}
     assert comp["rank"] == {"strong-model": 1, "weak-model": 2}
     assert comp["pairs"] == 3 and comp["judgments"] == 6 and comp["inconsistent_pairs"] == 0
+    # both sides show motivation and plan only: no title (which one system might lack) on either side
+    compete = [m[-1]["content"] for m, _ in judge.calls if "choose the better idea" in m[-1]["content"]]
+    assert compete and not any("Title:" in p for p in compete)
+    assert all(p.count("Motivation:") == p.count("Experiment plan:") == 2 for p in compete)
     bt = comp["bradley_terry"]
     assert bt["strong-model"]["rating"] == 1000.0 and bt["weak-model"]["rating"] < 1000.0
     assert "never lost or never won" in comp["bradley_terry_note"]

@@ -244,6 +244,7 @@ class ResearchBench:
         if shown is None:
             self.ranking[inst.id] = {
                 "skipped": "gold rewrite failed (parse failure)" if record else "gold rewrite not done",
+                "source": "given" if use_given else "generated",
                 "reference_text": "rewrite failed" if record else "rewrite not done",
                 "negative_generation_failures": negative_failures,
             }
