@@ -258,7 +258,10 @@ def example_sections(bench: AIIdeaBench, instances: list[Instance], limit: int =
         gt = bench.ground_truth(inst)
         if not ideas:
             continue
-        body = f"Topic:\n{inst.topic}\n\n"
+        topic, source = generation_topic(bench, inst)
+        body = f"Topic shown to generators ({source}):\n{topic or '(none)'}\n\n"
+        if topic != inst.topic:
+            body += f"Dataset topic:\n{inst.topic}\n\n"
         if gt:
             body += (f"Ground-truth motivation:\n{gt['motivation']}\n\n"
                      f"Ground-truth plan:\n{gt['experiment_plan']}\n\n")
