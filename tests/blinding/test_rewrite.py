@@ -37,6 +37,7 @@ def test_accepts_a_clean_reply_in_any_wrapping() -> None:
     ("The hypothesis is that " + CLEAN, "opens like a paper's summary"),
     (CLEAN + " This study tests it.", "refers to a publication"),
     (CLEAN + " It reaches 21.5 mV/K.", "quotes measured results"),
+    (CLEAN + " The experimental results validate this hypothesis.", "claims findings"),
     ("Too short.", "fewer than 5"),
     (" ".join(["word"] * 31), "more than 30"),
     ("", "empty"),

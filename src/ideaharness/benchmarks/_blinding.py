@@ -28,7 +28,13 @@ from ideaharness.benchmarks._common import StepRunner
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import extract_json_object
 from ideaharness.llm.types import ChatModel, Message
-from ideaharness.metrics.surface import measured_results, reference_lead, self_references, word_count
+from ideaharness.metrics.surface import (
+    measured_results,
+    reference_lead,
+    result_claims,
+    self_references,
+    word_count,
+)
 from ideaharness.prompts import render
 
 LENGTH_TOLERANCE = 0.25
@@ -100,8 +106,9 @@ def check_blind_text(text: str, *, what: str = "text", min_words: int | None = N
 
     Raises:
         ParseError: empty; outside [min_words, max_words]; a measured result (a number with a
-            unit, a percentage, a fold change); a self-reference ("this paper", "the authors");
-            or a reference-style opening ("The hypothesis is", "This study").
+            unit, a percentage, a fold change); a claim of findings ("the results validate");
+            a self-reference ("this paper", "the authors"); or a reference-style opening ("The
+            hypothesis is", "This study").
     """
     text = text.strip()
     if not text:
@@ -114,6 +121,9 @@ def check_blind_text(text: str, *, what: str = "text", min_words: int | None = N
     found = measured_results(text) if results else []
     if found:
         raise ParseError(f"{what} quotes measured results: {', '.join(found[:3])}")
+    claims = result_claims(text)
+    if claims:
+        raise ParseError(f"{what} claims findings: {', '.join(claims[:3])}")
     refs = self_references(text)
     if refs:
         raise ParseError(f"{what} refers to a publication: {', '.join(refs[:3])}")

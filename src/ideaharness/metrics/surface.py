@@ -5,8 +5,9 @@ pairwise choice between a generated idea and a reference paper, multiple-choice 
 only if the reference cannot be recognised by its form. Published ground truths carry cues that
 generated ideas lack: a leading "The hypothesis is that ...", a self-reference ("this paper",
 "the study", "the authors"), quoted measured results ("13-fold (from -1.61 mV/K to -21.5 mV/K)"),
-or simply another length. :func:`surface_report` measures, per feature, how often it occurs in
-each group and how well the feature alone separates the groups; :func:`measured_results`,
+claims of findings ("the results validate this hypothesis"), or simply another length.
+:func:`surface_report` measures, per feature, how often it occurs in each group and how well the
+feature alone separates the groups; :func:`measured_results`, :func:`result_claims`,
 :func:`self_references` and :func:`reference_lead` are the detectors, reused by the rewrite step
 that normalises references (:mod:`ideaharness.benchmarks._blinding`).
 
@@ -56,6 +57,16 @@ _REFERENCE_LEAD = re.compile(
     r"|we\s+(?:report|show|demonstrate|found)\b)",
     re.IGNORECASE,
 )
+_RESULT_CLAIM = re.compile(
+    r"\b(?:(?:experimental\s+)?(?:results?|findings?|experiments?|measurements?|data)\s+(?:clearly\s+)?"
+    r"(?:show|shows|showed|shown|demonstrate[sd]?|validate[sd]?|confirm(?:s|ed)?|reveal(?:s|ed)?"
+    r"|indicate[sd]?|prove[sd]?)"
+    r"|(?:was|were|has\s+been|have\s+been)\s+(?:experimentally\s+)?(?:found|shown|demonstrated|confirmed"
+    r"|validated|proven|observed|achieved)"
+    r"|(?:validat|confirm|prov)\w*\s+(?:this|the)\s+hypothesis"
+    r"|we\s+(?:found|showed|demonstrated|observed|achieved))\b",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[\w'’-]+")
 
 
@@ -89,6 +100,12 @@ def measured_results(text: str) -> list[str]:
     return found
 
 
+def result_claims(text: str) -> list[str]:
+    """Statements that something was already shown ("the results validate", "was found",
+    "confirming this hypothesis", "we demonstrated"): a finished study's voice, not a proposal's."""
+    return [m.group(0) for m in _RESULT_CLAIM.finditer(text)]
+
+
 def self_references(text: str) -> list[str]:
     """Phrases by which a text refers to itself as a publication ("this paper", "the study",
     "our work", "the authors", "herein"); "the study of", "the work function" do not count."""
@@ -107,13 +124,14 @@ def surface_features(text: str) -> dict[str, Any]:
 
     Returns:
         ``{"words": int, "leading_phrase": str, "reference_lead": bool, "measured_results": int,
-        "self_references": int}`` (counts of matches for the last two).
+        "result_claims": int, "self_references": int}`` (counts of matches for the last three).
     """
     return {
         "words": word_count(text),
         "leading_phrase": leading_phrase(text),
         "reference_lead": reference_lead(text) is not None,
         "measured_results": len(measured_results(text)),
+        "result_claims": len(result_claims(text)),
         "self_references": len(self_references(text)),
     }
 
@@ -179,8 +197,8 @@ def surface_report(references: Sequence[str], generated: Sequence[str], *, top: 
         "separating": [names with separation >= SEPARATION_WARNING]}``. Features: ``words``
         (``reference``/``generated`` = mean words), ``leading_phrase`` (share of each group opening
         with the references' most frequent phrase, named in ``phrase``), ``reference_lead``,
-        ``measured_results``, ``self_references`` (share of texts with at least one, and the
-        ``count`` of such texts). Every feature has ``separation`` in [0.5, 1] (None for an empty
+        ``measured_results``, ``result_claims``, ``self_references`` (share of texts with at least
+        one, and the ``count`` of such texts). Every feature has ``separation`` in [0.5, 1] (None for an empty
         group); numeric features also ``auc`` (see the module docstring).
     """
     ref = [surface_features(t) for t in references]
@@ -201,7 +219,7 @@ def surface_report(references: Sequence[str], generated: Sequence[str], *, top: 
         "generated": _share([p == phrase for p in gen_phrases]),
         "separation": _separation(phrase_separation(ref_phrases, gen_phrases)),
     }
-    for name in ("reference_lead", "measured_results", "self_references"):
+    for name in ("reference_lead", "measured_results", "result_claims", "self_references"):
         r = [float(f[name]) for f in ref]
         g = [float(f[name]) for f in gen]
         a = auc(r, g)
