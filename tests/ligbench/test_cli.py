@@ -95,6 +95,11 @@ async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -
     assert block["order_disagreement_rate"]["rating"] == 0.0
     tables = results_tables(results)
     assert tables[0].rows[0][0] == "scripted/gen"
+    blinding = results["blinding"]
+    assert blinding["reference_text"] == "rewritten" and blinding["papers"] > 0
+    assert blinding["surface"]["n_references"] == blinding["papers"]
+    assert blinding["surface"]["n_generated"] == 3  # the formalisations of the ideas
+    assert any(t.title.startswith("Blinding check") for t in tables)
     assert (tmp_path / "run" / "results.json").is_file() and (tmp_path / "run" / "report.html").is_file()
     calls = len(judge.calls) + len(gen.calls)
     again = await run_ligbench_async(config, options, generators={"scripted/gen": gen}, judge=judge)
