@@ -97,5 +97,6 @@ async def test_a_gold_that_cannot_be_rewritten_is_not_ranked(tmp_path: Path) -> 
     res = await run_researchbench_async(cfg, ExecutionOptions(out=tmp_path / "r", limit=2, progress=False),
                                         generator=model, judge=model, data=tomato_ranking_data())
     assert res["ranking"]["overall"]["n_tasks"] == 0
+    assert res["ranking"]["overall"]["gold_rewrite_failures"] == 2
     assert "ranking: 2 paper(s) skipped (gold rewrite failed (parse failure))" in res["notes"]
     assert not (tmp_path / "r" / "records" / "researchbench_rank_pair.jsonl").exists()

@@ -27,6 +27,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             block["generation_parse_failures"]
             + block["overlap"]["parse_failures"]
             + sum(v["parse_failures"] for v in ins.values())
+            + ((block.get("blinding") or {}).get("rewrite") or {}).get("failed", 0)
         )
         rows.append(
             [

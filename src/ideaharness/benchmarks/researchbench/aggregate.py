@@ -126,6 +126,8 @@ def _ranking_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, n_
         "rank_score_n": len(scores),
         "pair_parse_failures": sum(t["pair_parse_failures"] for t in tasks),
         "negative_generation_failures": sum(t["negative_generation_failures"] for t in tasks),
+        "gold_rewrite_failures": sum(1 for i in ids
+                                     if per.get(i, {}).get("reference_text") == "rewrite failed"),
     }
 
 
@@ -253,7 +255,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                 name, g["n_tasks"], g["n_pairs"], g["directional_accuracy"], g["accuracy_gold_first"],
                 g["accuracy_gold_second"], f"{pc['both_gold']}/{pc['both_negative']}/{pc['disagree']}",
                 pc["incomplete"], f"{to['neither']}/{to['one']}/{to['both']}/{to['undetermined']}",
-                g["rank_score"], g["rank_score_ci"], g["pair_parse_failures"],
+                g["rank_score"], g["rank_score_ci"], g["pair_parse_failures"] + g["gold_rewrite_failures"],
             ])
         tables.append(Table(
             title="Hypothesis ranking (gold vs negatives, both orders)",
@@ -265,7 +267,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                  "second). Pairs G/N/disagree: both orders chose gold / the negative / they disagree. "
                  "Tasks 0/1/2/?: in how many orders gold beat every negative (? = undetermined by a "
                  "parse failure). Rank score = Rank/(k+1), Rank = 1 + pairs gold wins in both orders. "
-                 "Unparsable replies are never wins.",
+                 "Unparsable replies are never wins; parse fail. counts them and the gold rewrites that "
+                 "failed (those papers are not ranked).",
         ))
     if "ranking_blinding" in results:
         blind = results["ranking_blinding"]
