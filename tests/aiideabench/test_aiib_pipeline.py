@@ -34,6 +34,23 @@ def toy_embed(texts: list[str]) -> np.ndarray:
     return out / np.where(norms == 0, 1, norms)
 
 
+def options_of(user: str) -> dict[str, str]:
+    """The options of an IMCQ prompt by letter."""
+    return dict(re.findall(r"Option ([A-D]):\n<option_[a-d]>\n(.*?)\n</option_[a-d]>", user, re.S))
+
+
+def scripted_decomposition(user: str) -> str:
+    """A decomposition in the ground truth's form (motivation + step-per-line plan) of any paper."""
+    title = user.split("<title>\n", 1)[1].split("\n</title>", 1)[0]
+    return json.dumps({
+        "topic": f"The topic of this paper is {title.lower()}.",
+        "motivation": f"Existing approaches to {title.lower()} leave a gap; a new insight about this setting "
+                      "could close it and make such systems more useful.",
+        "experiment_plan": f"Setup: build a system for {title.lower()}.\nEvaluation: compare it with "
+                           "baselines on standard benchmarks.",
+    })
+
+
 def responder(style: str = "good", imcq_letter: str | None = None):  # type: ignore[no-untyped-def]
     def reply(messages: list[dict[str, str]]) -> str:
         user = messages[-1]["content"]
@@ -50,11 +67,12 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
             if imcq_letter:
                 return json.dumps({"closest_option": imcq_letter, "explanation": "x"})
             # pick the option that repeats the ground-truth motivation / plan wording of the fixture
-            for letter in "ABCD":
-                m = re.search(rf"Option {letter}: (.*)", user)
-                if m and ("Long-document" in m.group(1) or "Block-sparse" in m.group(1)):
+            for letter, text in options_of(user).items():
+                if "Long-document" in text or "Block-sparse" in text:
                     return json.dumps({"closest_option": letter, "explanation": "x"})
             return "I cannot decide."
+        if "Break the research below" in user:
+            return scripted_decomposition(user)
         if "Rate how similar" in user:
             return json.dumps({"rating": 4, "explanation": "x"})
         if "how well the motivation" in user:
@@ -158,6 +176,10 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     assert comp["points"] == {"strong-model": 3 * 7 * 3, "weak-model": 0.0}
     assert comp["rank"] == {"strong-model": 1, "weak-model": 2}
     assert comp["pairs"] == 3 and comp["judgments"] == 6 and comp["inconsistent_pairs"] == 0
+    # both sides show motivation and plan only: no title (which one system might lack) on either side
+    compete = [m[-1]["content"] for m, _ in judge.calls if "choose the better idea" in m[-1]["content"]]
+    assert compete and not any("Title:" in p for p in compete)
+    assert all(p.count("Motivation:") == p.count("Experiment plan:") == 2 for p in compete)
     bt = comp["bradley_terry"]
     assert bt["strong-model"]["rating"] == 1000.0 and bt["weak-model"]["rating"] < 1000.0
     assert "never lost or never won" in comp["bradley_terry_note"]
@@ -306,8 +328,10 @@ async def test_external_ideas_and_inspiration_digests(tmp_path: Path) -> None:
     assert res["system"] == "ai_scientist_ideas" and res["generator"] is None
     # aiib-2 has no external idea: counted, not scored
     assert res["instances_with_ideas"] == 2 and res["ideas"] == 2 and res["i2t"]["motivation"]["n"] == 2
-    questions = [json.loads(x)["data"]["question"] for x in
-                 (tmp_path / "ext/records/imcq_question.jsonl").read_text().splitlines()]
-    # the digests (not the abstracts) are the inspiration texts of the run's own instances
-    assert any(o.startswith("DIGEST of ") for q in questions for o in q["options"])
+    lines = (tmp_path / "ext/records/imcq_question.jsonl").read_text().splitlines()
+    records = [json.loads(x)["data"] for x in lines]
+    # the digests (not the abstracts) are the inspiration texts of the run's own instances (they
+    # choose the distractors; the options are the distractor papers' decompositions)
+    assert any(d["published"].startswith("DIGEST of ") for r in records for d in r["distractors"])
+    assert not any(o.startswith("DIGEST of ") for r in records for o in r["question"]["options"])
     assert not any("Propose one new research idea" in m[-1]["content"] for m, _ in judge.calls)

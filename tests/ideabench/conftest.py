@@ -8,6 +8,7 @@ import re
 import pytest
 
 from ideaharness.llm.scripted import ScriptedModel
+from tests.blinding_support import is_rewrite, scripted_rewrite
 
 IDEA_TEXT = "Idea {i} about {{x_i}}: test whether doping the hydrogel raises its thermopower at 25 C"
 
@@ -18,6 +19,8 @@ def ideabench_responder(rank_target_position: str = "last", ideas_text: str = ID
 
     def respond(messages: list[dict[str, str]]) -> str:
         user = messages[-1]["content"]
+        if is_rewrite(user):
+            return scripted_rewrite(user)
         if "propose" in user and '"ideas"' in user:
             n = int(re.search(r"holding exactly (\d+) ideas", user).group(1))
             return json.dumps(

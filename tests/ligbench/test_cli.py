@@ -16,6 +16,7 @@ from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
 from ideaharness.runner.options import ExecutionOptions
+from tests.blinding_support import is_rewrite, scripted_rewrite
 from tests.shared_data import RAW
 
 SCHOLARIDEAS = RAW / "scholarideas"
@@ -71,6 +72,8 @@ def test_read_idea_forms(tmp_path: Path) -> None:
 
 def _scripted_judge(messages: list[Message]) -> str:
     text = messages[-1]["content"]
+    if is_rewrite(text):
+        return scripted_rewrite(text)
     if "Restate the research idea" in text:
         return json.dumps({"main_target": "Explain graph network predictions",
                            "core_breakthrough": "logic rules over concepts",
@@ -103,6 +106,11 @@ async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -
     assert block["order_disagreement_rate"]["rating"] == 0.0
     tables = results_tables(results)
     assert tables[0].rows[0][0] == "scripted/gen"
+    blinding = results["blinding"]
+    assert blinding["reference_text"] == "rewritten" and blinding["papers"] > 0
+    assert blinding["surface"]["n_references"] == blinding["papers"]
+    assert blinding["surface"]["n_generated"] == 3  # the formalisations of the ideas
+    assert any(t.title.startswith("Blinding check") for t in tables)
     assert (tmp_path / "run" / "results.json").is_file() and (tmp_path / "run" / "report.html").is_file()
     calls = len(judge.calls) + len(gen.calls)
     again = await arun("ligbench", config=config, options=options, generators={"scripted/gen": gen},

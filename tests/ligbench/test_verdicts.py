@@ -21,9 +21,10 @@ from ideaharness.metrics.elo import EloSettings
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
+from tests.blinding_support import is_rewrite, scripted_rewrite
 from tests.ligbench.test_scoring import FORMAL, IDEA
 
-_TITLE = re.compile(r"Title: (.+)")
+_MAIN = re.compile(r"Main target: (.+)")  # the comparison shows no title
 WIN = '{"rating": 1, "soundness": 1, "contribution": 1}'
 
 
@@ -64,6 +65,8 @@ async def test_a_comparison_with_an_unparsed_order_is_no_outcome(tmp_path: Path,
 
     def reply(messages: list[Message]) -> str:
         text = messages[-1]["content"]
+        if is_rewrite(text):
+            return scripted_rewrite(text)
         if "Restate the research idea" in text:
             return json.dumps(FORMAL)
         if "score this new idea" in text:
@@ -85,8 +88,8 @@ async def test_a_comparison_with_an_unparsed_order_is_no_outcome(tmp_path: Path,
 async def test_judge_accuracy_counts_a_pair_only_when_both_orders_parse(tmp_path: Path,
                                                                        shared_corpus_path: Path) -> None:
     def reply(messages: list[Message]) -> str:  # "always A", but silent whenever the titles are descending
-        a_title, b_title = _TITLE.findall(messages[-1]["content"])[:2]
-        return WIN if a_title < b_title else "I cannot tell."
+        a_target, b_target = _MAIN.findall(messages[-1]["content"])[:2]
+        return WIN if a_target < b_target else "I cannot tell."
 
     config = JudgeAccuracyConfig(judge="scripted/test", corpus=str(shared_corpus_path), n_pairs=8)
     results = await arun("ligbench-judge", config=config, options=ExecutionOptions(out=tmp_path / "run",

@@ -20,9 +20,11 @@ from ideaharness.metrics.matched_score import parse_matched_score
 from ideaharness.metrics.pairwise_ranking import parse_pairwise_choice
 from ideaharness.metrics.retrieval import hit_ratio, negative_selection_ratio
 from ideaharness.runner.options import ExecutionOptions
+from tests.blinding_support import is_rewrite, scripted_rewrite
 
 RELEASE = Path(__file__).parent / "fixtures" / "release"
 SHOWN = re.compile(r"^Candidate \d+:\n<title>\n(.+)$", re.MULTILINE)
+REWRITTEN = "we would test whether"  # how the scripted rewrite of the gold begins
 RESTATED = "**Selection of research hypothesis candidate**: candidate 1 or candidate 2"
 
 
@@ -77,8 +79,10 @@ async def test_judge_always_picking_gold_after_restating_the_format_scores_one(t
 
     def judge(messages: list[dict[str, str]]) -> str:
         user = messages[-1]["content"]
+        if is_rewrite(user):  # the gold rewritten into the negatives' form (blinding)
+            return scripted_rewrite(user)
         first = user.split("<candidate_1>\n", 1)[1].split("\n", 1)[0]
-        pick = 1 if first in golds else 2
+        pick = 1 if first in golds or first.startswith(REWRITTEN) else 2
         return (f"{RESTATED}\n\n**Analysis**: candidate {pick} combines the mechanisms soundly.\n"
                 f"**Selection of research hypothesis candidate**: candidate {pick}")
 

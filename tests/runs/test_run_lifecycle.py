@@ -230,7 +230,7 @@ def test_two_processes_on_one_run_directory(tmp_path: Path) -> None:
         n_requests = len(server.requests)
     assert codes == [0, 1], outputs
     assert "in use by process" in refused and "one process per run directory" in refused
-    assert n_requests == 2 * (1 + 1 + 1)  # 2 instances x (generate, overlap, one ranking)
+    assert n_requests == 2 * (1 + 1 + 1 + 1)  # 2 instances x (generate, target rewrite, overlap, one ranking)
     for path in (out / "records").glob("*.jsonl"):
         keys = [(r["step"], r["instance_id"], r["key"]) for r in _lines(path)]
         assert len(keys) == len(set(keys)) == 2
@@ -295,7 +295,7 @@ def test_lone_surrogate_in_an_abstract_runs_with_a_warning(
     assert "\\ud83d" in data.read_text()
     with _server() as server:
         main(_ib_args(server, tmp_path / "run", "--data", str(data)))
-        assert len(server.requests) == 3
+        assert len(server.requests) == 4  # generate, rewrite of the target (blinding), overlap, ranking
     err = capsys.readouterr().err
     assert f"warning: {data}: line 1, field 'references[0].abstract': a lone UTF-16 surrogate" in err
 

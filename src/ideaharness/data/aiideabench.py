@@ -243,7 +243,15 @@ def decomposition_messages(instance: Instance) -> list[dict[str, str]]:
         question=instance.research_question or instance.topic or "",
         background=instance.background_survey or instance.target.abstract or "",
         hypothesis=gt.hypothesis or gt.idea or gt.fine_grained_hypothesis or "",
+        abstract="",
     )
+
+
+def paper_decomposition_messages(paper: Paper) -> list[dict[str, str]]:
+    """The same ``aiideabench_decompose`` prompt for any paper known by title and abstract (an
+    IMCQ distractor), so that its motivation and plan take the ground truth's form."""
+    return render("aiideabench_decompose", title=paper.title, question="", background="", hypothesis="",
+                  abstract=paper.abstract or "")
 
 
 async def decompose_target(

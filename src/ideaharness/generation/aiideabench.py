@@ -68,10 +68,15 @@ def parse_idea(text: str) -> dict[str, str]:
     return {"title": _text(lowered.get("title")).strip(), "motivation": motivation, "experiment_plan": plan}
 
 
-def generation_messages(instance: Instance, inspirations: Sequence[str]) -> list[dict[str, str]]:
-    """Rendered generation prompt for an instance and its inspiration digests."""
-    return render("aiideabench_generate", topic=instance.topic or instance.research_question or "",
-                  inspirations=list(inspirations))
+def generation_messages(
+    instance: Instance, inspirations: Sequence[str], *, topic: str | None = None
+) -> list[dict[str, str]]:
+    """Rendered generation prompt for an instance and its inspiration digests.
+
+    ``topic``: the topic to show (the benchmark passes the anonymised one); default the instance's.
+    """
+    shown = topic if topic is not None else (instance.topic or instance.research_question or "")
+    return render("aiideabench_generate", topic=shown, inspirations=list(inspirations))
 
 
 async def generate_idea(

@@ -11,7 +11,7 @@ from pydantic import Field
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
 from ideaharness.runner.protocol import GeneratorJudgeConfig
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Metric = Literal["imcq", "i2i", "i2t", "novelty", "feasibility"]
 ALL_METRICS: tuple[Metric, ...] = ("imcq", "i2i", "i2t", "novelty", "feasibility")
@@ -24,7 +24,9 @@ class AIIdeaBenchConfig(GeneratorJudgeConfig):
     Instance JSONL file. ``ideas_file``: external ideas (see :mod:`ideaharness.generation.external`)
     used instead of the generator; ``system`` names the system in competitions (default: the
     generator model or the ideas file's stem). ``parity``: the published code's choices where we
-    differ (competition judged once in the ranked order, 1 point per loss). ``inconsistent``: how a
+    differ (competition judged once in the ranked order, 1 point per loss; generators see the
+    dataset's topic instead of the anonymised one; IMCQ distractors are the papers' own texts, not
+    decomposed like the ground truth; no blinding check on decompositions). ``inconsistent``: how a
     pair judged differently in the two orders counts in the competition (a tie, or excluded).
     ``scholar_base_url``: Semantic Scholar root (a local replay server in tests); NA/FA are skipped,
     with a note, when it cannot be reached. ``latest_year``: y_l of FA: the instance cutoff's year
@@ -55,7 +57,9 @@ class AIIdeaBenchConfig(GeneratorJudgeConfig):
                                           "decomposition.")
     cutoff: dt.date = Field(DEFAULT_CUTOFF, description="Default knowledge cutoff (NA split, FA latest "
                             "year), YYYY-MM-DD.")
-    parity: bool = Field(False, description="Published competition: one order, 1 point per loss.")
+    parity: bool = Field(False, description="Published choices: competition in one order with 1 point "
+                         "per loss; the dataset's topic for generators; IMCQ distractors as the papers' "
+                         "own texts.")
     tournament_rounds: int = Field(default=7, ge=1, json_schema_extra={"cli": "--rounds"},
                                    description="Swiss tournament rounds.")
     inconsistent: Literal["tie", "exclude"] = Field("tie", description="A pair judged differently in the "

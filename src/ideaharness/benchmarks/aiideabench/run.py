@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench.blinding import (
+    generation_topic,
+    judge_topic,
+    parse_blind_decomposition,
+)
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION, AIIdeaBenchConfig
+from ideaharness.benchmarks.aiideabench.imcq import build_question
 from ideaharness.benchmarks.aiideabench.literature import (
     ScholarGate,
     ScholarUnavailable,
@@ -48,12 +53,11 @@ from ideaharness.generation.aiideabench import (
     parse_idea,
 )
 from ideaharness.generation.external import load_external_ideas
-from ideaharness.metrics.choice import MCQuestion, build_mcq
+from ideaharness.metrics.choice import MCQuestion
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.schema import Idea, Instance
-from ideaharness.seeding import derive_seed
 
 Phase = tuple[str, Callable[[Instance], Awaitable[None]]]
 
@@ -205,17 +209,19 @@ class AIIdeaBench(Benchmark):
     async def decompose(self, inst: Instance) -> None:
         if not needs_decomposition(inst):
             return
+        parse = parse_decomposition if self.config.parity else parse_blind_decomposition
         await self.steps.judge_step(
-            "decompose", inst.id, "", self.judge, decomposition_messages(inst), parse_decomposition,
+            "decompose", inst.id, "", self.judge, decomposition_messages(inst), parse,
             json_schema=DECOMPOSITION_SCHEMA, **self._sampling(self.config.decomposition_max_tokens),
         )
 
     async def digest(self, inst: Instance) -> None:
-        if not self.config.digest_inspirations:
+        topic, _ = generation_topic(self, inst)
+        if not self.config.digest_inspirations or topic is None:
             return
         await asyncio.gather(*(
             self.steps.judge_step(
-                "digest", inst.id, ref.id, self.judge, digest_messages(ref, inst.topic or ""), parse_digest,
+                "digest", inst.id, ref.id, self.judge, digest_messages(ref, topic), parse_digest,
                 json_schema=DIGEST_SCHEMA, **self._sampling(512),
             )
             for ref in inst.references
@@ -232,9 +238,10 @@ class AIIdeaBench(Benchmark):
         generator = self.generator
         if generator is None:
             raise UserError("no generator model and no --ideas file: nothing produces ideas")
-        inspirations = self.inspirations(inst)
-
-        messages = generation_messages(inst, inspirations)
+        topic, topic_source = generation_topic(self, inst)
+        if topic is None:  # never generate from the published topic (it may name the target's method)
+            return
+        messages = generation_messages(inst, self.inspirations(inst), topic=topic)
 
         async def one(k: int) -> None:
             await self.steps.judge_step(
@@ -252,26 +259,8 @@ class AIIdeaBench(Benchmark):
                                  sample_index=k).model_dump(mode="json")
                 for k, r in enumerate(recs) if r and r["judgment"]["parse_ok"]
             ]
-            self.store.put("ideas", inst.id, {"source": "generator", "ideas": ideas_json})
-
-    def build_questions(self, instances: Sequence[Instance], pool: Sequence[Instance]) -> None:
-        """Record the IMCQ questions (seeded shuffle) of every instance with a ground truth."""
-        for inst in instances:
-            gt = self.ground_truth(inst)
-            if gt is None:
-                continue
-            own = self.inspirations(inst)
-            others = [inspiration_text(r) for o in pool if o.id != inst.id for r in o.references]
-            for comp in J.COMPONENTS:
-                if self.store.has("imcq_question", inst.id, comp):
-                    continue
-                rng = random.Random(derive_seed(self.config.seed, inst.id, "imcq", comp))
-                try:
-                    q = build_mcq(comp, gt[comp], own, others, rng, self.embed)
-                except ValueError as exc:
-                    self.store.put("imcq_question", inst.id, {"skipped": str(exc)}, comp)
-                    continue
-                self.store.put("imcq_question", inst.id, {"question": q.model_dump()}, comp)
+            self.store.put("ideas", inst.id, {"source": "generator", "topic_source": topic_source,
+                                              "ideas": ideas_json})
 
     async def imcq(self, inst: Instance) -> None:
         ideas = self.ideas(inst) or []
@@ -308,7 +297,7 @@ class AIIdeaBench(Benchmark):
     async def i2t(self, inst: Instance) -> None:
         jobs = []
         for k, idea in enumerate(self.ideas(inst) or []):
-            messages = J.i2t_messages(inst.topic or "", idea.motivation or idea.text,
+            messages = J.i2t_messages(judge_topic(self, inst), idea.motivation or idea.text,
                                       idea.experiment_plan or idea.text)
             jobs.append(self.steps.judge_step(
                 "i2t", inst.id, str(k), self.judge, messages, J.parse_i2t,
@@ -339,7 +328,7 @@ class AIIdeaBench(Benchmark):
         keywords = [k for k in inst.extra.get("keywords") or [] if k]
         if not keywords:
             rec = await self.steps.judge_step(
-                "keywords", inst.id, "", self.judge, J.keywords_messages(inst.topic or ""),
+                "keywords", inst.id, "", self.judge, J.keywords_messages(judge_topic(self, inst)),
                 J.parse_keywords, json_schema=J.KEYWORDS_SCHEMA, **self._sampling(200),
             )
             if not rec or not rec["judgment"]["parse_ok"]:
@@ -404,7 +393,8 @@ class AIIdeaBench(Benchmark):
         await self.steps.run_phases(instances, [("decompose", self.decompose), ("digest", self.digest),
                                                 ("generate", self.generate)])
         if "imcq" in metrics:
-            self.build_questions(instances, self.pool)
+            await self.steps.run_phases(instances, [("imcq questions",
+                                                     lambda i: build_question(self, i, self.pool))])
         later: list[Phase] = [(name, fn) for name, fn in
                               (("imcq", self.imcq), ("i2i", self.i2i), ("i2t", self.i2t)) if name in metrics]
         await self.steps.run_phases(instances, later)
@@ -440,10 +430,23 @@ class AIIdeaBench(Benchmark):
         return example_sections(self, list(items))
 
     def notes(self, ctx: RunContext, results: dict[str, Any]) -> list[str]:
-        """Instances without a ground truth."""
-        n = results.get("instances_without_ground_truth")
-        return [f"{n} instance(s) without a ground truth (decomposition failed or not done): no IMCQ/I2I "
-                "for them"] if n else []
+        """Instances without a ground truth or an anonymised topic, IMCQ questions not asked, and
+        surface features that tell the ground-truth option apart."""
+        notes = []
+        if results["instances_without_ground_truth"]:
+            notes.append(f"{results['instances_without_ground_truth']} instance(s) without a ground truth "
+                         "(decomposition failed or not done): no IMCQ/I2I for them")
+        if results["topic"]["generation_skipped_no_topic"]:
+            notes.append(f"{results['topic']['generation_skipped_no_topic']} instance(s) without an "
+                         "anonymised topic (decomposition failed): no ideas generated for them")
+        for comp in J.COMPONENTS:
+            block = results["imcq"].get(comp, {})
+            for reason, count in block.get("questions_skipped_reasons", {}).items():
+                notes.append(f"IMCQ {comp}: {count} question(s) not asked: {reason}")
+            for name in block.get("blinding", {}).get("surface", {}).get("separating", []):
+                notes.append(f"IMCQ {comp}: the surface feature {name!r} alone tells the ground truth from "
+                             "the distractors (separation >= 0.75): the question can be answered by form")
+        return notes
 
     def headline(self, results: dict[str, Any]) -> list[MetricValue]:
         """IMCQ, I2I and I2T per component."""

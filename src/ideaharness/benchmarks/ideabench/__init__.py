@@ -12,7 +12,8 @@ Protocol per instance and scenario:
    instance has no abstract, e.g. TOMATO-Chem); the best of n is kept;
 4. overlap: the judge rates the best-by-BERTScore idea against the same target text, 1–10;
 5. Insight Score: for each quality indicator the judge ranks the n ideas plus the target idea,
-   shown in a seeded random order (``parity=True``: target first, as published).
+   shown in a seeded random order, the target idea rewritten into the generated ideas' form
+   (:mod:`.blinding`; ``parity=True``: the published target text, first, as published).
 
 Every step is a record in the run directory; a re-run resumes. Parse failures are counted and
 excluded from the metric they belong to, never scored. Run it with ``ideaharness run ideabench``

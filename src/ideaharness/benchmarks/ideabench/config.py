@@ -10,7 +10,7 @@ from ideaharness.errors import UserError
 from ideaharness.metrics.similarity import DEFAULT_BERTSCORE_MODEL
 from ideaharness.runner.protocol import GeneratorJudgeConfig
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Scenario = Literal["low", "high"]
 
@@ -70,7 +70,8 @@ class IdeaBenchConfig(GeneratorJudgeConfig):
     indicators: list[Indicator] = Field(
         default_factory=lambda: list(DEFAULT_INDICATORS), json_schema_extra={"cli": "--indicator"},
         description="Insight Score indicator NAME or NAME=DEFINITION.")
-    parity: bool = Field(False, description="Published order: the target idea always shown first.")
+    parity: bool = Field(False, description="Published ranking: the target idea's published text, always "
+                         "shown first (default: rewritten, shuffled).")
     bertscore_model: str = Field(DEFAULT_BERTSCORE_MODEL, description="BERTScore model name or directory.")
     bertscore_layers: int | None = Field(None, description="BERTScore layer (default: the model's).")
     generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")

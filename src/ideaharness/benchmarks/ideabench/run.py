@@ -3,11 +3,13 @@ rankings, each recorded in the run directory (see the package docstring for the 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks.ideabench.blinding import blinding_block, rewrite_target, shown_target
 from ideaharness.benchmarks.ideabench.config import (
     BENCHMARK_VERSION,
     IdeaBenchConfig,
@@ -287,7 +289,7 @@ class IdeaBench(Benchmark):
 
     async def rank(self, inst: Instance, scenario: Scenario, indicator: Indicator) -> None:
         ideas = self.ideas(inst, scenario)
-        target, _ = self.target_text(inst)
+        target = shown_target(self, inst, scenario)  # rewritten into the ideas' form unless parity
         if not ideas or not target:
             return
         items = [("target", target)] + [(idea.id, idea.text) for idea in ideas]
@@ -333,6 +335,11 @@ class IdeaBench(Benchmark):
         for scenario in cfg.scenarios:
             phases.append((f"generate ({scenario})", lambda i, s=scenario: self.generate(i, s)))
         await self.steps.run_phases(instances, phases)
+        if not cfg.parity:
+            await self.steps.run_phases(instances, [
+                (f"rewrite targets ({s})", functools.partial(rewrite_target, self, scenario=s))
+                for s in cfg.scenarios
+            ])
         for scenario in cfg.scenarios:
             self.similarity(instances, scenario)
         later: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = []
@@ -407,6 +414,7 @@ class IdeaBench(Benchmark):
                     "parse_failures": sum(1 for r in recs if r and not r["judgment"]["parse_ok"]),
                     "rank_counts": {str(k): v for k, v in sorted(Counter(ranks).items())},
                 }
+            block["blinding"] = blinding_block(self, instances, scenario)
             results["scenarios"][scenario] = block
         results["errors"] = self.steps.error_count
         return results

@@ -21,7 +21,7 @@ from ideaharness.llm.parsing import check_text
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
 from ideaharness.runner.protocol import BenchmarkConfig
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 SCORE_KEYS = ("rating", "contribution", "soundness", "novelty")
 SCHOLARIDEAS_SYSTEM = "scholarideas (human-written plans)"
@@ -86,7 +86,8 @@ class LigBenchConfig(BenchmarkConfig):
     scoring: ScoringSettings = Field(default_factory=lambda: ScoringSettings())
     debias_means: DebiasMeans = Field("corpus", description="Venue means for debiasing: corpus, paper "
                                       "(published means) or none.")
-    parity: bool = Field(False, description="The paper's settings: fixed order, bound at each Elo step.")
+    parity: bool = Field(False, description="The paper's settings: fixed order, bound at each Elo step, "
+                         "reference papers as published (not rewritten).")
     online: bool = Field(False, description="Novelty from Semantic Scholar search.")
     embedding_model: str = Field(DEFAULT_EMBEDDING_MODEL, description="Sentence-embedding model.")
     bootstrap_resamples: int = Field(2000, ge=10, description="Bootstrap resamples of the 95% intervals.")
@@ -106,13 +107,13 @@ class LigBenchConfig(BenchmarkConfig):
 
 def scoring_settings(scoring: ScoringSettings, *, seed: int, parity: bool, online: bool) -> ScoringSettings:
     """``scoring`` with the run seed, ``parity`` (the paper's choices: one fixed order, the bound C
-    at every Elo step) and ``online`` (novelty from Semantic Scholar; implied by a Semantic Scholar
-    URL) applied.
+    at every Elo step, reference papers as published instead of rewritten into the ideas' form) and
+    ``online`` (novelty from Semantic Scholar; implied by a Semantic Scholar URL) applied.
 
     Raises:
         UserError: ``min_comparisons`` exceeds ``max_comparisons``.
     """
-    updates: dict[str, Any] = {"seed": seed}
+    updates: dict[str, Any] = {"seed": seed, "blind_references": not parity}
     elo = scoring.elo
     if parity:
         updates["order"] = "fixed"
@@ -134,7 +135,8 @@ class ScoreIdeaConfig(BenchmarkConfig):
     scoring: ScoringSettings = Field(default_factory=lambda: ScoringSettings())
     debias_means: DebiasMeans = Field("corpus", description="Venue means for debiasing: corpus, paper "
                                       "(published means) or none.")
-    parity: bool = Field(False, description="The paper's settings: fixed order, bound at each Elo step.")
+    parity: bool = Field(False, description="The paper's settings: fixed order, bound at each Elo step, "
+                         "reference papers as published (not rewritten).")
     online: bool = Field(False, description="Novelty from Semantic Scholar search.")
 
     @model_validator(mode="after")

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks.ligbench.blinding import blinding_block
 from ideaharness.benchmarks.ligbench.config import (
     BENCHMARK_VERSION,
     DEFAULT_MODEL,
@@ -23,10 +24,11 @@ from ideaharness.benchmarks.ligbench.config import (
     parse_generated_idea,
 )
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
-from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer
+from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_text
 from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import UserError
 from ideaharness.metrics.stats import bootstrap_ci
+from ideaharness.metrics.surface import surface_rows
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
@@ -163,7 +165,7 @@ class LigBench(Benchmark):
                 "not_done": len(mine) - len(scored) - gen_failures,
                 "parse_failures": {"generate": gen_failures, **{
                     k: sum(r.parse_failures.get(k, 0) for r in scored)
-                    for k in ("formalize", "initial_score", "compare")}},
+                    for k in ("formalize", "initial_score", "compare", "rewrite")}},
                 "comparisons_per_idea": (len(comparisons) / len(ok)) if ok else None,
                 "order_disagreement_rate": {
                     d: (sum(c.disagreement[d] for c in two_orders) / len(two_orders)) if two_orders else None
@@ -177,9 +179,16 @@ class LigBench(Benchmark):
                     "ci95": bootstrap_ci(values, n_resamples=self.config.bootstrap_resamples,
                                          seed=self.config.seed)}
             systems[system] = block
+        scored = [r for r in self.scores.values() if r.status == "scored" and r.formalization]
+        papers = {c.reference_id: self.scorer.corpus.by_id[c.reference_id] for r in scored
+                  for c in r.comparisons if c.reference_id in self.scorer.corpus.by_id}
+        blinding = blinding_block(self.steps, list(papers.values()),
+                                  [formal_text(r.formalization) for r in scored if r.formalization],
+                                  self.config.scoring.blind_references)
         return {
             "benchmark": "ligbench", "benchmark_version": BENCHMARK_VERSION, "judge": self.config.judge,
-            "corpus": self.config.corpus, "corpus_size": self.corpus_size,
+            "blinding": blinding,
+            "corpus": self.config.corpus, "corpus_size": len(self.scorer.corpus),
             "n_topics": len(self.config.topics), "systems": systems,
             "ideas": {k: v.model_dump(mode="json") for k, v in self.scores.items()},
             "llm_errors": ctx.steps.error_count,
@@ -205,8 +214,14 @@ class LigBench(Benchmark):
         """Ideas not done yet, and novelty notes (e.g. Semantic Scholar unreachable)."""
         notes = [f"{s}: {b['not_done']} idea(s) not done yet; re-run to resume"
                  for s, b in results["systems"].items() if b["not_done"]]
-        return notes + sorted({r["novelty"]["note"] for r in results["ideas"].values()
-                               if r.get("novelty") and r["novelty"].get("note")})
+        notes += sorted({r["novelty"]["note"] for r in results["ideas"].values()
+                         if r.get("novelty") and r["novelty"].get("note")})
+        notes += [f"{s}: {b['parse_failures']['rewrite']} reference paper(s) could not be rewritten into the "
+                  "ideas' form (parse failure) and were replaced by the next retrieved paper"
+                  for s, b in results["systems"].items() if b["parse_failures"].get("rewrite")]
+        return notes + [f"the surface feature {name!r} alone tells a reference paper from an idea "
+                        "(separation >= 0.75): the comparisons are not blind"
+                        for name in results["blinding"]["surface"]["separating"]]
 
     def headline(self, results: dict[str, Any]) -> list[MetricValue]:
         """Each score's mean per system."""
@@ -226,6 +241,19 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                      b["comparisons_per_idea"], (sum(dis) / len(dis)) if dis else None, fails])
     detail = [[system, key, s["n"], s["mean"], s["ci95"]]
               for system, b in results["systems"].items() for key, s in b["scores"].items()]
+    blind = results.get("blinding")
+    tables = []
+    if blind:
+        before = blind["surface_published"] if blind["reference_text"] == "rewritten" else None
+        tables.append(Table(
+            title="Blinding check: reference papers vs ideas in the pairwise comparisons",
+            columns=["", "surface feature", "reference papers", "ideas", "separation",
+                     "separation (published text)"],
+            rows=surface_rows("comparisons", blind["surface"], before),
+            note=f"{blind['papers']} reference paper(s) compared. Both sides show the same four fields; "
+                 "the papers are rewritten into the ideas' form by the judge (--parity: their published "
+                 "analyses). Share of texts with the feature (words: mean count) and how well it alone "
+                 "tells a paper from an idea (balanced accuracy, 0.5 = not at all, 1 = always)."))
     return [
         Table(title="LigBench scores per system (0-5)",
               columns=["system", "ideas", "scored", *SCORE_KEYS, "comparisons/idea",
@@ -235,6 +263,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                    "venue-debiased reference scores; novelty = 0.7·s_sim + 0.3·s_llm."),
         Table(title="Means with bootstrap 95% intervals over ideas",
               columns=["system", "score", "n", "mean", "95% CI"], rows=detail),
+        *tables,
     ]
 
 

@@ -13,7 +13,9 @@ Pipeline (Wang et al., LigBench, §3 and Appendices B, E, F):
    1 / 0.5 / 0 (``ligbench_compare.j2``), in both orders by default; the idea's outcome is the
    mean over the orders, counted only when every order shown parsed (one order alone is
    position-biased), and an order disagreement is recorded. Each dimension is
-   updated by one-sided Elo (:mod:`ideaharness.metrics.elo`) until its stopping rule fires.
+   updated by one-sided Elo (:mod:`ideaharness.metrics.elo`) until its stopping rule fires. Both
+   sides show the same four fields; the opponent is rewritten into them by the judge unless
+   ``blind_references`` is off (:mod:`.blinding`).
 5. **Novelty** = β·s_sim + (1 − β)·s0.novelty with s_sim from the cosine similarity to related
    papers (:mod:`ideaharness.metrics.novelty_ligbench`).
 
@@ -32,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ideaharness.benchmarks.ligbench.blinding import published_text, rewrite_paper
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.data.pairiq import SCORE_DIMENSIONS, PairIQAnalysis, PairIQRecord
 from ideaharness.errors import ParseError
@@ -176,7 +179,9 @@ class ScoringSettings(BaseModel):
     ``n_related`` = 10 related papers for the similarity half of novelty (the paper does not give
     N). ``extra_opponents`` = 2 spare references retrieved beyond T_max so that comparisons lost
     to parse failures can be replaced. ``structured_output`` asks the backend for JSON matching
-    the step's schema (llama.cpp grammar / OpenAI ``response_format``).
+    the step's schema (llama.cpp grammar / OpenAI ``response_format``). ``blind_references``:
+    compare with the reference paper rewritten into the idea's form (:mod:`.blinding`); False
+    (``--parity``) shows its published analysis.
     """
 
     n_calibration: int = Field(default=3, ge=1, description="Calibration papers for the initial score.")
@@ -194,13 +199,15 @@ class ScoringSettings(BaseModel):
     structured_output: bool = Field(True, json_schema_extra={"cli": "--structured/--free-text"},
                                     description="Ask the backend for JSON matching the reply schema, or "
                                     "let the judge reason.")
+    blind_references: bool = Field(True, json_schema_extra={"cli": False}, description="Compare with "
+                                   "reference papers rewritten into the ideas' form (off with --parity).")
     seed: int = Field(0, json_schema_extra={"cli": False}, description="Seed (set from the run seed).")
 
 
 def reference_text(record: PairIQRecord) -> str:
-    """A reference paper as the judge sees it: title plus formalisation (or abstract)."""
-    body = record.analysis.text() if record.analysis is not None else f"Abstract: {record.abstract}"
-    return f"Title: {record.title}\n{body}"
+    """A reference paper as published, in the four fields of a formalised idea (no title line):
+    what LigBench's comparisons show (Appendix B) and the judge-accuracy pairs compare."""
+    return published_text(record)
 
 
 def formal_text(formal: dict[str, str]) -> str:
@@ -250,7 +257,7 @@ class IdeaScorer:
 
     async def score(self, idea_id: str, text: str, *, cutoff: Any = None) -> IdeaScore:
         """Run the whole pipeline for one idea (resuming recorded steps)."""
-        failures = {"formalize": 0, "initial_score": 0, "compare": 0}
+        failures = {"formalize": 0, "initial_score": 0, "compare": 0, "rewrite": 0}
         rec = await self.steps.judge_step(
             "ligbench/formalize", idea_id, "", self.judge, render("ligbench_formalize", idea_text=text),
             parse_formalization, **self._sampling(FORMAL_SCHEMA, 700))
@@ -273,7 +280,7 @@ class IdeaScorer:
         rec = await self.steps.judge_step(
             "ligbench/initial_score", idea_id, "", self.judge,
             render("ligbench_initial_score", idea=query, calibration=[
-                {"title": r.title, "analysis": reference_text(r).split("\n", 1)[1],
+                {"title": r.title, "analysis": reference_text(r),
                  **{d: self.corpus.score(r.id, d) for d in SCORE_DIMENSIONS}} for r in calibration]),
             parse_initial_scores, extra={"calibration": result.calibration},
             **self._sampling(INITIAL_SCHEMA, 200))
@@ -289,7 +296,16 @@ class IdeaScorer:
         for ref in opponents:
             if not any(needs_more(t, cfg.elo) for t in trajectories.values()):
                 break
-            comparison = await self.compare(idea_id, query, ref)
+            ref_text: str | None = reference_text(ref)
+            if cfg.blind_references:
+                ref_text, rewrite = await rewrite_paper(self.steps, self.judge, ref, seed=cfg.seed,
+                                                        temperature=cfg.judge_temperature)
+                if rewrite is None:
+                    return result.model_copy(update={"status": "llm_error", "parse_failures": failures})
+                if ref_text is None:  # never judged against the unblinded paper: next opponent
+                    failures["rewrite"] += 1
+                    continue
+            comparison = await self.compare(idea_id, query, ref, ref_text)
             if comparison is None:
                 return result.model_copy(update={"status": "llm_error", "parse_failures": failures})
             failures["compare"] += sum(1 for v in comparison.outcomes.values() if v is None)
@@ -309,9 +325,13 @@ class IdeaScorer:
                          "novelty": result.novelty["novelty"]}
         return result
 
-    async def compare(self, idea_id: str, idea_text: str, ref: PairIQRecord) -> Comparison | None:
-        """Judge the idea against one reference in the configured orders; None on an LLM error."""
-        ref_text = reference_text(ref)
+    async def compare(self, idea_id: str, idea_text: str, ref: PairIQRecord,
+                      ref_text: str | None = None) -> Comparison | None:
+        """Judge the idea against one reference in the configured orders; None on an LLM error.
+
+        ``ref_text``: the reference as shown (default its published text, :func:`reference_text`).
+        """
+        ref_text = ref_text if ref_text is not None else reference_text(ref)
         orders = self.orders(idea_id, ref.id)
 
         async def one(order: str) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ Two generators (ResearchBench hypothesis composition; engine MOOSE-Chem, Yang et
   ``n_refine`` times by critique-and-rewrite (refine), then all refined hypotheses merged into one
   (recombine). MOOSE-Chem's published settings are 2 mutations and 2 self-refine iterations.
 
-Every model call goes through :class:`~ideaharness.benchmarks._common.StepRunner` (judge loop with
+Every model call goes through :class:`~ideaharness.runner.steps.StepRunner` (judge loop with
 bounded retries) and is stored as a record (raw text, parsed value, parse status, attempts); a
 step whose reply cannot be parsed leaves its output out (recorded), never replaced by a default.
 """

@@ -31,7 +31,7 @@ from ideaharness.llm.client import DEFAULT_MODEL
 from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 Task = Literal["retrieval", "composition", "ranking"]
 TASKS: tuple[Task, ...] = ("retrieval", "composition", "ranking")
 Method = Literal["one_step", "pipeline"]
@@ -82,7 +82,8 @@ class ResearchBenchConfig(BenchmarkConfig):
     n_negatives: int = Field(5, ge=1, description="Generated negatives per paper.")
     inspirations_per_negative: int = Field(2, ge=1,
                                            description="Non-gold inspirations per generated negative.")
-    parity: bool = Field(False, description="Published order only: gold always candidate 1.")
+    parity: bool = Field(False, description="Published ranking: the gold's published text, always "
+                         "candidate 1 (default: rewritten, both orders).")
     # reporting
     published_after: dt.date | None = Field(None, description="Also report the 'strict' subset of papers "
                                             "published after DATE (YYYY-MM-DD).")

@@ -29,7 +29,7 @@ from ideaharness.benchmarks.researchbench.config import (
     input_files,
     load_data,
 )
-from ideaharness.benchmarks.researchbench.ranking import generate_negatives, judge_pairs
+from ideaharness.benchmarks.researchbench.ranking import generate_negatives, judge_pairs, rewrite_gold
 from ideaharness.benchmarks.researchbench.screening import screen_pool
 from ideaharness.data.pools import CandidatePool, build_pool, derive_seed, paper_text, similarity_to_queries
 from ideaharness.metrics.pairwise_ranking import ORDERS, PairResult
@@ -76,6 +76,7 @@ class ResearchBench(Benchmark):
         self.retrieval: dict[str, dict[str, Any]] = {}
         self.composition: dict[str, dict[str, Any]] = {}
         self.ranking: dict[str, dict[str, Any]] = {}
+        self.blinding: dict[str, dict[str, Any]] = {}  # ranking texts: gold published / shown, negatives
         self._embeddings: Any = None
         self._embedded_ids: dict[str, int] = {}
 
@@ -277,10 +278,26 @@ class ResearchBench(Benchmark):
             )
             negatives = [(g["id"], g["hypothesis"]) for g in generated if g["hypothesis"]]
             negative_failures = sum(1 for g in generated if g["hypothesis"] is None)
+        shown: str | None = gold
+        record: dict[str, Any] | None = None
+        blind = not self.config.parity and bool(negatives)
+        if blind:  # the gold in the negatives' form, or not judged at all
+            shown, record = await rewrite_gold(
+                self.steps, self.judge, inst.id, gold, [h for _, h in negatives],
+                temperature=self.config.judge_temperature, seed=self.config.seed)
+        self.blinding[inst.id] = {"original": gold, "shown": shown, "negatives": [h for _, h in negatives]}
+        if shown is None:
+            self.ranking[inst.id] = {
+                "skipped": "gold rewrite failed (parse failure)" if record else "gold rewrite not done",
+                "source": "given" if use_given else "generated",
+                "reference_text": "rewrite failed" if record else "rewrite not done",
+                "negative_generation_failures": negative_failures,
+            }
+            return
         orders = ORDERS[:1] if self.config.parity else ORDERS
         pairs = await judge_pairs(
             self.steps, self.judge, inst.id, question=inst.research_question or inst.target.title,
-            gold=gold, negatives=negatives, discipline=discipline_of(inst), orders=orders,
+            gold=shown, negatives=negatives, discipline=discipline_of(inst), orders=orders,
             temperature=self.config.judge_temperature, max_tokens=self.config.judge_max_tokens,
             seed=self.config.seed,
         )
@@ -291,6 +308,7 @@ class ResearchBench(Benchmark):
             "pairs": [p.model_dump(mode="json") for p in pairs],
             "pair_parse_failures": sum(1 for p in pairs for c in p.choices.values() if c is None),
             "missing_judgments": sum(len(orders) - len(p.choices) for p in pairs),
+            "reference_text": "rewritten" if blind else "published",
         }
 
     # -- driver --------------------------------------------------------------
