@@ -1,7 +1,8 @@
 """ideaharness: benchmarks for research-idea generation over one vocabulary.
 
 ``ideaharness.run("ideabench", generator="local/qwen2.5-coder-0.5b", limit=2)`` runs a benchmark
-from Python with the CLI's parameters; see :mod:`ideaharness.api`.
+from Python with the CLI's parameters (``await ideaharness.arun(...)`` in a notebook); see
+:mod:`ideaharness.api`.
 """
 
 from __future__ import annotations
@@ -23,3 +24,10 @@ def load_run(path: object) -> object:
     from ideaharness.analysis.load import load_run as _load_run
 
     return _load_run(path)  # type: ignore[arg-type]
+
+
+async def arun(benchmark: str = "ideabench", **kwargs: Any) -> dict[str, Any]:
+    """Run a benchmark from async code (notebooks); see :func:`ideaharness.api.arun`."""
+    from ideaharness.api import arun as _arun
+
+    return await _arun(benchmark, **kwargs)

@@ -2,7 +2,7 @@
 
 Exit statuses (README, docs/runs.md): 0 the run is complete; 1 a usage or input error
 (:class:`UserError`); 3 a partial run (:class:`PartialRunError`: some units failed or were skipped
-after retries; ``results.json`` names them); 130 interrupted (Ctrl-C).
+after retries; ``results.json`` names them); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ EXIT_OK = 0
 EXIT_USER_ERROR = 1
 EXIT_PARTIAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 class UserError(Exception):
@@ -30,6 +31,13 @@ class PartialRunError(UserError):
     """
 
     exit_code = EXIT_PARTIAL
+
+
+class Terminated(KeyboardInterrupt):
+    """The run received SIGTERM (a scheduler stopping it): handled like Ctrl-C — records kept,
+    results and report written — then the CLI exits with status 143 (128 + 15)."""
+
+    exit_code = EXIT_TERMINATED
 
 
 class DataError(UserError):

@@ -62,14 +62,19 @@ def test_tomato_mapping_and_decomposition_parse() -> None:
     )
     mapped = from_tomato([inst])[0]
     assert mapped.topic == "How can we make X?" and needs_decomposition(mapped)
-    reply = '```json\n{"topic": "t", "motivation": "m", "experiment_plan": ["s1", "s2"]}\n```'
+    topic = "The topic of this paper is making X at room temperature."
+    motivation = "Prior routes to X need high pressure; a catalyst could lower the barrier."
+    steps = ["Step 1: screen catalysts for X.", "Step 2: measure the yield at room temperature."]
+    body = json.dumps({"topic": topic, "motivation": motivation, "experiment_plan": steps})
+    reply = "```json\n" + body + "\n```"
     parsed = parse_decomposition(reply)
-    assert parsed == {"topic": "t", "motivation": "m", "experiment_plan": "s1\ns2"}
+    assert parsed == {"topic": topic, "motivation": motivation, "experiment_plan": "\n".join(steps)}
     done = apply_decomposition(mapped, parsed)
-    assert done.topic == "How can we make X?" and done.ground_truth.experiment_plan == "s1\ns2"
-    assert done.extra["decomposed_topic"] == "t" and not needs_decomposition(done)
-    with pytest.raises(ParseError):
-        parse_decomposition('{"topic": "t", "motivation": "", "experiment_plan": "p"}')
+    assert done.topic == "How can we make X?" and done.ground_truth.experiment_plan == "\n".join(steps)
+    assert done.extra["decomposed_topic"] == topic and not needs_decomposition(done)
+    for bad in ("", "\u200b", "..."):
+        with pytest.raises(ParseError):
+            parse_decomposition(json.dumps({"topic": topic, "motivation": bad, "experiment_plan": steps}))
 
 
 def test_external_ideas_both_formats(tmp_path: Path) -> None:
@@ -83,13 +88,15 @@ def test_external_ideas_both_formats(tmp_path: Path) -> None:
     assert jl["aiib-1"][0].motivation.startswith("Unlabeled pixels")
     assert jl["aiib-1"][0].provenance.generator == "chunky"
     bad = tmp_path / "x.jsonl"
-    bad.write_text('{"instance_id": "a", "motivation": "m"}\n')
+    bad.write_text('{"instance_id": "a", "motivation": "Attention windows are too short."}\n')
     with pytest.raises(DataError, match="line 1, field 'Experiment'"):
         load_external_ideas(bad)
 
 
 def test_parse_idea_accepts_ai_scientist_keys() -> None:
-    assert parse_idea('{"Title": "t", "Motivation": "m", "Experiment": "e"}') == {
-        "title": "t", "motivation": "m", "experiment_plan": "e"}
+    motivation = "Quadratic attention is slow on long documents; learned global tokens keep context cheaply."
+    plan = "Step 1: add 8 global tokens. Step 2: compare with Longformer."
+    reply = json.dumps({"Title": "t", "Motivation": motivation, "Experiment": plan})
+    assert parse_idea(reply) == {"title": "t", "motivation": motivation, "experiment_plan": plan}
     with pytest.raises(ParseError):
-        parse_idea('{"title": "t", "motivation": "m"}')
+        parse_idea(json.dumps({"title": "t", "motivation": motivation}))

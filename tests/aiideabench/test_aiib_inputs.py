@@ -107,7 +107,7 @@ def test_cli_names_the_file_field_not_a_flag(tmp_path: Path, capsys: pytest.Capt
 
 def test_external_ideas_with_unknown_or_empty_instance_id(tmp_path: Path) -> None:
     known = {"aiib-0", "aiib-1"}
-    good = {"motivation": "m", "experiment_plan": "p"}
+    good = {"motivation": "Why attention is slow here", "experiment_plan": "Run the sparse variant"}
     path = tmp_path / "ideas.jsonl"
     path.write_text(
         "\n".join(json.dumps(r) for r in [{"instance_id": "aiib-0", **good}, {"instance_id": "0", **good}])
@@ -136,7 +136,8 @@ def test_run_refuses_ideas_for_instances_not_in_the_data(
 ) -> None:
     ideas = tmp_path / "mysys.jsonl"
     ideas.write_text(
-        json.dumps({"instance_id": "tomato-chem/999", "motivation": "m", "experiment_plan": "p"})
+        json.dumps({"instance_id": "tomato-chem/999", "motivation": "Why attention is slow here",
+                    "experiment_plan": "Run the sparse variant"})
     )
     with pytest.raises(SystemExit) as exc:
         main(

@@ -41,7 +41,7 @@ def test_parse_compete_needs_final_choice() -> None:
 def test_prompts_insert_text_as_data() -> None:
     tricky = "uses {braces} and {{ jinja }} and {% raw %}"
     msgs = J.imcq_messages("experiment_plan", tricky, ["a", "b", "c", "d"])
-    assert tricky in msgs[-1]["content"] and "Option D: d" in msgs[-1]["content"]
+    assert tricky in msgs[-1]["content"] and "Option D:\n<option_d>\nd\n</option_d>" in msgs[-1]["content"]
     assert "experiment plan" in msgs[-1]["content"]
     msgs = J.compete_messages("topic", tricky, "other")
     assert tricky in msgs[-1]["content"]

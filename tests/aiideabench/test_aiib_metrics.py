@@ -111,9 +111,12 @@ def test_imcq_picks_expected_distractors_and_never_the_motivation_in_plan_questi
     assert len(answers) > 1
 
 
-def test_imcq_hit_counts_any_idea_and_ignores_parse_failures() -> None:
+def test_imcq_hit_counts_any_idea_and_a_parse_failure_is_never_a_miss() -> None:
     assert imcq_hit(["B", "C"], "C") == 1
-    assert imcq_hit(["B", None], "C") == 0
+    assert imcq_hit(["B", "D"], "C") == 0
+    # the unparsed idea might have picked C: the instance is undetermined, not a miss (issue 9.16)
+    assert imcq_hit(["B", None], "C") is None
+    assert imcq_hit(["C", None], "C") is None  # keeping only determined 1s would select on the outcome
     assert imcq_hit([None, None], "C") is None
 
 

@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, results_tables, run_aiideabench_async
+from ideaharness import arun
+from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, results_tables
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.feasibility import influence_norm
+from ideaharness.runner.options import ExecutionOptions
 from ideaharness.scholarly.replay import ReplayServer
 from ideaharness.scholarly.s2 import PAPER_FIELDS
 
@@ -33,6 +34,23 @@ def toy_embed(texts: list[str]) -> np.ndarray:
     return out / np.where(norms == 0, 1, norms)
 
 
+def options_of(user: str) -> dict[str, str]:
+    """The options of an IMCQ prompt by letter."""
+    return dict(re.findall(r"Option ([A-D]):\n<option_[a-d]>\n(.*?)\n</option_[a-d]>", user, re.S))
+
+
+def scripted_decomposition(user: str) -> str:
+    """A decomposition in the ground truth's form (motivation + step-per-line plan) of any paper."""
+    title = user.split("<title>\n", 1)[1].split("\n</title>", 1)[0]
+    return json.dumps({
+        "topic": f"The topic of this paper is {title.lower()}.",
+        "motivation": f"Existing approaches to {title.lower()} leave a gap; a new insight about this setting "
+                      "could close it and make such systems more useful.",
+        "experiment_plan": f"Setup: build a system for {title.lower()}.\nEvaluation: compare it with "
+                           "baselines on standard benchmarks.",
+    })
+
+
 def responder(style: str = "good", imcq_letter: str | None = None):  # type: ignore[no-untyped-def]
     def reply(messages: list[dict[str, str]]) -> str:
         user = messages[-1]["content"]
@@ -41,19 +59,20 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
             return json.dumps(
                 {
                     "title": f"{tag} idea",
-                    "motivation": f"{tag} motivation about attention",
-                    "experiment_plan": f"Step 1: {tag} experiment",
+                    "motivation": f"{tag} motivation about attention: windows are too short for documents",
+                    "experiment_plan": f"Step 1: {tag} experiment on long inputs. Step 2: measure the cost",
                 }
             )
         if "closest in content" in user:
             if imcq_letter:
                 return json.dumps({"closest_option": imcq_letter, "explanation": "x"})
             # pick the option that repeats the ground-truth motivation / plan wording of the fixture
-            for letter in "ABCD":
-                m = re.search(rf"Option {letter}: (.*)", user)
-                if m and ("Long-document" in m.group(1) or "Block-sparse" in m.group(1)):
+            for letter, text in options_of(user).items():
+                if "Long-document" in text or "Block-sparse" in text:
                     return json.dumps({"closest_option": letter, "explanation": "x"})
             return "I cannot decide."
+        if "Break the research below" in user:
+            return scripted_decomposition(user)
         if "Rate how similar" in user:
             return json.dumps({"rating": 4, "explanation": "x"})
         if "how well the motivation" in user:
@@ -66,8 +85,9 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
         if "atomic methods" in user:
             return json.dumps({"concepts": ["sparse attention"]})
         if "Summarise this paper" in user:
-            return json.dumps({"idea": "DIGEST of " + user.split("<title>\n")[1].split("\n")[0],
-                               "experiment_steps": "Step 1: x"})
+            return json.dumps({"idea": "DIGEST of " + user.split("<title>\n")[1].split("\n")[0]
+                               + ": the paper's core idea, what is new and how it works",
+                               "experiment_steps": "Step 1: run the method on its benchmark data"})
         if "search keywords" in user:
             return json.dumps({"keywords": ["attention"]})
         raise AssertionError(f"unexpected prompt: {user[:200]}")
@@ -90,8 +110,8 @@ async def test_run_tables_and_resume(tmp_path: Path) -> None:
     )
     judge = ScriptedModel(responder())
     gen = ScriptedModel(responder())
-    res = await run_aiideabench_async(
-        cfg, options(tmp_path, "a"), generator=gen, judge=judge, embed_fn=toy_embed
+    res = await arun("aiideabench", config=cfg, options=options(tmp_path, "a"), generator=gen, judge=judge,
+                     embed_fn=toy_embed
     )
     assert res["instances"] == 2 and res["ideas"] == 4
     assert res["i2i"]["motivation"]["mean"] == 4.0 and res["i2i"]["motivation"]["n"] == 2
@@ -106,8 +126,8 @@ async def test_run_tables_and_resume(tmp_path: Path) -> None:
     calls = len(judge.calls) + len(gen.calls)
     # resume: nothing is asked again
     judge2, gen2 = ScriptedModel(responder()), ScriptedModel(responder())
-    again = await run_aiideabench_async(
-        cfg, options(tmp_path, "a"), generator=gen2, judge=judge2, embed_fn=toy_embed
+    again = await arun("aiideabench", config=cfg, options=options(tmp_path, "a"), generator=gen2,
+                       judge=judge2, embed_fn=toy_embed
     )
     assert judge2.calls == [] and gen2.calls == [] and calls > 0
     assert again["i2i"] == res["i2i"]
@@ -117,9 +137,8 @@ async def test_imcq_wrong_answers_score_zero(tmp_path: Path) -> None:
     cfg = AIIdeaBenchConfig(
         data=DATA, generator="g", judge="j", n_ideas=1, metrics=["imcq"], seed=5, bootstrap_resamples=20
     )
-    res = await run_aiideabench_async(
-        cfg,
-        options(tmp_path, "b", limit=3),
+    res = await arun("aiideabench", config=cfg,
+        options=options(tmp_path, "b", limit=3),
         generator=ScriptedModel(responder()),
         judge=ScriptedModel(responder(imcq_letter="A")),
         embed_fn=toy_embed,
@@ -137,18 +156,16 @@ async def test_imcq_wrong_answers_score_zero(tmp_path: Path) -> None:
 async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     common = {"data": DATA, "judge": "j", "n_ideas": 1, "metrics": ["i2t"], "bootstrap_resamples": 50}
     weak = AIIdeaBenchConfig(generator="weak-model", **common)
-    await run_aiideabench_async(
-        weak,
-        options(tmp_path, "weak", 3),
+    await arun("aiideabench", config=weak,
+        options=options(tmp_path, "weak", 3),
         generator=ScriptedModel(responder("weak")),
         judge=ScriptedModel(responder()),
         embed_fn=toy_embed,
     )
     strong = AIIdeaBenchConfig(generator="strong-model", **common)
     judge = ScriptedModel(responder())
-    res = await run_aiideabench_async(
-        strong,
-        options(tmp_path, "strong", 3),
+    res = await arun("aiideabench", config=strong,
+        options=options(tmp_path, "strong", 3),
         compare=[tmp_path / "weak"],
         generator=ScriptedModel(responder("good")),
         judge=judge,
@@ -159,6 +176,10 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     assert comp["points"] == {"strong-model": 3 * 7 * 3, "weak-model": 0.0}
     assert comp["rank"] == {"strong-model": 1, "weak-model": 2}
     assert comp["pairs"] == 3 and comp["judgments"] == 6 and comp["inconsistent_pairs"] == 0
+    # both sides show motivation and plan only: no title (which one system might lack) on either side
+    compete = [m[-1]["content"] for m, _ in judge.calls if "choose the better idea" in m[-1]["content"]]
+    assert compete and not any("Title:" in p for p in compete)
+    assert all(p.count("Motivation:") == p.count("Experiment plan:") == 2 for p in compete)
     bt = comp["bradley_terry"]
     assert bt["strong-model"]["rating"] == 1000.0 and bt["weak-model"]["rating"] < 1000.0
     assert "never lost or never won" in comp["bradley_terry_note"]
@@ -166,9 +187,8 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     biased = ScriptedModel(
         lambda m: '{"final_choice": 0}' if "choose the better" in m[-1]["content"] else responder()(m)
     )
-    res2 = await run_aiideabench_async(
-        strong.model_copy(update={"seed": 1}),
-        options(tmp_path, "s2", 3),
+    res2 = await arun("aiideabench", config=strong.model_copy(update={"seed": 1}),
+        options=options(tmp_path, "s2", 3),
         compare=[tmp_path / "weak"],
         generator=ScriptedModel(responder("good")),
         judge=biased,
@@ -181,9 +201,8 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     )
     # parity: one order, higher-ranked is idea 0, +1 per loss
     parity = strong.model_copy(update={"parity": True, "seed": 2})
-    res3 = await run_aiideabench_async(
-        parity,
-        options(tmp_path, "s3", 3),
+    res3 = await arun("aiideabench", config=parity,
+        options=options(tmp_path, "s3", 3),
         compare=[tmp_path / "weak"],
         generator=ScriptedModel(responder("good")),
         judge=judge,
@@ -263,9 +282,8 @@ async def test_novelty_and_feasibility_against_local_server(tmp_path: Path) -> N
             scholar_base_url=server.base_url,
             bootstrap_resamples=20,
         )
-        res = await run_aiideabench_async(
-            cfg,
-            options(tmp_path, "lit"),
+        res = await arun("aiideabench", config=cfg,
+            options=options(tmp_path, "lit"),
             generator=ScriptedModel(responder()),
             judge=ScriptedModel(responder()),
             embed_fn=toy_embed,
@@ -289,9 +307,8 @@ async def test_literature_skipped_when_offline(tmp_path: Path) -> None:
         scholar_base_url="http://127.0.0.1:9",
         bootstrap_resamples=20,
     )
-    res = await run_aiideabench_async(
-        cfg,
-        options(tmp_path, "off"),
+    res = await arun("aiideabench", config=cfg,
+        options=options(tmp_path, "off"),
         generator=ScriptedModel(responder()),
         judge=ScriptedModel(responder()),
         embed_fn=toy_embed,
@@ -306,12 +323,15 @@ async def test_external_ideas_and_inspiration_digests(tmp_path: Path) -> None:
     cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas_file=str(FIX / "ai_scientist_ideas.json"),
                             metrics=["i2t", "imcq"], digest_inspirations=True, bootstrap_resamples=20)
     judge = ScriptedModel(responder())
-    res = await run_aiideabench_async(cfg, options(tmp_path, "ext", 3), judge=judge, embed_fn=toy_embed)
+    res = await arun("aiideabench", config=cfg, options=options(tmp_path, "ext", 3), judge=judge,
+                     embed_fn=toy_embed)
     assert res["system"] == "ai_scientist_ideas" and res["generator"] is None
     # aiib-2 has no external idea: counted, not scored
     assert res["instances_with_ideas"] == 2 and res["ideas"] == 2 and res["i2t"]["motivation"]["n"] == 2
-    questions = [json.loads(x)["data"]["question"] for x in
-                 (tmp_path / "ext/records/imcq_question.jsonl").read_text().splitlines()]
-    # the digests (not the abstracts) are the inspiration texts of the run's own instances
-    assert any(o.startswith("DIGEST of ") for q in questions for o in q["options"])
+    lines = (tmp_path / "ext/records/imcq_question.jsonl").read_text().splitlines()
+    records = [json.loads(x)["data"] for x in lines]
+    # the digests (not the abstracts) are the inspiration texts of the run's own instances (they
+    # choose the distractors; the options are the distractor papers' decompositions)
+    assert any(d["published"].startswith("DIGEST of ") for r in records for d in r["distractors"])
+    assert not any(o.startswith("DIGEST of ") for r in records for o in r["question"]["options"])
     assert not any("Propose one new research idea" in m[-1]["content"] for m, _ in judge.calls)

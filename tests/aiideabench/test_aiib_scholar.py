@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, run_aiideabench_async
+from ideaharness import arun
+from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.feasibility import feasibility_score
+from ideaharness.runner.options import ExecutionOptions
 from ideaharness.scholarly import SemanticScholar
 from ideaharness.scholarly.replay import ReplayServer, Reply
 from ideaharness.scholarly.s2 import PAPER_FIELDS
@@ -86,8 +87,8 @@ async def test_unreachable_host_is_detected_once_and_every_literature_unit_skipp
     cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas_file=IDEAS, metrics=["novelty", "feasibility"],
                             scholar_base_url=url, bootstrap_resamples=20)
     judge_model = judge()
-    res = await run_aiideabench_async(
-        cfg, ExecutionOptions(out=tmp_path / "run", limit=2, progress=False, timeout_s=1.0),
+    res = await arun("aiideabench", config=cfg, options=ExecutionOptions(out=tmp_path / "run", limit=2,
+                                                                         progress=False, timeout_s=1.0),
         judge=judge_model, embed_fn=toy_embed,
     )
     assert len(accepted) == 1  # one probe; no request per instance, no retry against a dead host
@@ -126,9 +127,8 @@ async def test_a_400_past_the_served_citations_keeps_what_was_fetched_and_skips_
     cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas_file=IDEAS, metrics=["feasibility"],
                             bootstrap_resamples=20)
     with s2_server() as server:
-        res = await run_aiideabench_async(
-            cfg.model_copy(update={"scholar_base_url": server.base_url}),
-            ExecutionOptions(out=tmp_path / "run", limit=2, progress=False), judge=judge(),
+        res = await arun("aiideabench", config=cfg.model_copy(update={"scholar_base_url": server.base_url}),
+            options=ExecutionOptions(out=tmp_path / "run", limit=2, progress=False), judge=judge(),
             embed_fn=toy_embed,
         )
     fea = res["feasibility"]

@@ -160,6 +160,11 @@ def test_researchbench_ranking_with_given_negatives_never_checks_the_generator(
     from tests.researchbench.test_rb_run import RELEASE
 
     def rank(body: dict[str, Any]) -> str:
+        from tests.blinding_support import is_rewrite, scripted_rewrite
+
+        user = body["messages"][-1]["content"]
+        if is_rewrite(user):  # the gold rewritten into the negatives' form (blinding)
+            return scripted_rewrite(user)
         return "**Analysis**: a.\n**Selection of research hypothesis candidate**: candidate 1"
 
     with OpenAICompatServer(rank) as srv:

@@ -38,14 +38,14 @@ def test_external_ideas_with_u2028_in_a_string(tmp_path: Path) -> None:
         [
             {
                 "instance_id": "aiib-0",
-                "motivation": "Line one\u2028line two",
-                "experiment_plan": "Step 1\x85Step 2",
+                "motivation": "Line one\u2028line two and three",
+                "experiment_plan": "Step 1 first\x85Step 2 second",
             },
         ],
     )
     ideas = load_external_ideas(path)
-    assert ideas["aiib-0"][0].motivation == "Line one\u2028line two"
-    assert ideas["aiib-0"][0].experiment_plan == "Step 1\x85Step 2"
+    assert ideas["aiib-0"][0].motivation == "Line one\u2028line two and three"
+    assert ideas["aiib-0"][0].experiment_plan == "Step 1 first\x85Step 2 second"
 
 
 def test_paper_corpus_with_u2028_in_a_string(tmp_path: Path) -> None:

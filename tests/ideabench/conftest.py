@@ -8,14 +8,19 @@ import re
 import pytest
 
 from ideaharness.llm.scripted import ScriptedModel
+from tests.blinding_support import is_rewrite, scripted_rewrite
+
+IDEA_TEXT = "Idea {i} about {{x_i}}: test whether doping the hydrogel raises its thermopower at 25 C"
 
 
-def ideabench_responder(rank_target_position: str = "last", ideas_text: str = "Idea {i} about {{x_i}}"):
+def ideabench_responder(rank_target_position: str = "last", ideas_text: str = IDEA_TEXT):
     """Replies to IdeaBench prompts: n ideas, an overlap rating, a ranking placing the target
     (recognised by the run's target text marker) first or last."""
 
     def respond(messages: list[dict[str, str]]) -> str:
         user = messages[-1]["content"]
+        if is_rewrite(user):
+            return scripted_rewrite(user)
         if "propose" in user and '"ideas"' in user:
             n = int(re.search(r"holding exactly (\d+) ideas", user).group(1))
             return json.dumps(
@@ -31,7 +36,8 @@ def ideabench_responder(rank_target_position: str = "last", ideas_text: str = "I
             order = [target] + others if rank_target_position == "first" else others + [target]
             return json.dumps({"ranking": order, "rationale": "scripted"})
         if user.startswith("Below is the abstract"):
-            return "Hypothesis: a scripted restatement of the paper's idea, long enough to count."
+            return ("Hypothesis: a scripted restatement of the paper's idea: adding a salt to the hydrogel "
+                    "raises its thermopower, tested by measuring the Seebeck coefficient.")
         raise AssertionError(f"unexpected prompt: {user[:80]}")
 
     return respond

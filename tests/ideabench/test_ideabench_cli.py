@@ -197,11 +197,11 @@ def test_cli_against_openai_compatible_server_with_429_and_500(
         first_requests = len(server.requests)
         main(args)
         assert len(server.requests) == first_requests
-    # 2 instances x (generate + overlap + 2 rankings) = 8 units, plus the 2 failed attempts
-    assert first_requests == 8 + 2
+    # 2 instances x (generate + target rewrite + overlap + 2 rankings) = 10 units, plus 2 failed attempts
+    assert first_requests == 10 + 2
     keys = [(json.loads(line)["step"], json.loads(line)["instance_id"], json.loads(line)["key"])
             for part in (out / "records").glob("*.jsonl") for line in part.read_text().splitlines()]
-    assert len(keys) == len(set(keys)) == 2 * 5  # similarity is recorded too, once per instance
+    assert len(keys) == len(set(keys)) == 2 * 6  # similarity is recorded too, once per instance
     results = json.loads((out / "results.json").read_text())
     assert results["scenarios"]["low"]["insight"]["novelty"]["m"] == 2
     assert "OPENAI_API_KEY" not in (out / "config.json").read_text()
@@ -223,8 +223,8 @@ def test_bad_flags_exit_1_without_traceback(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_partial_results_are_not_a_success(tmp_path: Path) -> None:
-    from ideaharness.cli.options import finish_run
     from ideaharness.errors import PartialRunError
+    from ideaharness.runner.run import finish_run
 
     finish_run({"status": "complete", "failed_units": []}, tmp_path)
     units = [{"step": "generate/low", "instance_id": "x", "key": "", "status": "failed", "error": "e"},

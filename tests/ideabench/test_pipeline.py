@@ -18,7 +18,8 @@ def _records(out: Path, step: str) -> list[dict]:
 
 
 def test_run_scores_and_resumes(tmp_path: Path) -> None:
-    model = ScriptedModel(ideabench_responder(ideas_text="Idea {i}: minimise {x_i} under {{ y }}"))
+    ideas_text = "Idea {i}: minimise {x_i} under {{ y }} to test whether the constrained gel stays strong"
+    model = ScriptedModel(ideabench_responder(ideas_text=ideas_text))
     out = tmp_path / "run"
     results = ideaharness.run("ideabench", generator=model, judge=model, limit=4, out=out, progress=False)
     low = results["scenarios"]["low"]

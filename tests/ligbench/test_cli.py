@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.ligbench import LigBenchConfig, results_tables, run_ligbench_async
+from ideaharness import arun
+from ideaharness.benchmarks.ligbench import LigBenchConfig, results_tables
 from ideaharness.cli import main
 from ideaharness.cli.ligbench import read_idea
 from ideaharness.data.scholarideas import bundled_root
 from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
+from ideaharness.runner.options import ExecutionOptions
+from tests.blinding_support import is_rewrite, scripted_rewrite
 
 SCHOLARIDEAS = bundled_root()
 PLAN = SCHOLARIDEAS / "ScholarIdeas" / "ai_1"
@@ -40,7 +42,8 @@ def test_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, _, err = _run_cli(["score-idea", "an idea about graphs", "--corpus", str(tmp_path / "none.jsonl")],
                             capsys)
     _one_line_error(code, err, "none.jsonl", "no such file")
-    code, _, err = _run_cli(["score-idea", "text", "--corpus", str(tmp_path), "--order", "sideways"], capsys)
+    code, _, err = _run_cli(["score-idea", "an idea about graphs", "--corpus", str(tmp_path), "--order",
+                             "sideways"], capsys)
     _one_line_error(code, err, "--order", "both")
     code, _, err = _run_cli(["score-idea", "missing_plan.txt", "--corpus", str(tmp_path)], capsys)
     _one_line_error(code, err, "missing_plan.txt")
@@ -56,29 +59,40 @@ def test_read_idea_forms(tmp_path: Path) -> None:
     (tmp_path / "idea.md").write_text("Use logic rules to explain GNNs.")
     assert read_idea(str(tmp_path / "idea.md")) == ("idea", "Use logic rules to explain GNNs.", None)
     assert read_idea("A plain idea in words.")[1] == "A plain idea in words."
-    with pytest.raises(UserError):
-        read_idea("   ")
+    for degenerate in ("   ", "\u200b", "...", "\u200b \u2060 …"):
+        with pytest.raises(UserError):
+            read_idea(degenerate)
+    (tmp_path / "dots.md").write_text("...")
+    with pytest.raises(UserError, match="dots.md"):
+        read_idea(str(tmp_path / "dots.md"))
 
 
 def _scripted_judge(messages: list[Message]) -> str:
     text = messages[-1]["content"]
+    if is_rewrite(text):
+        return scripted_rewrite(text)
     if "Restate the research idea" in text:
-        return json.dumps({"main_target": "t", "core_breakthrough": "b", "innovative_methods": "1. m",
-                           "experimental_design": "1. e"})
+        return json.dumps({"main_target": "Explain graph network predictions",
+                           "core_breakthrough": "logic rules over concepts",
+                           "innovative_methods": "1. concept discovery\n2. rule extraction",
+                           "experimental_design": "1. benchmarks against GNNExplainer"})
     if "score this new idea" in text:
         return '{"rating": 3, "contribution": 3, "soundness": 3, "novelty": 3}'
     return '{"rating": 0.5, "soundness": 0.5, "contribution": 0.5}'
 
 
 async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -> None:
-    plan = "## Problem\nSomething hard.\n## Method\nA new method.\n## Experiment Design\nBenchmarks."
+    plan = ("## Problem\nGraph network predictions are hard to explain.\n## Method\nA new method that "
+            "extracts logic rules over concepts.\n## Experiment Design\nBenchmarks against GNNExplainer on "
+            "three datasets.")
     gen = ScriptedModel(lambda m: plan, model="scripted/gen")
     judge = ScriptedModel(_scripted_judge, model="scripted/judge")
     config = LigBenchConfig(generators=["scripted/gen"], judge="scripted/judge",
                             corpus=str(shared_corpus_path), topics=["graphs"], ideas_per_topic=2,
                             scholarideas=1, scholarideas_root=str(SCHOLARIDEAS))
     options = ExecutionOptions(out=tmp_path / "run", progress=False)
-    results = await run_ligbench_async(config, options, generators={"scripted/gen": gen}, judge=judge)
+    results = await arun("ligbench", config=config, options=options, generators={"scripted/gen": gen},
+                         judge=judge)
     systems = results["systems"]
     assert set(systems) == {"scripted/gen", "scholarideas (human-written plans)"}
     block = systems["scripted/gen"]
@@ -88,9 +102,15 @@ async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -
     assert block["order_disagreement_rate"]["rating"] == 0.0
     tables = results_tables(results)
     assert tables[0].rows[0][0] == "scripted/gen"
+    blinding = results["blinding"]
+    assert blinding["reference_text"] == "rewritten" and blinding["papers"] > 0
+    assert blinding["surface"]["n_references"] == blinding["papers"]
+    assert blinding["surface"]["n_generated"] == 3  # the formalisations of the ideas
+    assert any(t.title.startswith("Blinding check") for t in tables)
     assert (tmp_path / "run" / "results.json").is_file() and (tmp_path / "run" / "report.html").is_file()
     calls = len(judge.calls) + len(gen.calls)
-    again = await run_ligbench_async(config, options, generators={"scripted/gen": gen}, judge=judge)
+    again = await arun("ligbench", config=config, options=options, generators={"scripted/gen": gen},
+                       judge=judge)
     assert len(judge.calls) + len(gen.calls) == calls  # resumed from the records
     assert again["systems"] == systems
 

@@ -129,7 +129,11 @@ def test_scholarideas_counts() -> None:
 
 
 def test_parse_plan_requires_sections() -> None:
-    fields = parse_plan("# Research Plan: T\n## Problem\np\n## Method\nm\n## Experiment Design\ne\n")
-    assert fields == {"title": "T", "problem": "p", "method": "m", "experiment_design": "e"}
+    p, m, e = "Models overfit to noise.", "Regularise the loss with priors.", "Train on three datasets."
+    fields = parse_plan(f"# Research Plan: T\n## Problem\n{p}\n## Method\n{m}\n## Experiment Design\n{e}\n")
+    assert fields == {"title": "T", "problem": p, "method": m, "experiment_design": e}
     with pytest.raises(DataError, match="## Method"):
-        parse_plan("## Problem\np\n## Experiment Design\ne\n", path="x.txt")
+        parse_plan(f"## Problem\n{p}\n## Experiment Design\n{e}\n", path="x.txt")
+    for degenerate in ("", "...", "\u200b"):  # a present but empty section is not a plan (issue 9.4)
+        with pytest.raises(DataError, match="x.txt: field '## Method'"):
+            parse_plan(f"## Problem\n{p}\n## Method\n{degenerate}\n## Experiment Design\n{e}\n", path="x.txt")

@@ -8,22 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness import arun
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
-from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig, judge_accuracy_async
+from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
+from ideaharness.runner.options import ExecutionOptions
 
-_TITLE = re.compile(r"Title: (.+)")
+_MAIN = re.compile(r"Main target: (.+)")
 
 
 def oracle(corpus: ReferenceCorpus, *, flip: bool = False):  # type: ignore[no-untyped-def]
-    """A judge that knows the debiased scores (so its accuracy must be exactly 1, or 0 flipped)."""
-    by_title = {r.title: r for r in corpus.records}
+    """A judge that knows the debiased scores (so its accuracy must be exactly 1, or 0 flipped); it
+    recognises the papers by their main target (the comparison shows no title)."""
+    by_target = {r.analysis.main_target: r for r in corpus.records if r.analysis}
 
     def reply(messages: list[Message]) -> str:
-        a_title, b_title = _TITLE.findall(messages[-1]["content"])[:2]
-        a, b = by_title[a_title], by_title[b_title]
+        a_target, b_target = _MAIN.findall(messages[-1]["content"])[:2]
+        a, b = by_target[a_target], by_target[b_target]
         out = {}
         for dim in ("rating", "soundness", "contribution"):
             sa, sb = corpus.score(a.id, dim), corpus.score(b.id, dim)
@@ -36,7 +38,8 @@ def oracle(corpus: ReferenceCorpus, *, flip: bool = False):  # type: ignore[no-u
 
 async def _run(tmp_path: Path, path: Path, model: ScriptedModel, **cfg: object) -> dict:  # type: ignore[type-arg]
     config = JudgeAccuracyConfig(judge=model.model, corpus=str(path), n_pairs=8, **cfg)  # type: ignore[arg-type]
-    return await judge_accuracy_async(config, ExecutionOptions(out=tmp_path / "run", progress=False),
+    return await arun("ligbench-judge", config=config, options=ExecutionOptions(out=tmp_path / "run",
+                                                                                progress=False),
                                       judge=model)
 
 

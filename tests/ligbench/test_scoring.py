@@ -4,11 +4,11 @@ parse failures counted and never scored."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import StepRunner
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import (
     IdeaScorer,
@@ -21,17 +21,23 @@ from ideaharness.errors import ParseError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
 from ideaharness.metrics.elo import EloSettings
+from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
+from tests.blinding_support import is_rewrite, scripted_rewrite
 
 IDEA = "We explain graph neural network predictions with logic rules over concepts. MARKER-IDEA"
-FORMAL = {"main_target": "Explain GNN predictions MARKER-IDEA", "core_breakthrough": "logic over concepts",
-          "innovative_methods": ["concept discovery", "rule extraction"], "experimental_design": "benchmarks"}
+FORMAL = {"main_target": "Explain GNN predictions MARKER-IDEA",
+          "core_breakthrough": "logic rules over concepts",
+          "innovative_methods": ["concept discovery", "rule extraction"],
+          "experimental_design": "benchmarks against GNNExplainer on molecules"}
 WIN = {"rating": 1.0, "soundness": 1.0, "contribution": 1.0}
 
 
 def responder(compare: str) -> object:
     def reply(messages: list[Message]) -> str:
         text = messages[-1]["content"]
+        if is_rewrite(text):
+            return scripted_rewrite(text)
         if "Restate the research idea" in text:
             return json.dumps(FORMAL)
         if "score this new idea" in text:
@@ -111,14 +117,15 @@ async def test_fixed_order_is_one_call_per_comparison(tmp_path: Path, corpus: Re
     assert len(store.records("ligbench/compare")) == len(result.comparisons)
 
 
-async def test_unparseable_comparisons_are_counted(tmp_path: Path, corpus: ReferenceCorpus) -> None:
+async def test_unparseable_comparisons_are_counted_and_leave_no_score(tmp_path: Path,
+                                                                      corpus: ReferenceCorpus) -> None:
     result, _, _ = await _score(tmp_path, corpus, "never")
-    assert result.status == "scored"
     assert all(c.outcome is None for c in result.comparisons)
     assert result.parse_failures["compare"] == 2 * len(result.comparisons) > 0
-    # no comparison used: the Elo scores are the initial scores
+    # no comparison used: the Elo scores would be the initial scores unchanged, a default (issue 9.16)
     assert all(result.trajectories[d].steps == [] for d in ("rating", "soundness", "contribution"))
-    assert result.scores["rating"] == 2.0  # type: ignore[index]
+    assert result.status == "compare_failed" and result.scores is None
+    assert result.initial == {"rating": 2.0, "contribution": 2.0, "soundness": 2.0, "novelty": 4.0}
 
 
 async def test_failed_formalisation_stops_the_idea(tmp_path: Path, corpus: ReferenceCorpus) -> None:
@@ -161,3 +168,65 @@ async def test_online_novelty_falls_back_with_a_note(tmp_path: Path, corpus: Ref
                                     scholar_base_url=server.base_url)
     nov = result.novelty
     assert nov is not None and nov["source"] == "corpus" and "unavailable" in nov["note"]
+
+
+def _fields(block: str) -> list[str]:
+    return re.findall(r"^([A-Z][a-z ]+):", block, re.MULTILINE)
+
+
+async def test_both_sides_of_a_comparison_show_the_same_fields_and_no_title(
+        tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    """A judge that prefers the side with a ``Title:`` line (the published paper's, before) finds
+    none: it falls back to Idea A, so over both orders every outcome is a tie."""
+    base = responder("never")
+
+    def reply(messages: list[Message]) -> str:
+        text = messages[-1]["content"]
+        if "Compare Idea A and Idea B" not in text:
+            return base(messages)  # type: ignore[operator]
+        a, b = text.split("<idea_b>")
+        v = 0 if "Title:" in b and "Title:" not in a else 1
+        return json.dumps({"rating": v, "soundness": v, "contribution": v})
+
+    for name, blind in (("blind", True), ("published", False)):
+        model = ScriptedModel(reply)
+        store = RunStore(tmp_path / name, {"test": name})
+        cfg = ScoringSettings(elo=EloSettings(min_comparisons=2, max_comparisons=3), blind_references=blind)
+        result = await IdeaScorer(corpus, model, StepRunner(store, progress=False), cfg).score("idea-1", IDEA)
+        assert result.comparisons
+        assert all(c.outcome == {"rating": 0.5, "soundness": 0.5, "contribution": 0.5}
+                   for c in result.comparisons)
+        assert result.parse_failures["rewrite"] == 0
+        compares = [m[-1]["content"] for m, _ in model.calls if "Compare Idea A" in m[-1]["content"]]
+        for prompt in compares:
+            a = prompt.split("<idea_a>")[1].split("</idea_a>")[0]
+            b = prompt.split("<idea_b>")[1].split("</idea_b>")[0]
+            assert "Title:" not in prompt
+            assert _fields(a) == _fields(b) == ["Main target", "Core breakthrough", "Innovative methods",
+                                                "Experimental design"]
+        rewrites = store.records("ligbench/rewrite")
+        if blind:  # the paper's side is its rewrite, recorded once per paper with the published text
+            assert {i for i, _, _ in rewrites} == {c.reference_id for c in result.comparisons}
+            shown = [d["judgment"]["parsed"]["main_target"] for _, _, d in rewrites]
+            assert all(any(s in p for p in compares) for s in shown)
+            assert all(d["original"].startswith("Title: ") for _, _, d in rewrites)
+        else:
+            assert rewrites == []
+
+
+async def test_a_paper_that_cannot_be_rewritten_is_not_an_opponent(
+        tmp_path: Path, corpus: ReferenceCorpus) -> None:
+    base = responder("always-a")
+
+    def reply(messages: list[Message]) -> str:
+        if is_rewrite(messages[-1]["content"]):
+            return json.dumps({"main_target": "This paper improves accuracy by 5%."})
+        return base(messages)  # type: ignore[operator]
+
+    model = ScriptedModel(reply)
+    store = RunStore(tmp_path / "run", {})
+    cfg = ScoringSettings(elo=EloSettings(min_comparisons=2, max_comparisons=3))
+    result = await IdeaScorer(corpus, model, StepRunner(store, progress=False), cfg).score("idea-1", IDEA)
+    assert result.status == "scored" and result.comparisons == []
+    assert result.parse_failures["rewrite"] == 3 + cfg.extra_opponents
+    assert store.records("ligbench/compare") == []

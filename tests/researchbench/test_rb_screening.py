@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ideaharness.benchmarks._common import StepRunner
 from ideaharness.benchmarks.researchbench.screening import extract_titles, parse_screening_reply, screen_pool
 from ideaharness.data.pools import build_pool
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.retrieval import hit_ratio
+from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
 from ideaharness.schema import Paper
 

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 import ideaharness
-from ideaharness import fileio
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.researchbench import ResearchBenchConfig, run_researchbench_async
+from ideaharness import arun, fileio
+from ideaharness.benchmarks.researchbench import ResearchBenchConfig
 from ideaharness.cli import main
 from ideaharness.data.registry import write_instances_jsonl
 from ideaharness.data.tomato import load_tomato_chem
@@ -25,6 +24,7 @@ from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.metrics.similarity import BertScorer
+from ideaharness.runner.options import ExecutionOptions
 from tests.ideabench.conftest import ideabench_responder
 from tests.researchbench.test_rb_run import RELEASE, scripted
 
@@ -94,10 +94,10 @@ async def test_torn_record_is_counted_in_researchbench(tmp_path: Path) -> None:
     model = scripted("**Selection of research hypothesis candidate**: candidate 1")
     config = ResearchBenchConfig(data=str(RELEASE), tasks=["retrieval"])
     options = ExecutionOptions(out=tmp_path / "run", progress=False)
-    first = await run_researchbench_async(config, options, generator=model, judge=model)
+    first = await arun("researchbench", config=config, options=options, generator=model, judge=model)
     assert first["corrupt_record_lines"] == 0
     _tear_last_line(tmp_path / "run" / "records" / "researchbench_pool.jsonl")
-    again = await run_researchbench_async(config, options, generator=model, judge=model)
+    again = await arun("researchbench", config=config, options=options, generator=model, judge=model)
     assert again["corrupt_record_lines"] == 1
     assert len(_lines(tmp_path / "run" / "records" / "researchbench_pool.jsonl")) == 2
 
@@ -161,17 +161,21 @@ def test_changed_data_file_is_refused_and_force_starts_a_new_run(
 
 
 async def test_changed_ideas_file_is_refused(tmp_path: Path) -> None:
-    from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, run_aiideabench_async
+    from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
     from tests.aiideabench.test_aiib_pipeline import DATA, responder, toy_embed
 
     ideas = tmp_path / "mysys.jsonl"
-    ideas.write_text(json.dumps({"instance_id": "aiib-0", "motivation": "m", "experiment_plan": "p"}) + "\n")
+    ideas.write_text(json.dumps({"instance_id": "aiib-0", "motivation": "Why attention is slow here",
+                                 "experiment_plan": "Run the sparse variant"}) + "\n")
     config = AIIdeaBenchConfig(data=DATA, ideas_file=str(ideas), metrics=["i2i"], bootstrap_resamples=20)
     options = ExecutionOptions(out=tmp_path / "run", limit=1, progress=False)
-    await run_aiideabench_async(config, options, judge=ScriptedModel(responder()), embed_fn=toy_embed)
-    ideas.write_text(json.dumps({"instance_id": "aiib-0", "motivation": "m2", "experiment_plan": "p"}) + "\n")
+    await arun("aiideabench", config=config, options=options, judge=ScriptedModel(responder()),
+               embed_fn=toy_embed)
+    ideas.write_text(json.dumps({"instance_id": "aiib-0", "motivation": "Why attention is slow there",
+                                 "experiment_plan": "Run the sparse variant"}) + "\n")
     with pytest.raises(UserError, match=rf"--ideas {ideas}: changed since this run started"):
-        await run_aiideabench_async(config, options, judge=ScriptedModel(responder()), embed_fn=toy_embed)
+        await arun("aiideabench", config=config, options=options, judge=ScriptedModel(responder()),
+                   embed_fn=toy_embed)
 
 
 # ---------------------------------------------------------------- never clobber
@@ -226,7 +230,7 @@ def test_two_processes_on_one_run_directory(tmp_path: Path) -> None:
         n_requests = len(server.requests)
     assert codes == [0, 1], outputs
     assert "in use by process" in refused and "one process per run directory" in refused
-    assert n_requests == 2 * (1 + 1 + 1)  # 2 instances x (generate, overlap, one ranking)
+    assert n_requests == 2 * (1 + 1 + 1 + 1)  # 2 instances x (generate, target rewrite, overlap, one ranking)
     for path in (out / "records").glob("*.jsonl"):
         keys = [(r["step"], r["instance_id"], r["key"]) for r in _lines(path)]
         assert len(keys) == len(set(keys)) == 2
@@ -291,7 +295,7 @@ def test_lone_surrogate_in_an_abstract_runs_with_a_warning(
     assert "\\ud83d" in data.read_text()
     with _server() as server:
         main(_ib_args(server, tmp_path / "run", "--data", str(data)))
-        assert len(server.requests) == 3
+        assert len(server.requests) == 4  # generate, rewrite of the target (blinding), overlap, ranking
     err = capsys.readouterr().err
     assert f"warning: {data}: line 1, field 'references[0].abstract': a lone UTF-16 surrogate" in err
 

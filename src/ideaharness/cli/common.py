@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from ideaharness.cli.app import cache_app
+from ideaharness.cli.app import app, cache_app
 from ideaharness.llm.cache import cache_info, clear_cache, default_cache_path
+from ideaharness.llm.client import DEFAULT_MODEL
 
 _PATH_HELP = "Cache file (default: $IDEAHARNESS_CACHE_DIR/llm-cache.sqlite or ~/.cache/ideaharness/...)."
 PathOption = Annotated[Path | None, typer.Option("--path", help=_PATH_HELP)]
@@ -41,3 +42,28 @@ def _human(n_bytes: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GiB"
+
+
+@app.command("demo")
+def demo_command(
+    model: Annotated[str, typer.Option(help="Generator and judge model.")] = DEFAULT_MODEL,
+    limit: Annotated[int, typer.Option(min=1, help="Bundled TOMATO-Chem papers to use.")] = 3,
+    out: Annotated[Path, typer.Option(help="Run directory.")] = Path("runs/demo"),
+) -> None:
+    """The main job: IdeaBench on bundled TOMATO-Chem papers with the embedded model (no keys)."""
+    from ideaharness.api import run
+    from ideaharness.benchmarks.ideabench import results_tables
+    from ideaharness.errors import Terminated
+    from ideaharness.report.console import print_tables
+    from ideaharness.runner.run import finish_run
+
+    try:
+        results = run("ideabench", data="tomato-chem", generator=model, judge=model, out=out, limit=limit)
+    except Terminated as exc:  # click would turn it into Ctrl-C's 130
+        raise typer.Exit(exc.exit_code) from None
+    print_tables(results_tables(results))
+    stats = results.get("llm_stats_this_process", {}).get("generator") or {}
+    typer.echo(
+        f"model calls this run: {stats.get('calls', '?')} (cache hits: {stats.get('cache_hits', '?')})"
+    )
+    finish_run(results, out.resolve())

@@ -14,13 +14,11 @@ from typing import Annotated, Any
 
 import typer
 
-from ideaharness.cli.app import data_app
+from ideaharness.cli.app import data_app, new_app
 from ideaharness.data.textio import read_text
 from ideaharness.errors import UserError
 
-build_app = typer.Typer(
-    help="Build a dataset from scholarly APIs (re-running resumes).", no_args_is_help=True
-)
+build_app = new_app(help="Build a dataset from scholarly APIs (re-running resumes).")
 data_app.add_typer(build_app, name="build")
 
 BaseUrl = Annotated[

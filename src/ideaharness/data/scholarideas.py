@@ -25,7 +25,8 @@ from pydantic import BaseModel, ValidationError
 
 from ideaharness.data.jsonl import iter_jsonl
 from ideaharness.data.textio import read_text
-from ideaharness.errors import DataError
+from ideaharness.errors import DataError, ParseError
+from ideaharness.llm.parsing import check_text
 from ideaharness.schema import Idea, Provenance
 
 SECTIONS = ("Problem", "Method", "Experiment Design")
@@ -74,7 +75,8 @@ def parse_plan(text: str, *, path: object = "<text>") -> dict[str, str]:
     """Split a plan's Markdown into ``title``, ``problem``, ``method``, ``experiment_design``.
 
     Raises:
-        DataError: a required ``## Problem`` / ``## Method`` / ``## Experiment Design`` is missing.
+        DataError: a required ``## Problem`` / ``## Method`` / ``## Experiment Design`` is missing,
+            or holds no real text (empty, whitespace, zero-width characters, punctuation).
     """
     title_match = _TITLE.search(text)
     parts = _HEADING.split(text)
@@ -83,6 +85,10 @@ def parse_plan(text: str, *, path: object = "<text>") -> dict[str, str]:
     for name in SECTIONS:
         if name not in sections:
             raise DataError(path, f"field '## {name}': section missing")
+        try:
+            check_text(sections[name], f"field '## {name}'", min_words=3)
+        except ParseError as exc:
+            raise DataError(path, str(exc)) from None
         out[name.lower().replace(" ", "_")] = sections[name]
     return out
 

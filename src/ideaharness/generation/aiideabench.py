@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ideaharness.errors import ParseError
 from ideaharness.llm.judge import judge
-from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.parsing import check_text, extract_json_object
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
 from ideaharness.schema import Idea, Instance, Judgment, Provenance
@@ -43,24 +42,41 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+MOTIVATION_MIN_WORDS = 8
+"""The motivation is "the gap or problem you address and why your approach should work (2-4 sentences)"."""
+PLAN_MIN_WORDS = 6
+"""The experiment plan is "the concrete experiments, one step per line"."""
+
+
 def parse_idea(text: str) -> dict[str, str]:
-    """Parse one generated idea: JSON with non-empty ``motivation`` and ``experiment_plan``.
+    """Parse one generated idea: JSON with ``motivation`` and ``experiment_plan`` that are real
+    prose (:func:`~ideaharness.llm.parsing.check_text`: at least :data:`MOTIVATION_MIN_WORDS` /
+    :data:`PLAN_MIN_WORDS` words, not whitespace, zero-width characters, punctuation, a refusal
+    or a hedge).
 
     ``title`` is optional. AI-Scientist key names (``Motivation``, ``Experiment``) are accepted.
+
+    Raises:
+        ParseError: no JSON object, or a missing or degenerate motivation or experiment plan.
     """
     obj = extract_json_object(text)
     lowered = {str(k).lower().replace(" ", "_"): v for k, v in obj.items()}
-    motivation = _text(lowered.get("motivation")).strip()
-    plan = _text(lowered.get("experiment_plan", lowered.get("experiment"))).strip()
-    if not motivation or not plan:
-        raise ParseError("the idea lacks a non-empty 'motivation' or 'experiment_plan'")
+    motivation = check_text(_text(lowered.get("motivation")), "the idea's motivation",
+                            min_words=MOTIVATION_MIN_WORDS)
+    plan = check_text(_text(lowered.get("experiment_plan", lowered.get("experiment"))),
+                      "the idea's experiment plan", min_words=PLAN_MIN_WORDS)
     return {"title": _text(lowered.get("title")).strip(), "motivation": motivation, "experiment_plan": plan}
 
 
-def generation_messages(instance: Instance, inspirations: Sequence[str]) -> list[dict[str, str]]:
-    """Rendered generation prompt for an instance and its inspiration digests."""
-    return render("aiideabench_generate", topic=instance.topic or instance.research_question or "",
-                  inspirations=list(inspirations))
+def generation_messages(
+    instance: Instance, inspirations: Sequence[str], *, topic: str | None = None
+) -> list[dict[str, str]]:
+    """Rendered generation prompt for an instance and its inspiration digests.
+
+    ``topic``: the topic to show (the benchmark passes the anonymised one); default the instance's.
+    """
+    shown = topic if topic is not None else (instance.topic or instance.research_question or "")
+    return render("aiideabench_generate", topic=shown, inspirations=list(inspirations))
 
 
 async def generate_idea(

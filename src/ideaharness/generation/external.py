@@ -19,7 +19,8 @@ from typing import Any
 
 from ideaharness.data.jsonl import iter_jsonl, parse_json_document
 from ideaharness.data.textio import read_text
-from ideaharness.errors import DataError
+from ideaharness.errors import DataError, ParseError
+from ideaharness.llm.parsing import check_text
 from ideaharness.schema import Idea, Provenance
 
 _MOTIVATION_KEYS = ("motivation", "Motivation")
@@ -49,15 +50,25 @@ def _model_name(obj: dict[str, Any], path: Path, where: str) -> str | None:
     raise DataError(path, f"{where}, field 'model': expected text, got {type(model).__name__}")
 
 
+IMPORTED_MIN_WORDS = 3
+"""An imported motivation or plan shorter than this is not an idea (only degenerate text is refused:
+the benchmark, not the importer, judges quality)."""
+
+
+def _real_text(value: str | None, path: Path, where: str, field: str) -> str:
+    if not value:
+        raise DataError(path, f"{where}, field '{field}': missing or empty")
+    try:
+        return check_text(value, f"field '{field}'", min_words=IMPORTED_MIN_WORDS)
+    except ParseError as exc:
+        raise DataError(path, f"{where}, {exc}") from None
+
+
 def _idea(obj: Any, instance_id: str, k: int, system: str, path: Path, where: str) -> Idea:
     if not isinstance(obj, dict):
         raise DataError(path, f"{where}: expected an object, got {type(obj).__name__}")
-    motivation = _as_text(_first(obj, _MOTIVATION_KEYS))
-    plan = _as_text(_first(obj, _PLAN_KEYS))
-    if not motivation:
-        raise DataError(path, f"{where}, field 'Motivation': missing or empty")
-    if not plan:
-        raise DataError(path, f"{where}, field 'Experiment': missing or empty")
+    motivation = _real_text(_as_text(_first(obj, _MOTIVATION_KEYS)), path, where, "Motivation")
+    plan = _real_text(_as_text(_first(obj, _PLAN_KEYS)), path, where, "Experiment")
     title = _as_text(_first(obj, _TITLE_KEYS))
     text = _as_text(obj.get("text")) or (
         (f"Title: {title}\n" if title else "") + f"Motivation: {motivation}\nExperiment plan: {plan}"

@@ -16,39 +16,23 @@ at once.
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from aiolimiter import AsyncLimiter
 from pydantic import BaseModel
 
 from ideaharness.errors import UserError
-from ideaharness.llm.cache import ResponseCache, default_cache_path, default_models_dir, request_key
+from ideaharness.llm.cache import ResponseCache, default_cache_path, request_key
 from ideaharness.llm.errors import LLMError, ProviderError
-from ideaharness.llm.local import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalProvider
-from ideaharness.llm.openai_provider import (
-    DEFAULT_BASE_URL,
-    LOOPBACK_DUMMY_KEY,
-    OpenAIProvider,
-    is_loopback_url,
-)
+from ideaharness.llm.local import DEFAULT_LOCAL_MODEL
+from ideaharness.llm.providers import Provider, ProviderSettings, build_provider
 from ideaharness.llm.types import ChatRequest, Completion, Message
 from ideaharness.net.ratelimit import rate_limiter
 from ideaharness.net.retry import DEFAULT_RETRY_CAP_S, RetryPolicy
 from ideaharness.redaction import redact
 
 DEFAULT_MODEL = f"local/{DEFAULT_LOCAL_MODEL}"
-
-
-class Provider(Protocol):
-    """One backend attempt; the façade adds caching, concurrency, pacing and retries."""
-
-    label: str
-
-    async def complete(self, request: ChatRequest) -> Completion: ...
-
-    async def aclose(self) -> None: ...
 
 
 class LLMStats(BaseModel):
@@ -276,12 +260,6 @@ class LLM:
             self.cache.close()
 
 
-VALID_MODEL_FORMS = (
-    "openai/<model> (any OpenAI-compatible endpoint; --base-url or OPENAI_BASE_URL), "
-    + ", ".join(f"local/{name}" for name in LOCAL_MODELS)
-)
-
-
 def get_llm(
     model: str = DEFAULT_MODEL,
     *,
@@ -301,7 +279,10 @@ def get_llm(
     """Build the :class:`LLM` for a model string ``provider/model``.
 
     Args:
-        model: ``openai/<model>`` or ``local/qwen2.5-coder-1.5b`` (default) / ``local/qwen2.5-coder-0.5b``.
+        model: ``provider/model``: ``openai/<model>``, ``local/qwen2.5-coder-1.5b`` (default) /
+            ``local/qwen2.5-coder-0.5b``, or any provider registered with
+            :func:`~ideaharness.llm.providers.register_provider` (or the ``ideaharness.providers``
+            entry-point group).
         base_url: OpenAI-compatible endpoint (default: env OPENAI_BASE_URL, else api.openai.com).
             The key comes from env OPENAI_API_KEY only; optional for a loopback endpoint.
         cache_path: SQLite cache file (default :func:`default_cache_path`).
@@ -316,10 +297,9 @@ def get_llm(
         models_dir: where local GGUF files are assembled (default :func:`default_models_dir`).
 
     Raises:
-        UserError: unknown provider/model, bad limits, or ``openai/`` without a key for a
-            non-loopback endpoint.
+        UserError: unknown provider/model, ``base_url`` for a provider without endpoints, bad
+            limits, or ``openai/`` without a key for a non-loopback endpoint.
     """
-    provider_name, _, name = model.partition("/")
     if max_concurrency < 1:
         raise UserError(f"max_concurrency must be >= 1, got {max_concurrency}")
     if max_retries < 0:
@@ -328,24 +308,10 @@ def get_llm(
         raise UserError(f"--timeout must be > 0 seconds, got {timeout_s:g}")
     if rpm is not None and rpm <= 0:
         raise UserError(f"rpm must be > 0, got {rpm}")
-    provider: Provider
-    if provider_name == "openai" and name:
-        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        key = os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not is_loopback_url(url):
-                raise UserError(f"{model}: set OPENAI_API_KEY in the environment (endpoint {url})")
-            key = LOOPBACK_DUMMY_KEY
-        provider = OpenAIProvider(name, base_url=url, api_key=key, timeout_s=timeout_s, label=model)
-        resolved_url: str | None = url
-    elif provider_name == "local" and name in LOCAL_MODELS:
-        if base_url:
-            raise UserError(f"{model}: --base-url applies to openai/<model> only")
-        folder = Path(models_dir).expanduser() if models_dir else default_models_dir()
-        provider = LocalProvider(LOCAL_MODELS[name], models_dir=folder, n_ctx=n_ctx)
-        resolved_url = None
-    else:
-        raise UserError(f"unknown model {model!r}; valid forms: {VALID_MODEL_FORMS}")
+    settings = ProviderSettings(base_url=base_url, timeout_s=timeout_s, n_ctx=n_ctx,
+                                models_dir=Path(models_dir) if models_dir else None)
+    provider: Provider = build_provider(model, settings)
+    resolved_url: str | None = getattr(provider, "base_url", None)
     cache = ResponseCache(Path(cache_path) if cache_path else default_cache_path()) if use_cache else None
     return LLM(
         model,

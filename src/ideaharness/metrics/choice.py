@@ -11,6 +11,12 @@ closest option; S_M = 1 if any idea of the target picks the ground truth.
 The motivation question's ground truth is the motivation; the plan question's is the plan, so the
 motivation never appears as an option of the plan question (and vice versa) unless an inspiration
 text happens to equal it (such duplicates of the ground truth are skipped).
+
+Options must not be answerable by form: when the ground truth is a decomposed motivation or a
+step-per-line plan and the distractors are abstracts, a judge that picks by format alone scores 1.
+The benchmark therefore decomposes the chosen distractor papers with the same step as the ground
+truth (:func:`select_distractors` picks them, :func:`assemble_mcq` builds the question from their
+decomposed texts). Chance level of S_M with n ideas: :func:`imcq_chance`.
 """
 
 from __future__ import annotations
@@ -43,6 +49,68 @@ def _default_embed(texts: Sequence[str]) -> np.ndarray:
     return embed(texts)
 
 
+class Candidate(BaseModel):
+    """A distractor candidate: its text, where it comes from (``own_inspiration`` /
+    ``other_inspiration``) and the id of its paper (None when unknown)."""
+
+    text: str
+    source: str
+    id: str | None = None
+
+
+def select_distractors(
+    ground_truth: str,
+    own: Sequence[Candidate],
+    others: Sequence[Candidate],
+    embed_fn: EmbedFn = _default_embed,
+) -> list[Candidate]:
+    """The 3 distractors of the published ``Make_MCQ.py``: the 2 own-inspiration texts most similar
+    to the ground truth and the most similar other-target text (cosine of the embeddings).
+
+    Texts equal to the ground truth or repeated are skipped. If the target has fewer than 2 usable
+    own texts, the missing distractors are the next most similar other-target texts.
+
+    Raises:
+        ValueError: fewer than 3 distinct distractor texts are available in total.
+    """
+    gt = ground_truth.strip()
+    seen = {gt}
+    own_c: list[Candidate] = []
+    other_c: list[Candidate] = []
+    for pool, out in ((own, own_c), (others, other_c)):
+        for c in pool:
+            text = c.text.strip()
+            if text and text not in seen:
+                seen.add(text)
+                out.append(c.model_copy(update={"text": text}))
+    if len(own_c) + len(other_c) < 3:
+        raise ValueError("IMCQ needs at least 3 distinct distractor texts")
+    vectors = embed_fn([gt, *(c.text for c in own_c), *(c.text for c in other_c)])
+    sims = vectors[1:] @ vectors[0]
+    own_order = [own_c[i] for i in np.argsort(-sims[: len(own_c)], kind="stable")]
+    other_order = [other_c[i] for i in np.argsort(-sims[len(own_c):], kind="stable")]
+    picked = own_order[:2]
+    return picked + other_order[: 3 - len(picked)]
+
+
+def assemble_mcq(
+    component: str, ground_truth: str, distractors: Sequence[Candidate], rng: random.Random
+) -> MCQuestion:
+    """The four options (ground truth + 3 distractors) in a seeded random order."""
+    if len(distractors) != 3:
+        raise ValueError(f"IMCQ needs 3 distractors, got {len(distractors)}")
+    options = [ground_truth.strip(), *(d.text for d in distractors)]
+    sources = ["ground_truth", *(d.source for d in distractors)]
+    order = list(range(4))
+    rng.shuffle(order)
+    return MCQuestion(
+        component=component,
+        options=[options[i] for i in order],
+        answer=LETTERS[order.index(0)],
+        sources=[sources[i] for i in order],
+    )
+
+
 def build_mcq(
     component: str,
     ground_truth: str,
@@ -62,37 +130,32 @@ def build_mcq(
         embed_fn: texts -> L2-normalised embeddings (rows).
 
     Returns:
-        A question with 4 options. If the target has fewer than 2 usable inspiration texts, the
-        missing distractors are the next most similar other-target texts (sources say which).
+        A question with 4 options (distractors by :func:`select_distractors`).
 
     Raises:
         ValueError: fewer than 3 distinct distractor texts are available in total.
     """
-    gt = ground_truth.strip()
-    own = list(dict.fromkeys(t.strip() for t in own_inspirations if t.strip() and t.strip() != gt))
-    own_set = set(own)
-    stripped = (t.strip() for t in other_inspirations)
-    others = list(dict.fromkeys(t for t in stripped if t and t != gt and t not in own_set))
-    if len(own) + len(others) < 3:
-        raise ValueError("IMCQ needs at least 3 distinct distractor texts")
-    vectors = embed_fn([gt, *own, *others])
-    sims = vectors[1:] @ vectors[0]
-    own_sims, other_sims = sims[: len(own)], sims[len(own) :]
-    own_order = [own[i] for i in np.argsort(-own_sims, kind="stable")]
-    other_order = [others[i] for i in np.argsort(-other_sims, kind="stable")]
-    picked_own = own_order[:2]
-    n_other = 3 - len(picked_own)
-    picked_other = other_order[:n_other]
-    options = [gt, *picked_own, *picked_other]
-    sources = ["ground_truth"] + ["own_inspiration"] * len(picked_own) + ["other_inspiration"] * n_other
-    order = list(range(4))
-    rng.shuffle(order)
-    return MCQuestion(
-        component=component,
-        options=[options[i] for i in order],
-        answer=LETTERS[order.index(0)],
-        sources=[sources[i] for i in order],
-    )
+    own = [Candidate(text=t, source="own_inspiration") for t in own_inspirations]
+    others = [Candidate(text=t, source="other_inspiration") for t in other_inspirations]
+    return assemble_mcq(component, ground_truth, select_distractors(ground_truth, own, others, embed_fn), rng)
+
+
+def imcq_chance(n_ideas: int, n_options: int = len(LETTERS)) -> float:
+    """S_M of a judge that picks uniformly at random: the chance that any of n ideas picks the truth.
+
+    P = 1 - (1 - 1/k)^n  (k options, n ideas judged independently; S_M as in Eq. 2 of Qiu et al.
+    2025 counts a target as hit when any idea picks the ground truth). k = 4, n = 2: 0.4375.
+
+    Args:
+        n_ideas: n >= 0, ideas whose judgment parsed (n = 0 gives 0).
+        n_options: k >= 1.
+
+    Raises:
+        ValueError: n < 0 or k < 1.
+    """
+    if n_ideas < 0 or n_options < 1:
+        raise ValueError(f"need n_ideas >= 0 and n_options >= 1, got {n_ideas}, {n_options}")
+    return 1.0 - (1.0 - 1.0 / n_options) ** n_ideas
 
 
 def imcq_hit(choices: Sequence[str | None], answer: str) -> int | None:
@@ -103,9 +166,11 @@ def imcq_hit(choices: Sequence[str | None], answer: str) -> int | None:
         answer: the ground truth's letter.
 
     Returns:
-        1 or 0; None when no judgment parsed (counted as a parse failure, never as a miss).
+        1 or 0; None when any judgment did not parse (the instance is undetermined: the
+        unparsed idea might have picked the ground truth, so a 0 from the others would be a
+        parse failure counted as a miss, and a 1 only from those that parsed would select on
+        the outcome).
     """
-    valid = [c for c in choices if c is not None]
-    if not valid:
+    if not choices or any(c is None for c in choices):
         return None
-    return int(any(c.upper() == answer.upper() for c in valid))
+    return int(any(c.upper() == answer.upper() for c in choices if c is not None))

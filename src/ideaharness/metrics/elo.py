@@ -48,13 +48,14 @@ class EloSettings(BaseModel):
     by t = 8 the step size K_t = 0.5·0.95^8 ≈ 0.33 is two thirds of K_max.
     """
 
-    d: float = Field(default=1.5, gt=0)
-    k_max: float = Field(default=0.5, gt=0)
-    gamma: float = Field(default=0.95, gt=0, le=1)
-    clamp: ClampMode = "output"
-    epsilon: float = Field(default=0.01, ge=0)
-    min_comparisons: int = Field(default=3, ge=1)
-    max_comparisons: int = Field(default=8, ge=1)
+    d: float = Field(default=1.5, gt=0, description="Elo scale d of E = 1/(1 + 10^((s_ref - s)/d)).")
+    k_max: float = Field(default=0.5, gt=0, description="Elo K_max of K_t = K_max * gamma^t.")
+    gamma: float = Field(default=0.95, gt=0, le=1, description="Elo decay gamma of K_t.")
+    clamp: ClampMode = Field("output", description="output (bound only the reported score) or each-step "
+                             "(the paper's C at every Elo step).")
+    epsilon: float = Field(default=0.01, ge=0, description="Stop when the score moves less than this.")
+    min_comparisons: int = Field(default=3, ge=1, description="Comparisons before the epsilon rule may stop.")
+    max_comparisons: int = Field(default=8, ge=1, description="T_max: most comparisons per idea.")
 
 
 def bound_score(s: float) -> float:

@@ -7,44 +7,49 @@ hypothesis covers, and how faithfully (5 = all, used the same way, no flawed add
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from ideaharness.errors import ParseError
-from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.parsing import (
+    NoVerdict,
+    extract_json_object,
+    final_verdict,
+    scale_value,
+    verdict_pattern,
+)
 
 MATCHED_SCORE_MIN = 0
 MATCHED_SCORE_MAX = 5
 MIN_HYPOTHESIS_CHARS = 20
 """The published scorer skips hypotheses shorter than this (``score.py``)."""
 
-_LABEL = re.compile(r"matched\s*score\s*\**\s*[:：=]\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_LABEL = verdict_pattern(r"matched\s*score", words=("is", "of"))
+
+
+def _score(value: object) -> int:
+    return int(scale_value(value, MATCHED_SCORE_MIN, MATCHED_SCORE_MAX, what="matched score"))
 
 
 def parse_matched_score(text: str) -> int:
-    """The integer matched score in [0, 5] from a ``Matched score: N`` line or JSON ``matched_score``.
+    """The integer matched score in [0, 5]: the final ``Matched score: N`` verdict, else the JSON
+    ``matched_score`` field.
+
+    The last well-formed ``Matched score:`` line counts (a restated "Matched score: 0-5" is not
+    one); two different scores in the final answer are ambiguous. A JSON field is read strictly.
 
     Raises:
-        ParseError: no labelled score, a fractional one, or one outside [0, 5]. Unlabelled numbers
-            are not read (a "key point 1" must not become a score of 1).
+        ParseError: no labelled score, an ambiguous one, a fractional one, or one outside [0, 5].
+            Unlabelled numbers are not read (a "key point 1" must not become a score of 1).
     """
-    match = _LABEL.search(text)
-    if match:
-        value = float(match.group(1))
-    else:
-        try:
-            obj = extract_json_object(text, required=("matched_score",))
-        except ParseError:
-            raise ParseError("no 'Matched score: N' line or JSON 'matched_score' in the reply") from None
-        try:
-            value = float(obj["matched_score"])
-        except (TypeError, ValueError):
-            raise ParseError(f"matched_score {obj['matched_score']!r} is not a number") from None
-    if value != int(value):
-        raise ParseError(f"matched score {value:g} is not an integer")
-    if not MATCHED_SCORE_MIN <= value <= MATCHED_SCORE_MAX:
-        raise ParseError(f"matched score {value:g} outside [0, 5]")
-    return int(value)
+    try:
+        return final_verdict(text, _LABEL, _score, out_of=MATCHED_SCORE_MAX, what="matched score")
+    except NoVerdict:
+        pass
+    try:
+        obj = extract_json_object(text, required=("matched_score",))
+    except ParseError:
+        raise ParseError("no 'Matched score: N' line or JSON 'matched_score' in the reply") from None
+    return _score(obj["matched_score"])
 
 
 def mean_including_zeros(scores: Sequence[int | None]) -> float | None:

@@ -22,10 +22,13 @@ from pydantic import BaseModel, Field
 class NoveltySettings(BaseModel):
     """α, k, μ, β of LigBench Appendix F (the paper's values as defaults)."""
 
-    alpha: float = Field(default=0.6, ge=0, le=1)
-    k: float = Field(default=12.0, gt=0)
-    mu: float = 0.72
-    beta: float = Field(default=0.7, ge=0, le=1)
+    alpha: float = Field(default=0.6, ge=0, le=1, description="Novelty: weight of the max in "
+                         "s_weighted = alpha*max + (1-alpha)*mean similarity.")
+    k: float = Field(default=12.0, gt=0,
+                     description="Novelty: steepness k of s_sim = 5(1 - sigma(k(s - mu))).")
+    mu: float = Field(0.72, description="Novelty: midpoint mu of s_sim.")
+    beta: float = Field(default=0.7, ge=0, le=1, description="Novelty: weight of s_sim in "
+                        "beta*s_sim + (1-beta)*s_llm.")
 
 
 def weighted_similarity(similarities: Sequence[float], alpha: float = 0.6) -> float:

@@ -16,16 +16,15 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ideaharness.errors import ParseError
-from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.parsing import NoVerdict, extract_json_object, final_verdict, verdict_pattern
 
 Order = Literal["gold_first", "gold_second"]
 Choice = Literal["gold", "negative"]
 ORDERS: tuple[Order, Order] = ("gold_first", "gold_second")
 
-_SELECTION = re.compile(
-    r"selection\s+of\s+(?:the\s+)?(?:research\s+)?hypothesis\s+candidate\**\s*[:：]?\s*\**\s*"
-    r"(?:candidate|hypothesis)?\s*(\d+)",
-    re.IGNORECASE,
+_SELECTION = verdict_pattern(
+    r"selection(?:\s+of\s+(?:the\s+)?(?:research\s+)?hypothesis\s+candidate)?|selected\s+candidate",
+    r"(?:candidate|hypothesis)?\s*#?\s*\d+",
 )
 
 
@@ -46,39 +45,41 @@ _STATED_PREFERENCE = (
 )
 
 
+def _candidate(value: object) -> int:
+    raw = str(value).lower().replace("candidate", "").replace("hypothesis", "").replace("#", "").strip()
+    if not raw.isdigit():
+        raise ParseError(f"selection {value!r} is not a candidate number")
+    if int(raw) not in (1, 2):
+        raise ParseError(f"selected candidate {int(raw)} is not 1 or 2")
+    return int(raw)
+
+
 def parse_pairwise_choice(text: str) -> int:
     """Which candidate (1 or 2) the reply selects.
 
     Accepts, in order: the published line ``**Selection of research hypothesis candidate**:
-    candidate N`` (markdown optional); JSON ``{"selection": N}``; else an explicit preference
-    sentence ("candidate 2 is more likely ...", "I choose candidate 1") when all such sentences
-    name the same candidate (small models often answer so). Anything else — a reply naming
-    neither, both, or a number other than 1 and 2 — raises :class:`ParseError`; it is never read
-    as a win.
+    candidate N`` (markdown optional; also ``Selection: candidate N``), read as its final
+    verdict — a restated format ``candidate 1 or candidate 2`` is not a selection, and two
+    different selections in the final answer are ambiguous; JSON ``{"selection": N}`` (read
+    strictly); else an explicit preference sentence ("candidate 2 is more likely ...", "I choose
+    candidate 1") when all such sentences name the same candidate (small models often answer
+    so). Anything else — a reply naming neither, both, or a number other than 1 and 2 — raises
+    :class:`ParseError`; it is never read as a win.
     """
-    match = _SELECTION.search(text)
-    if match:
-        value = int(match.group(1))
-    else:
-        try:
-            obj = extract_json_object(text, required=("selection",))
-        except ParseError:
-            stated = {int(m.group(1)) for pattern in _STATED_PREFERENCE for m in pattern.finditer(text)}
-            if len(stated) == 1:
-                value = stated.pop()
-                if value not in (1, 2):
-                    raise ParseError(f"selected candidate {value} is not 1 or 2") from None
-                return value
-            if stated:
-                raise ParseError(f"the reply states preferences for candidates {sorted(stated)}") from None
-            raise ParseError("no 'Selection of research hypothesis candidate: candidate N' line") from None
-        raw = str(obj["selection"]).lower().replace("candidate", "").strip()
-        if not raw.isdigit():
-            raise ParseError(f"selection {obj['selection']!r} is not a candidate number")
-        value = int(raw)
-    if value not in (1, 2):
-        raise ParseError(f"selected candidate {value} is not 1 or 2")
-    return value
+    try:
+        return final_verdict(text, _SELECTION, _candidate, what="selection")
+    except NoVerdict:
+        pass
+    try:
+        obj = extract_json_object(text, required=("selection",))
+    except ParseError:
+        stated = {int(m.group(1)) for pattern in _STATED_PREFERENCE for m in pattern.finditer(text)}
+        if len(stated) == 1:
+            return _candidate(stated.pop())
+        if stated:
+            raise ParseError(f"the reply states preferences for candidates {sorted(stated)}") from None
+        raise ParseError("no 'Selection of research hypothesis candidate: candidate N' line") from None
+    return _candidate(obj["selection"])
 
 
 def choice_of(selected: int | None, order: Order) -> Choice | None:

@@ -7,12 +7,10 @@ target first). A reply is accepted only if it is a permutation of all n + 1 labe
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Sequence
 
-from ideaharness.errors import ParseError
-from ideaharness.llm.parsing import extract_json
+from ideaharness.llm.parsing import read_ranking
 
 LABELS = string.ascii_uppercase
 
@@ -24,56 +22,20 @@ def idea_labels(count: int) -> list[str]:
     return list(LABELS[:count])
 
 
-_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s*\**\s*(?:idea|hypothesis)?\s*\(?([A-Z])\)?\b", re.I | re.M)
-
-
 def parse_ranking(text: str, labels: Sequence[str]) -> list[str]:
-    """The ranking in ``text`` as a list of labels, best first.
+    """The ranking in ``text`` as a list of labels, best first, read as written
+    (:func:`ideaharness.llm.parsing.read_ranking`).
 
-    Accepts a JSON object with a ``ranking`` list (``{"ranking": ["C", "A", "B"]}``), a bare JSON
-    list, or a numbered list whose items start with the label ("1. Idea C: ...").
+    Accepts a JSON object with a ``ranking`` list (``{"ranking": ["C", "A", "B"]}``) or a bare
+    JSON list, a labelled line (``Ranking: C > A > B``), an unlabelled ``C > A > B`` chain or
+    ``C, A, B`` line, or a numbered list whose items start with the label ("1. Idea C: ...").
+    Commentary that mentions labels in another order is never read as the ranking.
 
     Raises:
         ParseError: the ranking repeats or omits a label, or names an unknown one — a partial
-            ranking is never accepted.
+            ranking is never accepted; or two different final rankings.
     """
-    expected = [label.upper() for label in labels]
-    ranking: list[str] | None = None
-    try:
-        value = extract_json(text)
-    except ParseError:
-        value = None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if str(key).lower() in ("ranking", "rank", "order", "ranked_ideas") and isinstance(item, list):
-                value = item
-                break
-    if isinstance(value, list):
-        ranking = [_label_of(item) for item in value]
-    if ranking is None:
-        ranking = [m.group(1).upper() for m in _LIST_ITEM.finditer(text)]
-    if not ranking:
-        raise ParseError("no ranking found in the reply")
-    unknown = [r for r in ranking if r not in expected]
-    if unknown:
-        raise ParseError(f"ranking names unknown idea(s) {unknown}")
-    if len(set(ranking)) != len(ranking):
-        raise ParseError("ranking repeats an idea")
-    missing = [label for label in expected if label not in ranking]
-    if missing:
-        raise ParseError(f"ranking omits idea(s) {missing}")
-    return ranking
-
-
-def _label_of(item: object) -> str:
-    text = str(item).strip()
-    match = re.fullmatch(r"(?:idea|hypothesis)?\s*\(?([A-Za-z])\)?[.:]?", text, re.I)
-    if match:
-        return match.group(1).upper()
-    match = re.match(r"(?:idea|hypothesis)\s+([A-Za-z])\b", text, re.I)
-    if match:
-        return match.group(1).upper()
-    return text.upper()
+    return read_ranking(text, labels)
 
 
 def target_rank(ranking: Sequence[str], target_label: str) -> int:

@@ -217,8 +217,9 @@ class RunStore:
         """Write ``results.json`` atomically; returns its path.
 
         Adds to ``results`` (in place): ``corrupt_record_lines``; and when usage is tracked,
-        ``llm_stats`` (per role, summed over every process of the run), ``llm_stats_this_process``
-        and ``llm_stats_processes``. As a last guard, every secret value known to the process
+        ``llm_stats`` (per role, summed over every process of the run), ``llm_stats_this_process``,
+        ``llm_stats_processes`` and ``cost_usd`` (USD over every role and process; None when no
+        client has a price). As a last guard, every secret value known to the process
         (:func:`ideaharness.redaction.known_secrets`) is removed from the file (not from ``results``).
 
         Raises:
@@ -228,6 +229,9 @@ class RunStore:
         if self._usage is not None:
             results["llm_stats_this_process"] = self._usage.save()
             results["llm_stats"], results["llm_stats_processes"] = self._usage.totals()
+            costs = [s["cost_usd"] for s in results["llm_stats"].values()
+                     if s and s.get("cost_usd") is not None]
+            results["cost_usd"] = sum(costs) if costs else None
         text = json.dumps(redact_values(results), indent=2, default=str)
         return atomic_write_text(self.dir / RESULTS_FILE, text)
 

@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench.blinding import judge_topic
 from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import UserError
+from ideaharness.generation.aiideabench import idea_text
 from ideaharness.metrics.tournament import (
     Battle,
     Outcome,
@@ -67,6 +69,14 @@ def load_run_ideas(run_dir: Path) -> tuple[str, dict[str, list[Idea]]]:
     return str(name), ideas
 
 
+def compete_text(idea: Idea) -> str:
+    """An idea as the competition judge sees it: motivation and experiment plan only, so that both
+    sides show the same fields (a title on one side only would tell the systems apart)."""
+    if idea.motivation and idea.experiment_plan:
+        return idea_text(idea.motivation, idea.experiment_plan)
+    return idea.text
+
+
 def verdict(first: dict[str, Any] | None, second: dict[str, Any] | None, inconsistent: str) -> dict[str, Any]:
     """Combine the two orders' judgments of systems (x, y): x shown first, then y shown first.
 
@@ -95,7 +105,8 @@ class _Competition:
                           second: str) -> dict[str, Any] | None:
         rec = await self.bench.steps.judge_step(
             "compete", inst.id, f"{first}|{second}", self.bench.judge,
-            J.compete_messages(inst.topic or "", picked[first].text, picked[second].text),
+            J.compete_messages(judge_topic(self.bench, inst), compete_text(picked[first]),
+                               compete_text(picked[second])),
             J.parse_compete, positions=[picked[first].id, picked[second].id],
             extra={"idea0_system": first, "idea1_system": second}, json_schema=J.COMPETE_SCHEMA,
             **self.bench._sampling(),

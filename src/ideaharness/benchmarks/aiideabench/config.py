@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from ideaharness.benchmarks._common import DEFAULT_MAX_PROMPT_TOKENS
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
+from ideaharness.runner.protocol import GeneratorJudgeConfig
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Metric = Literal["imcq", "i2i", "i2t", "novelty", "feasibility"]
 ALL_METRICS: tuple[Metric, ...] = ("imcq", "i2i", "i2t", "novelty", "feasibility")
 
 
-class AIIdeaBenchConfig(BaseModel):
+class AIIdeaBenchConfig(GeneratorJudgeConfig):
     """Everything that determines an AI Idea Bench run's results (no secrets).
 
     ``data``: ``tomato-chem`` (bundled), a ``target_paper_data.json`` file (published schema) or an
     Instance JSONL file. ``ideas_file``: external ideas (see :mod:`ideaharness.generation.external`)
     used instead of the generator; ``system`` names the system in competitions (default: the
     generator model or the ideas file's stem). ``parity``: the published code's choices where we
-    differ (competition judged once in the ranked order, 1 point per loss). ``inconsistent``: how a
+    differ (competition judged once in the ranked order, 1 point per loss; generators see the
+    dataset's topic instead of the anonymised one; IMCQ distractors are the papers' own texts, not
+    decomposed like the ground truth; no blinding check on decompositions). ``inconsistent``: how a
     pair judged differently in the two orders counts in the competition (a tie, or excluded).
     ``scholar_base_url``: Semantic Scholar root (a local replay server in tests); NA/FA are skipped,
     with a note, when it cannot be reached. ``latest_year``: y_l of FA: the instance cutoff's year
@@ -32,41 +35,51 @@ class AIIdeaBenchConfig(BaseModel):
 
     benchmark: Literal["aiideabench"] = "aiideabench"
     benchmark_version: str = BENCHMARK_VERSION
-    data: str = "tomato-chem"
-    generator: str = DEFAULT_MODEL
-    judge: str = DEFAULT_MODEL
-    ideas_file: str | None = None
-    system: str | None = None
-    seed: int = 0
-    n_ideas: int = Field(default=2, ge=1, le=10)
-    metrics: list[Metric] = Field(default_factory=lambda: list(ALL_METRICS))
-    digest_inspirations: bool = False
-    generation_temperature: float = 0.7
-    judge_temperature: float = 0.0
-    generation_max_tokens: int = Field(default=768, ge=16)
-    judge_max_tokens: int = Field(default=384, ge=16)
-    decomposition_max_tokens: int = Field(default=768, ge=16)
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    max_prompt_tokens: int = Field(default=DEFAULT_MAX_PROMPT_TOKENS, ge=256)
-    cutoff: dt.date = DEFAULT_CUTOFF
-    parity: bool = False
-    tournament_rounds: int = Field(default=7, ge=1)
-    inconsistent: Literal["tie", "exclude"] = "tie"
-    scholar_base_url: str | None = None
-    search_limit: int = Field(default=5, ge=1, le=100)
-    max_concepts: int = Field(default=5, ge=1)
-    influence_lambda: float = Field(default=50.0, gt=0)
-    latest_year: Literal["cutoff", "current"] = "cutoff"
-    embedding_model: str = "all-MiniLM-L6-v2"
-    bootstrap_resamples: int = Field(default=2000, ge=10)
+    data: str = Field("tomato-chem", description="'tomato-chem' (bundled), a target_paper_data.json file "
+                      "(published schema) or an Instance JSONL file.")
+    ideas_file: str | None = Field(None, json_schema_extra={"cli": "--ideas"}, description="External "
+                                   "ideas to score instead of generating: AI-Scientist .json or .jsonl.")
+    system: str | None = Field(None, description="System name in competitions (default: the generator or "
+                               "the ideas file's name).")
+    n_ideas: int = Field(default=2, ge=1, le=10, description="Ideas per instance.")
+    metrics: list[Metric] = Field(default_factory=lambda: list(ALL_METRICS),
+                                  json_schema_extra={"cli": "--metric"},
+                                  description="Metrics to compute (default all).")
+    compare: list[Path] = Field(default_factory=list, description="Run directory of another system on the "
+                               "same data: adds the competition.")
+    digest_inspirations: bool = Field(False, description="Digest inspiration abstracts with the judge "
+                                      "before generation.")
+    generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")
+    judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
+    generation_max_tokens: int = Field(default=768, ge=16, description="Token limit of a generated idea.")
+    judge_max_tokens: int = Field(default=384, ge=16, description="Token limit of a judgment.")
+    decomposition_max_tokens: int = Field(default=768, ge=16, description="Token limit of a ground-truth "
+                                          "decomposition.")
+    cutoff: dt.date = Field(DEFAULT_CUTOFF, description="Default knowledge cutoff (NA split, FA latest "
+                            "year), YYYY-MM-DD.")
+    parity: bool = Field(False, description="Published choices: competition in one order with 1 point "
+                         "per loss; the dataset's topic for generators; IMCQ distractors as the papers' "
+                         "own texts.")
+    tournament_rounds: int = Field(default=7, ge=1, json_schema_extra={"cli": "--rounds"},
+                                   description="Swiss tournament rounds.")
+    inconsistent: Literal["tie", "exclude"] = Field("tie", description="A pair judged differently in the "
+                                                    "two orders counts as a tie or is excluded.")
+    scholar_base_url: str | None = Field(None, description="Semantic Scholar API root (e.g. a local replay "
+                                         "server); NA/FA are skipped when unreachable.")
+    search_limit: int = Field(default=5, ge=1, le=100, description="Papers per literature search.")
+    max_concepts: int = Field(default=5, ge=1, description="FA: atomic concepts per idea.")
+    influence_lambda: float = Field(default=50.0, gt=0, description="λ of the influence term (Eq. 7-10).")
+    latest_year: Literal["cutoff", "current"] = Field("cutoff", description="FA y_l: the cutoff's year or "
+                                                      "the current year.")
+    embedding_model: str = Field("all-MiniLM-L6-v2", description="Sentence-embedding model (IMCQ, NA).")
+    bootstrap_resamples: int = Field(default=2000, ge=10, description="Bootstrap resamples of the 95% "
+                                     "intervals.")
 
     @property
     def system_name(self) -> str:
         if self.system:
             return self.system
         if self.ideas_file:
-            from pathlib import Path
-
             return Path(self.ideas_file).stem
         return self.generator
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ideaharness.errors import ParseError
-from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.parsing import check_text, extract_json_object
 from ideaharness.prompts import render
-from ideaharness.schema import Instance, Reference
+from ideaharness.schema import Instance, Paper, Reference
 
 DECOMPOSITION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -35,32 +35,39 @@ DIGEST_SCHEMA: dict[str, Any] = {
 
 
 
-def parse_decomposition(text: str) -> dict[str, str]:
-    """Parse the decomposition reply: a JSON object with non-empty topic, motivation, experiment_plan."""
-    obj = extract_json_object(text, required=("topic", "motivation", "experiment_plan"))
+_TEXT_MIN_WORDS = {"topic": 5, "motivation": 8, "experiment_plan": 6, "idea": 8, "experiment_steps": 6}
+
+
+def _text_fields(text: str, keys: tuple[str, ...]) -> dict[str, str]:
+    obj = extract_json_object(text, required=keys)
     out = {}
-    for key in ("topic", "motivation", "experiment_plan"):
+    for key in keys:
         value = obj[key]
         if isinstance(value, list):
             value = "\n".join(str(v) for v in value)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"field {key!r} is empty or not text")
-        out[key] = value.strip()
+        if not isinstance(value, str):
+            raise ParseError(f"field {key!r} is not text")
+        out[key] = check_text(value, f"field {key!r}", min_words=_TEXT_MIN_WORDS[key])
     return out
+
+
+def parse_decomposition(text: str) -> dict[str, str]:
+    """Parse the decomposition reply: a JSON object whose topic, motivation and experiment_plan
+    are real prose (:func:`~ideaharness.llm.parsing.check_text`).
+
+    Raises:
+        ParseError: a field missing, not text, or degenerate (empty, punctuation, refusal ...).
+    """
+    return _text_fields(text, ("topic", "motivation", "experiment_plan"))
 
 
 def parse_digest(text: str) -> dict[str, str]:
-    """Parse an inspiration digest: JSON with non-empty ``idea`` and ``experiment_steps``."""
-    obj = extract_json_object(text, required=("idea", "experiment_steps"))
-    out = {}
-    for key in ("idea", "experiment_steps"):
-        value = obj[key]
-        if isinstance(value, list):
-            value = "\n".join(str(v) for v in value)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"field {key!r} is empty or not text")
-        out[key] = value.strip()
-    return out
+    """Parse an inspiration digest: JSON whose ``idea`` and ``experiment_steps`` are real prose.
+
+    Raises:
+        ParseError: a field missing, not text, or degenerate.
+    """
+    return _text_fields(text, ("idea", "experiment_steps"))
 
 
 def decomposition_messages(instance: Instance) -> list[dict[str, str]]:
@@ -72,7 +79,15 @@ def decomposition_messages(instance: Instance) -> list[dict[str, str]]:
         question=instance.research_question or instance.topic or "",
         background=instance.background_survey or instance.target.abstract or "",
         hypothesis=gt.hypothesis or gt.idea or gt.fine_grained_hypothesis or "",
+        abstract="",
     )
+
+
+def paper_decomposition_messages(paper: Paper) -> list[dict[str, str]]:
+    """The same ``aiideabench_decompose`` prompt for any paper known by title and abstract (an
+    IMCQ distractor), so that its motivation and plan take the ground truth's form."""
+    return render("aiideabench_decompose", title=paper.title, question="", background="", hypothesis="",
+                  abstract=paper.abstract or "")
 
 
 def digest_messages(reference: Reference, topic: str) -> list[dict[str, str]]:

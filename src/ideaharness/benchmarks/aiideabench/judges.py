@@ -8,6 +8,7 @@ choices 0/1 per criterion plus a final choice.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from ideaharness.errors import ParseError
@@ -190,10 +191,15 @@ def _string_list(text: str, key: str) -> list[str]:
     value = obj[key]
     if not isinstance(value, list):
         raise ParseError(f"'{key}' is not a list")
-    items = [str(v).strip() for v in value if str(v).strip()]
+    items = [str(v).strip() for v in value if isinstance(v, str) and _is_phrase(v)]
     if not items:
-        raise ParseError(f"'{key}' is empty")
+        raise ParseError(f"'{key}' holds no phrase (empty, or only punctuation or invisible characters)")
     return list(dict.fromkeys(items))
+
+
+def _is_phrase(text: str) -> bool:
+    """A search phrase holds at least one letter ("MoS2", "2D materials"; not "...", "\u200b")."""
+    return re.search(r"[^\W\d_]", text) is not None
 
 
 def parse_keywords(text: str) -> list[str]:

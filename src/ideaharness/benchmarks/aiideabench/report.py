@@ -2,8 +2,10 @@
 
 Per-instance values follow the paper: IMCQ S_M = 1 if any idea picks the ground truth (Eq. 2); I2I
 and I2T = the maximum rating over the instance's ideas (Eq. 3-4); NA and FA = the mean over the
-instance's ideas. Means over instances carry percentile-bootstrap 95% intervals; judgments that never
-parsed are counted and left out (an instance whose judgments all failed has no value).
+instance's ideas. Means over instances carry percentile-bootstrap 95% intervals. A judgment that
+never parsed is counted, and the instance it belongs to has no IMCQ/I2I/I2T value for that
+metric (``instances_undetermined``): the best of its ideas is unknown, and the best of the others
+would be a lower bound, not a score.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench.blinding import generation_topic
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION
-from ideaharness.metrics.choice import imcq_hit
+from ideaharness.benchmarks.aiideabench.imcq import imcq_block
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, summarize
+from ideaharness.metrics.surface import surface_rows
 from ideaharness.report.html import Section, Table
 from ideaharness.schema import Instance
 
@@ -61,39 +65,26 @@ def aggregate(
         "generation_parse_failures": gen_fail,
         "decomposition_parse_failures": sum(1 for d in decomp if d and not d["judgment"]["parse_ok"]),
         "instances_without_ground_truth": sum(1 for i in instances if bench.ground_truth(i) is None),
+        "topic": _topics(bench, instances),
         "rating_scale": list(J.RATING_SCALE),
         "imcq": {}, "i2i": {}, "i2t": {},
     }
     for comp in J.COMPONENTS:
-        hits: list[float] = []
-        fails = skipped = 0
-        letters: Counter[str] = Counter()
-        for inst in instances:
-            q = bench.store.get("imcq_question", inst.id, comp)
-            if q is None:
-                continue
-            if "skipped" in q:
-                skipped += 1
-                continue
-            js = _judgments(bench, "imcq", inst, f"{comp}/")
-            fails += sum(1 for j in js if not j["parse_ok"])
-            choices = [j["parsed"] if j["parse_ok"] else None for j in js]
-            letters.update(c for c in choices if c)
-            hit = imcq_hit(choices, q["question"]["answer"]) if js else None
-            if hit is not None:
-                hits.append(float(hit))
-        results["imcq"][comp] = _metric(hits, fails, boot, questions_skipped=skipped,
-                                        letters_chosen=dict(sorted(letters.items())))
+        block = imcq_block(bench, instances, comp)
+        hits = block.pop("hits")
+        results["imcq"][comp] = _metric(hits, block.pop("parse_failures"), boot, **block)
         for step in ("i2i", "i2t"):
-            best, fails = [], 0
+            best, fails, undetermined = [], 0, 0
             for inst in instances:
                 prefix = f"{comp}/" if step == "i2i" else ""
                 js = _judgments(bench, step, inst, prefix)
-                fails += sum(1 for j in js if not j["parse_ok"])
-                vals = [j["parsed"] if step == "i2i" else j["parsed"][comp] for j in js if j["parse_ok"]]
-                if vals:
-                    best.append(float(max(vals)))
-            results[step][comp] = _metric(best, fails, boot)
+                failed = sum(1 for j in js if not j["parse_ok"])
+                fails += failed
+                if failed:  # the best of the instance's ideas is unknown: not the best of the rest
+                    undetermined += 1
+                elif js:
+                    best.append(float(max(j["parsed"] if step == "i2i" else j["parsed"][comp] for j in js)))
+            results[step][comp] = _metric(best, fails, boot, instances_undetermined=undetermined)
     results["novelty"] = _literature_novelty(bench, instances, boot)
     results["feasibility"] = _literature_feasibility(bench, instances, boot)
     results["competition"] = competition
@@ -110,6 +101,17 @@ def _skipped(bench: AIIdeaBench, step: str) -> dict[str, Any]:
     units = [u for u in bench.steps.failures.values() if u.step == step and u.status == "skipped"]
     reason = bench.gate.reason or (f"{len(units)} idea(s) skipped: {units[0].error}" if units else None)
     return {"skipped": reason, "skipped_units": len(units)}
+def _topics(bench: AIIdeaBench, instances: list[Instance]) -> dict[str, Any]:
+    """Which topic generators saw: ``shown_to_generators`` ("anonymised" unless parity), the source
+    per instance (anonymised / dataset / missing) and instances not generated for lack of a topic."""
+    sources = Counter(generation_topic(bench, i)[1] for i in instances)
+    generated = {i for i, _, d in bench.store.records("ideas") if d.get("source") == "generator"}
+    return {
+        "shown_to_generators": "published" if bench.config.parity else "anonymised",
+        "sources": dict(sorted(sources.items())),
+        "generation_skipped_no_topic": 0 if bench.config.ideas_file else sum(
+            1 for i in instances if generation_topic(bench, i)[0] is None and i.id not in generated),
+    }
 
 
 def _literature_novelty(
@@ -181,12 +183,16 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     failures += results["i2t"]["motivation"]["parse_failures"]
     row = [results["system"], *[_mean(results[m][c]) for m in ("i2t", "i2i", "imcq") for c in comps],
            results["instances_with_ideas"], failures]
+    chance = [results["imcq"][c].get("chance") for c in comps]
+    chance_text = "; ".join(f"{c.replace('_', ' ')} {v:.4f}" for c, v in zip(comps, chance, strict=True)
+                            if v is not None) or "no question answered"
     tables = [Table(
         title="AI Idea Bench 2025 (Table 1 layout)", columns=t1_cols, rows=[row],
         note=f"judge {results['judge']}; I2T/I2I: mean over instances of the best idea's rating on "
              f"{results['rating_scale'][0]}-{results['rating_scale'][1]} (published code's scale; the paper "
-             "writes [0,5]); IMCQ: share of instances where any idea picked the ground truth (4 options, "
-             "chance 0.25).",
+             "writes [0,5]); IMCQ: share of instances where any idea picked the ground truth among 4 "
+             "options; a judge picking at random scores 1 - (1 - 1/4)^n with n ideas per instance "
+             f"(chance here: {chance_text}).",
     )]
     comp = results.get("competition")
     nov, fea = results["novelty"], results["feasibility"]
@@ -229,18 +235,36 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     for m in ("imcq", "i2i", "i2t"):
         for c in comps:
             b = results[m][c]
-            detail.append([f"{m.upper()} {c}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"]])
+            detail.append([f"{m.upper()} {c}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"],
+                           b.get("instances_undetermined")])
     for key, b in nov.items():
         if isinstance(b, dict):
-            detail.append([f"NA {key}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"]])
+            detail.append([f"NA {key}", b["n"], b["mean"], b["ci95_mean"], b["parse_failures"], None])
     if "n" in fea:
-        detail.append(["FA", fea["n"], fea["mean"], fea["ci95_mean"], fea["parse_failures"]])
+        detail.append(["FA", fea["n"], fea["mean"], fea["ci95_mean"], fea["parse_failures"], None])
+    blind_rows = []
+    for c in comps:
+        b = results["imcq"][c].get("blinding")
+        if b:
+            before = b["surface_published"] if b["options"] == "decomposed" else None
+            blind_rows += surface_rows(f"IMCQ {c.replace('_', ' ')}", b["surface"], before)
+    if blind_rows:
+        tables.append(Table(
+            title="Blinding check: ground-truth option vs distractor options in IMCQ",
+            columns=["question", "surface feature", "ground truth", "distractors", "separation",
+                     "separation (published options)"], rows=blind_rows,
+            note="Share of options with the feature (words: mean count) and how well the feature alone tells "
+                 "the ground truth from the distractors (balanced accuracy, 0.5 = not at all, 1 = always). "
+                 "Distractors are decomposed by the ground truth's step (parity: the papers' own texts). "
+                 f"Generators saw the {results['topic']['shown_to_generators']} topic."))
     tables.append(Table(title="Details with bootstrap 95% intervals over instances",
-                        columns=["metric", "instances", "mean", "95% CI", "parse failures"], rows=detail,
+                        columns=["metric", "instances", "mean", "95% CI", "parse failures",
+                                 "undetermined"], rows=detail,
                         note=f"{results['ideas']} ideas on {results['instances_with_ideas']} of "
                              f"{results['instances']} instances; generation parse failures "
                              f"{results['generation_parse_failures']}; decomposition parse failures "
-                             f"{results['decomposition_parse_failures']}."))
+                             f"{results['decomposition_parse_failures']}; undetermined = instances left "
+                             "out because a judgment of one of their ideas never parsed."))
     return tables
 
 
@@ -251,28 +275,16 @@ def example_sections(bench: AIIdeaBench, instances: list[Instance], limit: int =
         gt = bench.ground_truth(inst)
         if not ideas:
             continue
-        body = f"Topic:\n{inst.topic}\n\n"
+        topic, source = generation_topic(bench, inst)
+        body = f"Topic shown to generators ({source}):\n{topic or '(none)'}\n\n"
+        if topic != inst.topic:
+            body += f"Dataset topic:\n{inst.topic}\n\n"
         if gt:
             body += (f"Ground-truth motivation:\n{gt['motivation']}\n\n"
                      f"Ground-truth plan:\n{gt['experiment_plan']}\n\n")
         body += "\n\n".join(f"Idea {k + 1}:\n{idea.text}" for k, idea in enumerate(ideas))
         items.append((f"{inst.id}: {inst.target.title}", body))
     return [Section(title="Examples", items=items)] if items else []
-
-
-def write_outputs(bench: AIIdeaBench, instances: list[Instance], results: dict[str, Any]) -> Path:
-    """Write report.html next to results.json; returns its path."""
-    from ideaharness.report.html import write_report
-
-    notes = bench.steps.notes()
-    if results["instances_without_ground_truth"]:
-        notes.append(f"{results['instances_without_ground_truth']} instance(s) without a ground truth "
-                     "(decomposition failed or not done): no IMCQ/I2I for them")
-    return write_report(
-        Path(bench.options.out) / "report.html", title="AI Idea Bench 2025 results",
-        config=bench.config.model_dump(mode="json"), tables=results_tables(results), notes=notes,
-        sections=example_sections(bench, instances),
-    )
 
 
 def load_results(run_dir: Path) -> dict[str, Any] | None:

@@ -7,20 +7,24 @@ inspiration digests; (1) ``n_ideas`` ideas from the generator, or imported exter
 ideas, Eq. 4); (3) novelty NA (Eq. 7) and feasibility FA (Eq. 8-10) against Semantic Scholar, or
 skipped with a note; (4) with ``compare`` run directories, a Swiss tournament and a Bradley-Terry
 fit between the systems (:mod:`.competition`). Every step is a record; a re-run resumes.
+Run it with ``ideaharness run aiideabench`` or ``ideaharness.run("aiideabench", ...)``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import random
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.aiideabench import judges as J
-from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
+from ideaharness.benchmarks.aiideabench.blinding import (
+    generation_topic,
+    judge_topic,
+    parse_blind_decomposition,
+)
+from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION, AIIdeaBenchConfig
 from ideaharness.benchmarks.aiideabench.decompose import (
     DECOMPOSITION_SCHEMA,
     DIGEST_SCHEMA,
@@ -29,6 +33,7 @@ from ideaharness.benchmarks.aiideabench.decompose import (
     parse_decomposition,
     parse_digest,
 )
+from ideaharness.benchmarks.aiideabench.imcq import build_question
 from ideaharness.benchmarks.aiideabench.literature import (
     ScholarGate,
     ScholarUnavailable,
@@ -50,11 +55,11 @@ from ideaharness.generation.aiideabench import (
     parse_idea,
 )
 from ideaharness.generation.external import load_external_ideas
-from ideaharness.llm.types import ChatModel
-from ideaharness.metrics.choice import MCQuestion, build_mcq
-from ideaharness.runs.store import shard_of
+from ideaharness.metrics.choice import MCQuestion
+from ideaharness.report.html import Section, Table
+from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.schema import Idea, Instance
-from ideaharness.seeding import derive_seed
 
 Phase = tuple[str, Callable[[Instance], Awaitable[None]]]
 
@@ -79,37 +84,81 @@ def input_files(config: AIIdeaBenchConfig) -> dict[str, list[Path]]:
     return files
 
 
-class AIIdeaBench:
-    """One AI Idea Bench run over a run directory. Use :func:`run_aiideabench` unless embedding it."""
+register_metric(MetricSpec("aiideabench.imcq", higher_is_better=True, aggregation="share of instances "
+                           "where any idea picks the ground truth", ci="percentile bootstrap over instances",
+                           range=(0.0, 1.0), source="AI Idea Bench 2025, Qiu et al., Eq. 2"))
+register_metric(MetricSpec("aiideabench.i2i", higher_is_better=True, aggregation="mean over instances of "
+                           "the best idea's rating", ci="percentile bootstrap over instances",
+                           range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 3"))
+register_metric(MetricSpec("aiideabench.i2t", higher_is_better=True, aggregation="mean over instances of "
+                           "the best idea's rating", ci="percentile bootstrap over instances",
+                           range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 4"))
 
-    def __init__(
-        self,
-        config: AIIdeaBenchConfig,
-        options: ExecutionOptions,
-        generator: ChatModel | None,
-        judge: ChatModel,
-        *,
-        scholar: Any = None,
-        embed_fn: Callable[[Sequence[str]], Any] | None = None,
-        instance_ids: Collection[str] | None = None,
-    ) -> None:
-        self.config = config
-        self.options = options
-        self.generator = generator
-        self.judge = judge
-        self._embed_fn = embed_fn
+
+@register_benchmark("aiideabench")
+class AIIdeaBench(Benchmark):
+    """AI Idea Bench 2025 (see the module docstring); one instance per run.
+
+    Extras: ``scholar`` (a Semantic Scholar client; default one from ``config.scholar_base_url``) and
+    ``embed_fn`` (texts -> L2-normalised embeddings; default the configured sentence model).
+    """
+
+    version = BENCHMARK_VERSION
+    title = "AI Idea Bench 2025 results"
+    summary = ("Run AI Idea Bench 2025: ideas as motivation + experiment plan, scored by IMCQ, I2I, I2T, "
+               "literature novelty and feasibility, and a competition between runs.")
+    config_class = AIIdeaBenchConfig
+    extras = ("scholar", "embed_fn")
+
+    config: AIIdeaBenchConfig
+
+    def __init__(self, config: AIIdeaBenchConfig, **extras: Any) -> None:
+        super().__init__(config, **extras)
+        self._embed_fn: Callable[[Sequence[str]], Any] | None = extras.get("embed_fn")
         self._embeddings: dict[str, Any] = {}
         self.external: dict[str, list[Idea]] | None = None
-        if config.ideas_file:
-            self.external = load_external_ideas(config.ideas_file, system=config.system_name,
-                                                instance_ids=instance_ids)
-        identity = tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url",))
-        self.store = open_store(options, config, identity_keys=identity, inputs=input_files(config),
-                                models={"generator": generator, "judge": judge})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
-                                max_prompt_tokens=config.max_prompt_tokens)
-        self.gate = ScholarGate(config.scholar_base_url, client=scholar, timeout_s=options.timeout_s,
-                                cache_dir=str(Path(options.out) / "scholar_cache"))
+        self.competition: dict[str, Any] | None = None
+        self.pool: list[Instance] = []
+
+    def model_roles(self) -> dict[str, str]:
+        """The judge always; the generator only without ``--ideas`` (an imported run never calls it)."""
+        roles = {"judge": self.config.judge}
+        if not self.config.ideas_file:
+            roles["generator"] = self.config.generator
+        return roles
+
+    def identity_keys(self) -> tuple[str, ...]:
+        """Every config key but the Semantic Scholar root and the compared runs."""
+        return tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url", "compare"))
+
+    def input_files(self) -> Mapping[str, Sequence[Path]]:
+        """``--data`` and ``--ideas`` files."""
+        return input_files(self.config)
+
+    def load(self) -> list[Instance]:
+        """Every instance of the data (IMCQ distractors come from all of them), and the external
+        ideas when ``--ideas`` is given (checked against the data's instance ids).
+
+        Raises:
+            UserError: a missing ideas file; DataError: bad data or ideas.
+        """
+        if self.config.ideas_file and not Path(self.config.ideas_file).exists():
+            raise UserError(f"--ideas {self.config.ideas_file}: no such file")
+        self.pool = load_aiideabench_instances(self.config)
+        if self.config.ideas_file:
+            self.external = load_external_ideas(self.config.ideas_file, system=self.config.system_name,
+                                                instance_ids=[i.id for i in self.pool])
+        return self.pool
+
+    async def setup(self, ctx: RunContext) -> None:
+        """Bind the run's store, steps and models; open the Semantic Scholar gate."""
+        self.options = ctx.options.model_copy(update={"out": ctx.out})
+        self.store = ctx.store
+        self.steps = ctx.steps
+        self.judge = ctx.model("judge")
+        self.generator = ctx.models.get("generator")
+        self.gate = ScholarGate(self.config.scholar_base_url, client=self.extra.get("scholar"),
+                                timeout_s=ctx.options.timeout, cache_dir=str(ctx.out / "scholar_cache"))
 
     # -- helpers -------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> Any:
@@ -162,17 +211,19 @@ class AIIdeaBench:
     async def decompose(self, inst: Instance) -> None:
         if not needs_decomposition(inst):
             return
+        parse = parse_decomposition if self.config.parity else parse_blind_decomposition
         await self.steps.judge_step(
-            "decompose", inst.id, "", self.judge, decomposition_messages(inst), parse_decomposition,
+            "decompose", inst.id, "", self.judge, decomposition_messages(inst), parse,
             json_schema=DECOMPOSITION_SCHEMA, **self._sampling(self.config.decomposition_max_tokens),
         )
 
     async def digest(self, inst: Instance) -> None:
-        if not self.config.digest_inspirations:
+        topic, _ = generation_topic(self, inst)
+        if not self.config.digest_inspirations or topic is None:
             return
         await asyncio.gather(*(
             self.steps.judge_step(
-                "digest", inst.id, ref.id, self.judge, digest_messages(ref, inst.topic or ""), parse_digest,
+                "digest", inst.id, ref.id, self.judge, digest_messages(ref, topic), parse_digest,
                 json_schema=DIGEST_SCHEMA, **self._sampling(512),
             )
             for ref in inst.references
@@ -189,9 +240,10 @@ class AIIdeaBench:
         generator = self.generator
         if generator is None:
             raise UserError("no generator model and no --ideas file: nothing produces ideas")
-        inspirations = self.inspirations(inst)
-
-        messages = generation_messages(inst, inspirations)
+        topic, topic_source = generation_topic(self, inst)
+        if topic is None:  # never generate from the published topic (it may name the target's method)
+            return
+        messages = generation_messages(inst, self.inspirations(inst), topic=topic)
 
         async def one(k: int) -> None:
             await self.steps.judge_step(
@@ -209,26 +261,8 @@ class AIIdeaBench:
                                  sample_index=k).model_dump(mode="json")
                 for k, r in enumerate(recs) if r and r["judgment"]["parse_ok"]
             ]
-            self.store.put("ideas", inst.id, {"source": "generator", "ideas": ideas_json})
-
-    def build_questions(self, instances: Sequence[Instance], pool: Sequence[Instance]) -> None:
-        """Record the IMCQ questions (seeded shuffle) of every instance with a ground truth."""
-        for inst in instances:
-            gt = self.ground_truth(inst)
-            if gt is None:
-                continue
-            own = self.inspirations(inst)
-            others = [inspiration_text(r) for o in pool if o.id != inst.id for r in o.references]
-            for comp in J.COMPONENTS:
-                if self.store.has("imcq_question", inst.id, comp):
-                    continue
-                rng = random.Random(derive_seed(self.config.seed, inst.id, "imcq", comp))
-                try:
-                    q = build_mcq(comp, gt[comp], own, others, rng, self.embed)
-                except ValueError as exc:
-                    self.store.put("imcq_question", inst.id, {"skipped": str(exc)}, comp)
-                    continue
-                self.store.put("imcq_question", inst.id, {"question": q.model_dump()}, comp)
+            self.store.put("ideas", inst.id, {"source": "generator", "topic_source": topic_source,
+                                              "ideas": ideas_json})
 
     async def imcq(self, inst: Instance) -> None:
         ideas = self.ideas(inst) or []
@@ -265,7 +299,7 @@ class AIIdeaBench:
     async def i2t(self, inst: Instance) -> None:
         jobs = []
         for k, idea in enumerate(self.ideas(inst) or []):
-            messages = J.i2t_messages(inst.topic or "", idea.motivation or idea.text,
+            messages = J.i2t_messages(judge_topic(self, inst), idea.motivation or idea.text,
                                       idea.experiment_plan or idea.text)
             jobs.append(self.steps.judge_step(
                 "i2t", inst.id, str(k), self.judge, messages, J.parse_i2t,
@@ -296,7 +330,7 @@ class AIIdeaBench:
         keywords = [k for k in inst.extra.get("keywords") or [] if k]
         if not keywords:
             rec = await self.steps.judge_step(
-                "keywords", inst.id, "", self.judge, J.keywords_messages(inst.topic or ""),
+                "keywords", inst.id, "", self.judge, J.keywords_messages(judge_topic(self, inst)),
                 J.parse_keywords, json_schema=J.KEYWORDS_SCHEMA, **self._sampling(200),
             )
             if not rec or not rec["judgment"]["parse_ok"]:
@@ -353,75 +387,72 @@ class AIIdeaBench:
             self.store.put("feasibility", inst.id, {"idea_id": idea.id, **fa}, str(k))
 
     # -- orchestration -------------------------------------------------------
-    async def execute(self, instances: Sequence[Instance], pool: Sequence[Instance]) -> None:
+    async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
+        """Ground truth and ideas, IMCQ/I2I/I2T, literature metrics, then the competition."""
+        from ideaharness.benchmarks.aiideabench.competition import run_competition
+
         metrics = set(self.config.metrics)
         await self.steps.run_phases(instances, [("decompose", self.decompose), ("digest", self.digest),
                                                 ("generate", self.generate)])
         if "imcq" in metrics:
-            self.build_questions(instances, pool)
+            await self.steps.run_phases(instances, [("imcq questions",
+                                                     lambda i: build_question(self, i, self.pool))])
         later: list[Phase] = [(name, fn) for name, fn in
                               (("imcq", self.imcq), ("i2i", self.i2i), ("i2t", self.i2t)) if name in metrics]
         await self.steps.run_phases(instances, later)
         lit: list[Phase] = [(name, fn) for name, fn in
                             (("novelty", self.novelty), ("feasibility", self.feasibility)) if name in metrics]
         await self.steps.run_phases(instances, lit)  # the scholarly client paces its own requests
+        if self.config.compare:
+            self.competition = await run_competition(self, list(instances),
+                                                     [Path(c) for c in self.config.compare])
 
+    def aggregate(self, ctx: RunContext, instances: Sequence[Instance]) -> dict[str, Any]:
+        """Table 1 and Table 2 metrics with bootstrap intervals (:func:`.report.aggregate`)."""
+        from ideaharness.benchmarks.aiideabench.report import aggregate
 
-async def run_aiideabench_async(
-    config: AIIdeaBenchConfig,
-    options: ExecutionOptions,
-    *,
-    compare: Sequence[str | Path] = (),
-    generator: ChatModel | None = None,
-    judge: ChatModel | None = None,
-    scholar: Any = None,
-    embed_fn: Callable[[Sequence[str]], Any] | None = None,
-) -> dict[str, Any]:
-    """Run (or resume) AI Idea Bench; returns the results dict also written to ``results.json``.
+        return aggregate(self, list(instances), self.competition)
 
-    Args:
-        compare: run directories of other systems on the same data; adds the competition (Table 2).
-        generator, judge: chat models (built from the config's model strings when None).
-        scholar: a Semantic Scholar client (default one built from ``config.scholar_base_url``).
-        embed_fn: texts -> L2-normalised embeddings (default the configured sentence model).
-    """
-    from ideaharness.benchmarks.aiideabench.competition import run_competition
-    from ideaharness.benchmarks.aiideabench.report import aggregate, write_outputs
+    async def aclose(self, ctx: RunContext) -> None:
+        """Close the Semantic Scholar client."""
+        gate = getattr(self, "gate", None)
+        if gate is not None:
+            await gate.aclose()
 
-    pool = load_aiideabench_instances(config)
-    instances = pool[: options.limit] if options.limit is not None else pool
-    if options.shard is not None:
-        index, count = options.shard
-        instances = [i for i in instances if shard_of(i.id, count) == index]
-    if not instances:
-        raise UserError(f"--data {config.data}: no instances to run")
-    if judge is None or (generator is None and not config.ideas_file):
-        # an --ideas run never calls the generator: it is neither built nor validated
-        gen_model, judge_model = make_models(
-            None if generator is not None or config.ideas_file else config.generator,
-            None if judge is not None else config.judge,
-            options,
-        )
-        generator = generator or gen_model
-        judge = judge or judge_model
-    if judge is None:
-        raise UserError("no judge model")
-    bench = AIIdeaBench(config, options, generator, judge, scholar=scholar, embed_fn=embed_fn,
-                        instance_ids=[i.id for i in pool])
-    competition: dict[str, Any] | None = None
-    with bench.store:
-        try:
-            await bench.execute(instances, pool)
-            if compare:
-                competition = await run_competition(bench, instances, [Path(c) for c in compare])
-        finally:
-            results = aggregate(bench, instances, competition)
-            bench.store.write_results(results)
-            await bench.gate.aclose()
-        write_outputs(bench, instances, results)
-    return results
+    def tables(self, results: dict[str, Any]) -> list[Table]:
+        """The paper's Table 1 and Table 2 layouts and a details table."""
+        from ideaharness.benchmarks.aiideabench.report import results_tables
 
+        return results_tables(results)
 
-def run_aiideabench(config: AIIdeaBenchConfig, options: ExecutionOptions, **kwargs: Any) -> dict[str, Any]:
-    """Synchronous wrapper of :func:`run_aiideabench_async`."""
-    return asyncio.run(run_aiideabench_async(config, options, **kwargs))
+    def sections(self, ctx: RunContext, items: Sequence[Instance], results: dict[str, Any]) -> list[Section]:
+        """Topic, ground truth and ideas of the first instances."""
+        from ideaharness.benchmarks.aiideabench.report import example_sections
+
+        return example_sections(self, list(items))
+
+    def notes(self, ctx: RunContext, results: dict[str, Any]) -> list[str]:
+        """Instances without a ground truth or an anonymised topic, IMCQ questions not asked, and
+        surface features that tell the ground-truth option apart."""
+        notes = []
+        if results["instances_without_ground_truth"]:
+            notes.append(f"{results['instances_without_ground_truth']} instance(s) without a ground truth "
+                         "(decomposition failed or not done): no IMCQ/I2I for them")
+        if results["topic"]["generation_skipped_no_topic"]:
+            notes.append(f"{results['topic']['generation_skipped_no_topic']} instance(s) without an "
+                         "anonymised topic (decomposition failed): no ideas generated for them")
+        for comp in J.COMPONENTS:
+            block = results["imcq"].get(comp, {})
+            for reason, count in block.get("questions_skipped_reasons", {}).items():
+                notes.append(f"IMCQ {comp}: {count} question(s) not asked: {reason}")
+            for name in block.get("blinding", {}).get("surface", {}).get("separating", []):
+                notes.append(f"IMCQ {comp}: the surface feature {name!r} alone tells the ground truth from "
+                             "the distractors (separation >= 0.75): the question can be answered by form")
+        return notes
+
+    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
+        """IMCQ, I2I and I2T per component."""
+        return [MetricValue(metric=f"aiideabench.{m}", group=f"{results['system']}/{comp}",
+                            value=results[m][comp]["mean"], ci=results[m][comp]["ci95_mean"],
+                            n=results[m][comp]["n"])
+                for m in ("imcq", "i2i", "i2t") for comp in J.COMPONENTS if comp in results.get(m, {})]

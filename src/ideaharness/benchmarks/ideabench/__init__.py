@@ -12,10 +12,12 @@ Protocol per instance and scenario:
    instance has no abstract, e.g. TOMATO-Chem); the best of n is kept;
 4. overlap: the judge rates the best-by-BERTScore idea against the same target text, 1–10;
 5. Insight Score: for each quality indicator the judge ranks the n ideas plus the target idea,
-   shown in a seeded random order (``parity=True``: target first, as published).
+   shown in a seeded random order, the target idea rewritten into the generated ideas' form
+   (:mod:`.blinding`; ``parity=True``: the published target text, first, as published).
 
 Every step is a record in the run directory; a re-run resumes. Parse failures are counted and
-excluded from the metric they belong to, never scored.
+excluded from the metric they belong to, never scored. Run it with ``ideaharness run ideabench``
+or ``ideaharness.run("ideabench", ...)``; :class:`IdeaBench` is the registered benchmark.
 """
 
 from ideaharness.benchmarks.ideabench.config import (
@@ -25,17 +27,9 @@ from ideaharness.benchmarks.ideabench.config import (
     IdeaBenchConfig,
     Indicator,
 )
+from ideaharness.benchmarks.ideabench.parsers import parse_ideas, parse_overlap, parse_target_idea
 from ideaharness.benchmarks.ideabench.report import rank_figure, results_tables
-from ideaharness.benchmarks.ideabench.run import (
-    IdeaBench,
-    parse_ideas,
-    parse_overlap,
-    parse_target_idea,
-    run_ideabench,
-    run_ideabench_async,
-    select_references,
-    truncate_references,
-)
+from ideaharness.benchmarks.ideabench.run import IdeaBench, select_references, truncate_references
 from ideaharness.metrics.ranking import insight_score
 
 __all__ = [
@@ -51,8 +45,6 @@ __all__ = [
     "parse_target_idea",
     "rank_figure",
     "results_tables",
-    "run_ideabench",
-    "run_ideabench_async",
     "select_references",
     "truncate_references",
 ]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from ideaharness.errors import UserError
 from ideaharness.metrics.similarity import DEFAULT_BERTSCORE_MODEL
+from ideaharness.runner.protocol import GeneratorJudgeConfig
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Scenario = Literal["low", "high"]
 
@@ -32,31 +34,54 @@ DEFAULT_INDICATORS = [
     ),
 ]
 
-TARGET_IDEA_MIN_CHARS = 20
+
+def parse_indicator(value: Any) -> Any:
+    """``"NAME"`` or ``"NAME=DEFINITION"`` (the CLI form) -> an :class:`Indicator`; a bare default
+    name keeps its default definition, so the prompt matches a default run. Other values pass.
+
+    Raises:
+        UserError: an empty name.
+    """
+    if not isinstance(value, str):
+        return value
+    name, _, definition = value.partition("=")
+    if not name.strip():
+        raise UserError(f"--indicator {value!r}: expected NAME or NAME=DEFINITION")
+    name = name.strip()
+    default = next((d.definition for d in DEFAULT_INDICATORS if d.name == name), None)
+    return Indicator(name=name, definition=definition.strip() or default)
 
 
-class IdeaBenchConfig(BaseModel):
+class IdeaBenchConfig(GeneratorJudgeConfig):
     """Everything that determines an IdeaBench run's results (recorded in config.json)."""
 
     benchmark: Literal["ideabench"] = "ideabench"
     benchmark_version: str = BENCHMARK_VERSION
-    data: str = "tomato-chem"
-    generator: str = DEFAULT_MODEL
-    judge: str = DEFAULT_MODEL
-    seed: int = 0
-    n_ideas: int = Field(default=3, ge=1, le=25)
-    scenarios: list[Scenario] = Field(default_factory=lambda: ["low"])
-    k_references: int = Field(default=5, ge=1)
-    reference_filter: Literal["auto", "relevance", "random", "none"] = "auto"
-    min_reference_citations: int = 5
-    min_references: int = 3
-    indicators: list[Indicator] = Field(default_factory=lambda: list(DEFAULT_INDICATORS))
-    parity: bool = False
-    bertscore_model: str = DEFAULT_BERTSCORE_MODEL
-    bertscore_layers: int | None = None
-    generation_temperature: float = 0.7
-    judge_temperature: float = 0.0
-    generation_max_tokens: int = 0
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    max_prompt_tokens: int = 6000
-    bootstrap_resamples: int = 2000
+    data: str = Field("tomato-chem", description="'tomato-chem' (bundled), an Instance JSONL file, or a "
+                      "directory with the IdeaBench CSVs.")
+    n_ideas: int = Field(default=3, ge=1, le=25, description="Ideas per instance (n).")
+    scenarios: list[Scenario] = Field(default_factory=lambda: ["low"], description="low and/or high "
+                                      "resource.", json_schema_extra={"cli": "--scenario"})
+    k_references: int = Field(default=5, ge=1, description="References in the low-resource scenario.")
+    reference_filter: Literal["auto", "relevance", "random", "none"] = Field(
+        "auto", description="Reference filter of the low-resource scenario.")
+    min_reference_citations: int = Field(5, description="Relevance filter: least citations of a reference.")
+    min_references: int = Field(3, description="Relevance filter: least references of a target.")
+    indicators: list[Indicator] = Field(
+        default_factory=lambda: list(DEFAULT_INDICATORS), json_schema_extra={"cli": "--indicator"},
+        description="Insight Score indicator NAME or NAME=DEFINITION.")
+    parity: bool = Field(False, description="Published ranking: the target idea's published text, always "
+                         "shown first (default: rewritten, shuffled).")
+    bertscore_model: str = Field(DEFAULT_BERTSCORE_MODEL, description="BERTScore model name or directory.")
+    bertscore_layers: int | None = Field(None, description="BERTScore layer (default: the model's).")
+    generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")
+    judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
+    generation_max_tokens: int = Field(0, description="Generation reply tokens (0: 80 + 220 per idea).")
+    bootstrap_resamples: int = Field(2000, ge=10, description="Bootstrap resamples of the 95% intervals.")
+
+    @field_validator("indicators", mode="before")
+    @classmethod
+    def _indicators(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return [parse_indicator(v) for v in value] or list(DEFAULT_INDICATORS)
+        return value

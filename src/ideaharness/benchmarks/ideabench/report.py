@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ideaharness.benchmarks.ideabench.blinding import shown_target
+from ideaharness.metrics.surface import surface_rows
 from ideaharness.report.html import Section, Table
 from ideaharness.schema import Instance
 
@@ -25,6 +27,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             block["generation_parse_failures"]
             + block["overlap"]["parse_failures"]
             + sum(v["parse_failures"] for v in ins.values())
+            + ((block.get("blinding") or {}).get("rewrite") or {}).get("failed", 0)
         )
         rows.append(
             [
@@ -58,6 +61,12 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             detail_rows.append(
                 [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, v["ci95"]]
             )
+    blind_rows = []
+    for scenario, block in results["scenarios"].items():
+        blinding = block.get("blinding")
+        if blinding:
+            before = blinding["surface_published"] if blinding["reference_text"] == "rewritten" else None
+            blind_rows += surface_rows(scenario, blinding["surface"], before)
     return [
         Table(
             title="IdeaBench (Table 1 layout)",
@@ -72,6 +81,16 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             title="Details with bootstrap 95% intervals over instances",
             columns=["metric", "count", "mean", "median", "p80", "95% CI of mean"],
             rows=detail_rows,
+        ),
+        Table(
+            title="Blinding check: target idea vs generated ideas in the Insight ranking",
+            columns=["scenario", "surface feature", "target ideas", "generated ideas", "separation",
+                     "separation (published text)"],
+            rows=blind_rows,
+            note="Share of texts with the feature (words: mean count) and how well the feature alone "
+            "tells the target idea from generated ones (balanced accuracy, 0.5 = not at all, 1 = "
+            "always). The ranking shows the target idea rewritten into the generated ideas' form "
+            "(parity: the published text).",
         ),
     ]
 
@@ -107,7 +126,11 @@ def example_sections(bench: IdeaBench, instances: Sequence[Instance], limit: int
             target, _ = bench.target_text(inst)
             if not ideas:
                 continue
-            body = f"Target idea:\n{target}\n\n" + "\n\n".join(
+            shown = shown_target(bench, inst, scenario)
+            body = f"Target idea:\n{target}\n\n"
+            if shown != target:
+                body += f"Target idea as ranked (rewritten):\n{shown}\n\n"
+            body += "\n\n".join(
                 f"Generated idea {i + 1}: {idea.title or ''}\n{idea.text}" for i, idea in enumerate(ideas)
             )
             overlap = bench.store.get(f"overlap/{scenario}", inst.id)
@@ -127,6 +150,14 @@ def skip_notes(results: dict[str, Any]) -> list[str]:
                 f"{scenario}: references of {block['references_truncated']} instance(s) were truncated "
                 "to fit the model's context (max_prompt_tokens)"
             )
+        blinding = block.get("blinding") or {}
+        failed = (blinding.get("rewrite") or {}).get("failed")
+        if failed:
+            notes.append(f"{scenario}: the target idea of {failed} instance(s) could not be rewritten into "
+                         "the generated ideas' form (parse failure): not ranked")
+        for name in (blinding.get("surface") or {}).get("separating", []):
+            notes.append(f"{scenario}: the surface feature {name!r} alone tells the target idea from the "
+                         "generated ideas (separation >= 0.75): the ranking is not blind")
         if block["not_done"]:
             notes.append(f"{scenario}: {block['not_done']} instance(s) not done yet; re-run to resume")
     return notes

@@ -3,134 +3,41 @@ rankings, each recorded in the run directory (see the package docstring for the 
 
 from __future__ import annotations
 
-import asyncio
+import functools
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
+from ideaharness.benchmarks.ideabench.blinding import blinding_block, rewrite_target, shown_target
 from ideaharness.benchmarks.ideabench.config import (
     BENCHMARK_VERSION,
-    TARGET_IDEA_MIN_CHARS,
     IdeaBenchConfig,
     Indicator,
     Scenario,
 )
+from ideaharness.benchmarks.ideabench.parsers import (
+    OVERLAP_SCHEMA,
+    ideas_schema,
+    parse_ideas,
+    parse_overlap,
+    parse_target_idea,
+    ranking_schema,
+)
 from ideaharness.benchmarks.ideabench.report import example_sections, rank_figure, results_tables, skip_notes
 from ideaharness.data.registry import data_files, load_instances
-from ideaharness.errors import ParseError, UserError
-from ideaharness.llm.parsing import extract_json, extract_json_object, parse_rating
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
 from ideaharness.prompts import CHARS_PER_TOKEN, render
-from ideaharness.runs.store import shard_of
+from ideaharness.report.html import Section, Table
+from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
 
 SIMILARITY_BATCH = 16
 """Instances scored by BERTScore per batch; each batch is recorded before the next starts."""
-
-# ----------------------------------------------------------------------------- parsers
-
-
-def parse_ideas(text: str, n_ideas: int) -> list[dict[str, str]]:
-    """Exactly ``n_ideas`` ideas ``{"title", "idea"}`` from a generation reply.
-
-    Accepts ``{"ideas": [...]}`` or a bare list; items may be objects with ``idea``/``text``/
-    ``hypothesis``/``description`` or plain strings.
-
-    Raises:
-        ParseError: fewer or more than ``n_ideas`` non-empty ideas.
-    """
-    value = extract_json(text)
-    if isinstance(value, dict):
-        items = next((v for k, v in value.items() if str(k).lower() in ("ideas", "hypotheses")), None)
-        if items is None and len(value) == 1:
-            items = next(iter(value.values()))
-        value = items
-    if not isinstance(value, list):
-        raise ParseError("expected a list of ideas")
-    ideas: list[dict[str, str]] = []
-    for item in value:
-        if isinstance(item, str):
-            title, body = "", item
-        elif isinstance(item, dict):
-            lowered = {str(k).lower(): v for k, v in item.items()}
-            title = str(lowered.get("title") or "")
-            body = next(
-                (str(lowered[k]) for k in ("idea", "text", "hypothesis", "description") if lowered.get(k)),
-                "",
-            )
-        else:
-            continue
-        if body.strip():
-            ideas.append({"title": title.strip(), "idea": body.strip()})
-    if len(ideas) != n_ideas:
-        raise ParseError(f"expected {n_ideas} ideas, got {len(ideas)}")
-    return ideas
-
-
-def parse_overlap(text: str) -> dict[str, Any]:
-    """``{"rating": int 1..10, "explanation": str}`` from an overlap reply (JSON or free text)."""
-    try:
-        value = extract_json_object(text, required=("rating",))
-        rating = parse_rating(str(value["rating"]), 1, 10)
-        explanation = str(value.get("explanation", ""))
-    except ParseError:
-        rating = parse_rating(text, 1, 10)
-        explanation = text.strip()
-    return {"rating": int(rating), "explanation": explanation}
-
-
-def parse_target_idea(text: str) -> str:
-    idea = text.strip().strip('"').strip()
-    if len(idea) < TARGET_IDEA_MIN_CHARS:
-        raise ParseError("target idea reply is empty or too short")
-    return idea
-
-
-def _ideas_schema(n: int) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "ideas": {
-                "type": "array",
-                "minItems": n,
-                "maxItems": n,
-                "items": {
-                    "type": "object",
-                    "properties": {"title": {"type": "string"}, "idea": {"type": "string"}},
-                    "required": ["title", "idea"],
-                },
-            }
-        },
-        "required": ["ideas"],
-    }
-
-
-OVERLAP_SCHEMA = {
-    "type": "object",
-    "properties": {"rating": {"type": "integer"}, "explanation": {"type": "string"}},
-    "required": ["rating", "explanation"],
-}
-
-
-def _ranking_schema(labels: Sequence[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "ranking": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(labels)},
-                "minItems": len(labels),
-                "maxItems": len(labels),
-            },
-            "rationale": {"type": "string"},
-        },
-        "required": ["ranking", "rationale"],
-    }
 
 
 # ----------------------------------------------------------------------------- references
@@ -199,19 +106,44 @@ def truncate_references(
 # ----------------------------------------------------------------------------- the run
 
 
-class IdeaBench:
-    """One IdeaBench run over a run directory. Use :func:`run_ideabench` unless embedding it."""
+register_metric(MetricSpec("ideabench.insight_score", higher_is_better=True,
+                           aggregation="(1/m) sum (r_i - 1)/n over instances", ci="percentile bootstrap "
+                           "over instances", range=(0.0, 1.0), source="IdeaBench, Guo et al. 2024, Eq. 1"))
+register_metric(MetricSpec("ideabench.bertscore_f1", higher_is_better=True, aggregation="mean over "
+                           "instances of the best-of-n F1", ci="percentile bootstrap over instances",
+                           range=(-1.0, 1.0), source="IdeaBench §4.2 (BERTScore, Zhang et al. 2020)"))
+register_metric(MetricSpec("ideabench.overlap", higher_is_better=True, aggregation="mean over instances",
+                           ci="percentile bootstrap over instances", range=(1.0, 10.0),
+                           source="IdeaBench §4.2 (LLM-judged idea overlap)"))
 
-    def __init__(self, config: IdeaBenchConfig, options: ExecutionOptions, generator: Any, judge: Any):
-        self.config = config
-        self.options = options
-        self.generator = generator
-        self.judge = judge
-        self.scorer = BertScorer(config.bertscore_model, config.bertscore_layers)
-        self.store = open_store(options, config, inputs={"--data": data_files(config.data)},
-                                models={"generator": generator, "judge": judge})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
-                                max_prompt_tokens=config.max_prompt_tokens)
+
+@register_benchmark("ideabench")
+class IdeaBench(Benchmark):
+    """IdeaBench (see the package docstring for the protocol); one instance per run."""
+
+    version = BENCHMARK_VERSION
+    title = "IdeaBench results"
+    summary = ("Run IdeaBench: generate ideas from reference abstracts; score them by BERTScore, idea "
+               "overlap and the Insight Score.")
+    config_class = IdeaBenchConfig
+
+    config: IdeaBenchConfig
+
+    def input_files(self) -> Mapping[str, Sequence[Path]]:
+        """``--data`` files (their sha256 is part of the run's identity)."""
+        return {"--data": data_files(self.config.data)}
+
+    def load(self) -> list[Instance]:
+        """The instances of ``config.data`` (bundled name, JSONL, or IdeaBench CSVs)."""
+        return load_instances(self.config.data)
+
+    async def setup(self, ctx: RunContext) -> None:
+        """Bind the run's store, steps and models; load the BERTScore scorer lazily."""
+        self.store = ctx.store
+        self.steps = ctx.steps
+        self.generator = ctx.model("generator")
+        self.judge = ctx.model("judge")
+        self.scorer = BertScorer(self.config.bertscore_model, self.config.bertscore_layers)
 
     # -- steps ---------------------------------------------------------------
     async def target_idea(self, inst: Instance) -> None:
@@ -268,7 +200,7 @@ class IdeaBench:
             temperature=self.config.generation_temperature,
             max_tokens=max_tokens,
             seed=self.config.seed,
-            json_schema=_ideas_schema(n),
+            json_schema=ideas_schema(n),
             extra={"references": [r.id for r in refs], "truncated": truncated},
         )
 
@@ -357,7 +289,7 @@ class IdeaBench:
 
     async def rank(self, inst: Instance, scenario: Scenario, indicator: Indicator) -> None:
         ideas = self.ideas(inst, scenario)
-        target, _ = self.target_text(inst)
+        target = shown_target(self, inst, scenario)  # rewritten into the ideas' form unless parity
         if not ideas or not target:
             return
         items = [("target", target)] + [(idea.id, idea.text) for idea in ideas]
@@ -390,18 +322,24 @@ class IdeaBench:
             temperature=self.config.judge_temperature,
             max_tokens=120 + 40 * len(items),
             seed=self.config.seed,
-            json_schema=_ranking_schema(labels),
+            json_schema=ranking_schema(labels),
             positions=[item_id for item_id, _ in shown],
             extra={"labels": labels, "target_label": target_label},
         )
 
     # -- orchestration -------------------------------------------------------
-    async def execute(self, instances: Sequence[Instance]) -> None:
+    async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
+        """Target ideas and generation, BERTScore in batches, then overlap and rankings."""
         cfg = self.config
         phases: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [("target ideas", self.target_idea)]
         for scenario in cfg.scenarios:
             phases.append((f"generate ({scenario})", lambda i, s=scenario: self.generate(i, s)))
         await self.steps.run_phases(instances, phases)
+        if not cfg.parity:
+            await self.steps.run_phases(instances, [
+                (f"rewrite targets ({s})", functools.partial(rewrite_target, self, scenario=s))
+                for s in cfg.scenarios
+            ])
         for scenario in cfg.scenarios:
             self.similarity(instances, scenario)
         later: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = []
@@ -413,7 +351,9 @@ class IdeaBench:
                 )
         await self.steps.run_phases(instances, later)
 
-    def aggregate(self, instances: Sequence[Instance]) -> dict[str, Any]:
+    def aggregate(self, ctx: RunContext, instances: Sequence[Instance]) -> dict[str, Any]:
+        """Per scenario: similarity, overlap and Insight Score per indicator with bootstrap 95%
+        intervals over instances, n, m and parse-failure counts (the paper's Table 1 columns)."""
         cfg = self.config
         results: dict[str, Any] = {
             "benchmark": "ideabench",
@@ -475,54 +415,37 @@ class IdeaBench:
                     "parse_failures": sum(1 for r in recs if r and not r["judgment"]["parse_ok"]),
                     "rank_counts": {str(k): v for k, v in sorted(Counter(ranks).items())},
                 }
+            block["blinding"] = blinding_block(self, instances, scenario)
             results["scenarios"][scenario] = block
-        results["corrupt_record_lines"] = self.store.corrupt_lines
         results["errors"] = self.steps.error_count
-        results.update(self.steps.outcome())
         return results
 
+    # -- presentation ----------------------------------------------------------
+    def tables(self, results: dict[str, Any]) -> list[Table]:
+        """Table 1 of the paper per scenario, and rank counts."""
+        return results_tables(results)
 
-async def run_ideabench_async(
-    config: IdeaBenchConfig, options: ExecutionOptions, *, generator: Any = None, judge: Any = None
-) -> dict[str, Any]:
-    """Run (or resume) IdeaBench; returns the results dict also written to ``results.json``."""
-    instances = load_instances(config.data)
-    if options.shard is not None:
-        index, count = options.shard
-        instances = [i for i in instances if shard_of(i.id, count) == index]
-    if options.limit is not None:
-        instances = instances[: options.limit]
-    if not instances:
-        raise UserError(f"--data {config.data}: no instances to run")
-    if generator is None or judge is None:
-        gen_model, judge_model = make_models(
-            None if generator is not None else config.generator,
-            None if judge is not None else config.judge,
-            options,
-        )
-        generator = generator or gen_model
-        judge = judge or judge_model
-    bench = IdeaBench(config, options, generator, judge)
-    with bench.store:
-        try:
-            await bench.execute(instances)
-        finally:
-            results = bench.aggregate(instances)
-            bench.store.write_results(results)
-        from ideaharness.report.html import write_report
+    def figures(self, ctx: RunContext, results: dict[str, Any]) -> list[tuple[str, Any]]:
+        """Histogram of the target idea's rank per indicator."""
+        return [("Rank of the target idea", rank_figure(results))]
 
-        write_report(
-            Path(options.out) / "report.html",
-            title="IdeaBench results",
-            config=config.model_dump(mode="json"),
-            tables=results_tables(results),
-            figures=[("Rank of the target idea", rank_figure(results))],
-            notes=bench.steps.notes() + skip_notes(results),
-            sections=example_sections(bench, instances),
-        )
-    return results
+    def notes(self, ctx: RunContext, results: dict[str, Any]) -> list[str]:
+        """Why instances were skipped."""
+        return skip_notes(results)
 
+    def sections(self, ctx: RunContext, items: Sequence[Instance], results: dict[str, Any]) -> list[Section]:
+        """Ideas, target idea and overlap reply of the first instances."""
+        return example_sections(self, items)
 
-def run_ideabench(config: IdeaBenchConfig, options: ExecutionOptions, **models: Any) -> dict[str, Any]:
-    """Synchronous wrapper of :func:`run_ideabench_async`."""
-    return asyncio.run(run_ideabench_async(config, options, **models))
+    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
+        """Insight Score per scenario and indicator, BERTScore F1 and overlap per scenario."""
+        out = []
+        for scenario, block in results["scenarios"].items():
+            for name, ins in block["insight"].items():
+                out.append(MetricValue(metric="ideabench.insight_score", group=f"{scenario}/{name}",
+                                       value=ins["insight_score"], ci=ins["ci95"], n=ins["m"]))
+            for metric, key in (("ideabench.bertscore_f1", "similarity"), ("ideabench.overlap", "overlap")):
+                b = block[key]
+                out.append(MetricValue(metric=metric, group=scenario, value=b.get("mean"),
+                                       ci=b.get("ci95_mean"), n=b.get("n")))
+        return out

@@ -1,105 +1,40 @@
 """LigBench runs: generate ideas per topic with each system, score them against the corpus.
 
-``run_ligbench`` writes the usual run directory (config.json, records/, results.json,
-report.html) and resumes from its records. ``score_idea`` scores one idea (the
-``ideaharness score-idea`` command).
-
-Topics: LigBench evaluates generators on 11 research topics, but the topic list is not in our
-research notes (seed-benchmarks.md §4). :data:`DEFAULT_TOPICS` is therefore *our* list of 11
-topics, one per large PAIR-IQ primary area (LLMs, training, RL, ...); pass ``topics`` to use
-others.
+``ideaharness run ligbench`` (:class:`LigBench`) writes the usual run directory (config.json,
+records/, results.json, report.html) and resumes from its records; several ``--generator`` flags
+compare several systems in one run. ``score_idea`` (:mod:`.score_idea`) scores one idea.
 """
 
 from __future__ import annotations
 
-import asyncio
-import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from ideaharness.benchmarks._common import (
-    DEFAULT_MAX_PROMPT_TOKENS,
-    ExecutionOptions,
-    StepRunner,
-    check_endpoint_flags,
-    make_models,
-    open_store,
+from ideaharness.benchmarks.ligbench.blinding import blinding_block
+from ideaharness.benchmarks.ligbench.config import (
+    BENCHMARK_VERSION,
+    DEFAULT_MODEL,
+    DEFAULT_TOPICS,
+    SCHOLARIDEAS_SYSTEM,
+    SCORE_KEYS,
+    IdeaSpec,
+    LigBenchConfig,
+    parse_generated_idea,
 )
-from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
-from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, ScoringSettings
+from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_text
 from ideaharness.data.pairiq import pairiq_files
-from ideaharness.errors import ParseError, UserError
-from ideaharness.llm.types import ChatModel
-from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
+from ideaharness.errors import UserError
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
+from ideaharness.metrics.surface import surface_rows
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
-from ideaharness.runs.store import RunStore
+from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.registry import register_benchmark, register_metric
 
-BENCHMARK_VERSION = "1"
-DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
-SCORE_KEYS = ("rating", "contribution", "soundness", "novelty")
-SCHOLARIDEAS_SYSTEM = "scholarideas (human-written plans)"
-
-DEFAULT_TOPICS: list[str] = [
-    "Reasoning and reliability of large language models",
-    "Efficient training and optimisation of deep neural networks",
-    "Sample-efficient reinforcement learning",
-    "Alignment, safety and interpretability of AI systems",
-    "Learning on graphs and graph neural networks",
-    "Diffusion and other generative models for images and video",
-    "Multimodal learning with vision and language",
-    "Datasets and benchmarks for evaluating machine learning models",
-    "Machine learning for the natural sciences",
-    "Generalisation theory of deep learning",
-    "Autonomous agents built on language models",
-]
-
-
-class LigBenchConfig(BaseModel):
-    """Everything that determines a LigBench run's results (recorded in config.json)."""
-
-    benchmark: Literal["ligbench"] = "ligbench"
-    benchmark_version: str = BENCHMARK_VERSION
-    generators: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL])
-    judge: str = DEFAULT_MODEL
-    corpus: str
-    topics: list[str] = Field(default_factory=lambda: list(DEFAULT_TOPICS))
-    ideas_per_topic: int = Field(default=1, ge=1)
-    scholarideas: int = Field(default=0, ge=0)
-    scholarideas_root: str | None = None
-    seed: int = 0
-    generation_temperature: float = 0.7
-    generation_max_tokens: int = 700
-    scoring: ScoringSettings = Field(default_factory=lambda: ScoringSettings())
-    debias_means: DebiasMeans = "corpus"
-    embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    max_prompt_tokens: int = Field(default=DEFAULT_MAX_PROMPT_TOKENS, ge=256)
-    bootstrap_resamples: int = 2000
-
-
-class IdeaSpec(BaseModel):
-    """One idea to score: who made it, for which topic, and (once known) its text."""
-
-    id: str
-    system: str
-    topic: str
-    text: str | None = None
-    cutoff: str | None = None
-    sample_index: int = 0
-
-
-def parse_generated_idea(text: str) -> str:
-    """A generated idea must be substantive text (≥ 40 characters after stripping)."""
-    stripped = text.strip()
-    if len(stripped) < 40:
-        raise ParseError(f"generated idea too short ({len(stripped)} characters)")
-    return stripped
+__all__ = ["DEFAULT_MODEL", "DEFAULT_TOPICS", "LigBench", "LigBenchConfig", "results_tables"]
 
 
 def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:
@@ -112,23 +47,48 @@ def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:
     return files
 
 
-class LigBench:
-    """One LigBench run over a run directory. Use :func:`run_ligbench` unless embedding it."""
+register_metric(MetricSpec("ligbench.score", higher_is_better=True, aggregation="mean over a system's "
+                           "scored ideas, per dimension (rating, contribution, soundness, novelty)",
+                           ci="percentile bootstrap over ideas", range=(0.0, 5.0),
+                           source="LigBench, Wang, Zhu et al., §3 (Elo against scored papers) and App. F"))
 
-    def __init__(self, config: LigBenchConfig, options: ExecutionOptions, generators: dict[str, ChatModel],
-                 judge_model: ChatModel, corpus: ReferenceCorpus) -> None:
-        self.config = config
-        self.options = options
-        self.generators = generators
-        self.store = open_store(options, config, inputs=input_files(config),
-                                models={**{f"generator {name}": m for name, m in generators.items()},
-                                        "judge": judge_model})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
-                                max_prompt_tokens=config.max_prompt_tokens)
-        self.scorer = IdeaScorer(corpus, judge_model, self.steps, config.scoring, timeout_s=options.timeout_s)
+
+@register_benchmark("ligbench")
+class LigBench(Benchmark):
+    """LigBench over topics and systems; one instance per run. Items are :class:`IdeaSpec` (one
+    idea of one system for one topic, or one ScholarIdeas plan)."""
+
+    version = BENCHMARK_VERSION
+    title = "LigBench results"
+    summary = "Run LigBench: generate ideas per topic with each generator and score them against the corpus."
+    config_class = LigBenchConfig
+    item_noun = "ideas"
+
+    config: LigBenchConfig
+
+    def __init__(self, config: LigBenchConfig, **extras: Any) -> None:
+        super().__init__(config, **extras)
         self.scores: dict[str, IdeaScore] = {}
+        self.corpus_size: int | None = None
 
-    def specs(self) -> list[IdeaSpec]:
+    def model_roles(self) -> dict[str, str]:
+        """The judge, and one ``generator:<model>`` role per generator when there are topics (a
+        run of ScholarIdeas plans alone builds none)."""
+        roles = {f"generator:{g}": g for g in self.config.generators} if self.config.topics else {}
+        return {**roles, "judge": self.config.judge}
+
+    def input_files(self) -> Mapping[str, Sequence[Path]]:
+        """The corpus files, and the ScholarIdeas files when plans are scored."""
+        return input_files(self.config)
+
+    def load(self) -> list[IdeaSpec]:
+        """One spec per system, topic and sample, then the ScholarIdeas plans.
+
+        Raises:
+            UserError: no topics and no plans; ``--scholarideas`` without its root folder.
+        """
+        if not self.config.topics and not self.config.scholarideas:
+            raise UserError("--topics: no topics given (and no --scholarideas plans)")
         out = [IdeaSpec(id=f"{system}::t{ti:02d}::{k}", system=system, topic=topic, sample_index=k)
                for system in self.config.generators for ti, topic in enumerate(self.config.topics)
                for k in range(self.config.ideas_per_topic)]
@@ -141,9 +101,19 @@ class LigBench:
             plans = load_scholarideas(self.config.scholarideas_root, limit=self.config.scholarideas)
             out += [IdeaSpec(id=f"scholarideas::{p.id}", system=SCHOLARIDEAS_SYSTEM, topic=p.title,
                              text=p.text, cutoff=p.cutoff.isoformat() if p.cutoff else None) for p in plans]
-        if self.options.limit is not None:
-            out = out[: self.options.limit]
         return out
+
+    async def setup(self, ctx: RunContext) -> None:
+        """Load the reference corpus; bind the store, steps, generators and the scorer."""
+        corpus = ReferenceCorpus.load(self.config.corpus, embedding_model=self.config.embedding_model,
+                                      debias_means=self.config.debias_means)
+        self.corpus_size = len(corpus)
+        self.store = ctx.store
+        self.steps = ctx.steps
+        self.generators = {role.split(":", 1)[1]: m for role,
+                           m in ctx.models.items() if role.startswith("generator:")}
+        self.scorer = IdeaScorer(corpus, ctx.model("judge"), self.steps, self.config.scoring,
+                                 timeout_s=ctx.options.timeout)
 
     async def generate(self, spec: IdeaSpec) -> None:
         if spec.text is not None:
@@ -169,10 +139,17 @@ class LigBench:
         if text is not None:
             self.scores[spec.id] = await self.scorer.score(spec.id, text, cutoff=spec.cutoff)
 
-    async def execute(self, specs: Sequence[IdeaSpec]) -> None:
+    async def execute(self, ctx: RunContext, specs: Sequence[IdeaSpec]) -> None:
+        """Generate the ideas, then score each against the corpus."""
         await self.steps.run_phases(specs, [("generate ideas", self.generate), ("score ideas", self.score)])
 
-    def aggregate(self, specs: Sequence[IdeaSpec]) -> dict[str, Any]:
+    async def aclose(self, ctx: RunContext) -> None:
+        """Close the scorer's Semantic Scholar client."""
+        scorer = getattr(self, "scorer", None)
+        if scorer is not None:
+            await scorer.aclose()
+
+    def aggregate(self, ctx: RunContext, specs: Sequence[IdeaSpec]) -> dict[str, Any]:
         """results.json: per system means with bootstrap intervals, counts, failures; per idea detail."""
         systems: dict[str, Any] = {}
         for system in dict.fromkeys(s.system for s in specs):
@@ -188,7 +165,7 @@ class LigBench:
                 "not_done": len(mine) - len(scored) - gen_failures,
                 "parse_failures": {"generate": gen_failures, **{
                     k: sum(r.parse_failures.get(k, 0) for r in scored)
-                    for k in ("formalize", "initial_score", "compare")}},
+                    for k in ("formalize", "initial_score", "compare", "rewrite")}},
                 "comparisons_per_idea": (len(comparisons) / len(ok)) if ok else None,
                 "order_disagreement_rate": {
                     d: (sum(c.disagreement[d] for c in two_orders) / len(two_orders)) if two_orders else None
@@ -202,20 +179,56 @@ class LigBench:
                     "ci95": bootstrap_ci(values, n_resamples=self.config.bootstrap_resamples,
                                          seed=self.config.seed)}
             systems[system] = block
+        scored = [r for r in self.scores.values() if r.status == "scored" and r.formalization]
+        papers = {c.reference_id: self.scorer.corpus.by_id[c.reference_id] for r in scored
+                  for c in r.comparisons if c.reference_id in self.scorer.corpus.by_id}
+        blinding = blinding_block(self.steps, list(papers.values()),
+                                  [formal_text(r.formalization) for r in scored if r.formalization],
+                                  self.config.scoring.blind_references)
         return {
             "benchmark": "ligbench", "benchmark_version": BENCHMARK_VERSION, "judge": self.config.judge,
             "bootstrap": bootstrap_settings(self.config.bootstrap_resamples, self.config.seed),
+            "blinding": blinding,
             "corpus": self.config.corpus, "corpus_size": len(self.scorer.corpus),
             "n_topics": len(self.config.topics), "systems": systems,
             "ideas": {k: v.model_dump(mode="json") for k, v in self.scores.items()},
-            "llm_errors": self.steps.error_count,
-            "corrupt_record_lines": self.store.corrupt_lines,
-            **self.steps.outcome(),
+            "llm_errors": ctx.steps.error_count,
         }
 
     def _generation_failed(self, idea_id: str) -> bool:
         record = self.store.get("ligbench/generate", idea_id)
         return bool(record) and not record["judgment"]["parse_ok"]  # type: ignore[index]
+
+    def tables(self, results: dict[str, Any]) -> list[Table]:
+        """Scores per system with intervals, and the ideas."""
+        return [*results_tables(results), idea_table(results)]
+
+    def figures(self, ctx: RunContext, results: dict[str, Any]) -> list[tuple[str, Any]]:
+        """Grouped bars of the scores per system."""
+        return [("Scores per system", scores_figure(results))]
+
+    def sections(self, ctx: RunContext, items: Sequence[IdeaSpec], results: dict[str, Any]) -> list[Section]:
+        """Formalisation and comparisons of the first ideas."""
+        return example_sections(results)
+
+    def notes(self, ctx: RunContext, results: dict[str, Any]) -> list[str]:
+        """Ideas not done yet, and novelty notes (e.g. Semantic Scholar unreachable)."""
+        notes = [f"{s}: {b['not_done']} idea(s) not done yet; re-run to resume"
+                 for s, b in results["systems"].items() if b["not_done"]]
+        notes += sorted({r["novelty"]["note"] for r in results["ideas"].values()
+                         if r.get("novelty") and r["novelty"].get("note")})
+        notes += [f"{s}: {b['parse_failures']['rewrite']} reference paper(s) could not be rewritten into the "
+                  "ideas' form (parse failure) and were replaced by the next retrieved paper"
+                  for s, b in results["systems"].items() if b["parse_failures"].get("rewrite")]
+        return notes + [f"the surface feature {name!r} alone tells a reference paper from an idea "
+                        "(separation >= 0.75): the comparisons are not blind"
+                        for name in results["blinding"]["surface"]["separating"]]
+
+    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
+        """Each score's mean per system."""
+        return [MetricValue(metric="ligbench.score", group=f"{system}/{key}", value=s["mean"], ci=s["ci95"],
+                            n=s["n"])
+                for system, b in results["systems"].items() for key, s in b["scores"].items()]
 
 
 def results_tables(results: dict[str, Any]) -> list[Table]:
@@ -229,6 +242,19 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                      b["comparisons_per_idea"], (sum(dis) / len(dis)) if dis else None, fails])
     detail = [[system, key, s["n"], s["mean"], s["ci95"]]
               for system, b in results["systems"].items() for key, s in b["scores"].items()]
+    blind = results.get("blinding")
+    tables = []
+    if blind:
+        before = blind["surface_published"] if blind["reference_text"] == "rewritten" else None
+        tables.append(Table(
+            title="Blinding check: reference papers vs ideas in the pairwise comparisons",
+            columns=["", "surface feature", "reference papers", "ideas", "separation",
+                     "separation (published text)"],
+            rows=surface_rows("comparisons", blind["surface"], before),
+            note=f"{blind['papers']} reference paper(s) compared. Both sides show the same four fields; "
+                 "the papers are rewritten into the ideas' form by the judge (--parity: their published "
+                 "analyses). Share of texts with the feature (words: mean count) and how well it alone "
+                 "tells a paper from an idea (balanced accuracy, 0.5 = not at all, 1 = always)."))
     return [
         Table(title="LigBench scores per system (0-5)",
               columns=["system", "ideas", "scored", *SCORE_KEYS, "comparisons/idea",
@@ -238,6 +264,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                    "venue-debiased reference scores; novelty = 0.7·s_sim + 0.3·s_llm."),
         Table(title="Means with bootstrap 95% intervals over ideas",
               columns=["system", "score", "n", "mean", "95% CI"], rows=detail),
+        *tables,
     ]
 
 
@@ -287,111 +314,3 @@ def example_sections(results: dict[str, Any], limit: int = 3) -> list[Section]:
             body += f"\nvs {c['title']} (s_ref {c['s_ref']}): outcome {c['outcome']}"
         items.append((idea_id, body))
     return [Section(title="Examples", items=items)] if items else []
-
-
-async def run_ligbench_async(config: LigBenchConfig, options: ExecutionOptions, *,
-                             generators: dict[str, ChatModel] | None = None,
-                             judge: ChatModel | None = None) -> dict[str, Any]:
-    """Run (or resume) LigBench; returns the results also written to ``results.json``."""
-    corpus = ReferenceCorpus.load(config.corpus, embedding_model=config.embedding_model,
-                                  debias_means=config.debias_means)
-    if not config.topics and not config.scholarideas:
-        raise UserError("--topics: no topics given (and no --scholarideas plans)")
-    # generators are used only for topic ideas: a run of ScholarIdeas plans alone builds none
-    used_generators = list(config.generators) if config.topics and generators is None else []
-    check_endpoint_flags(options, used_generators, config.judge if judge is None else None)
-    if judge is None:
-        judge = make_models(None, config.judge, options)[1]  # honours judge_base_url
-    assert judge is not None
-    if generators is None:
-        same_endpoint = (options.judge_base_url or options.base_url) == options.base_url
-        generator_options = options.model_copy(update={"judge_base_url": None})
-        generators = {}
-        for name in used_generators:
-            if name == config.judge and same_endpoint:
-                generators[name] = judge
-                continue
-            opts = generator_options.model_copy(
-                update={"base_url": options.base_url if name.startswith("openai/") else None})
-            built = make_models(name, None, opts)[0]
-            assert built is not None
-            generators[name] = built
-    bench = LigBench(config, options, generators, judge, corpus)
-    with bench.store:
-        specs = bench.specs()
-        try:
-            await bench.execute(specs)
-        finally:
-            results = bench.aggregate(specs)
-            bench.store.write_results(results)
-            await bench.scorer.aclose()
-        from ideaharness.report.html import write_report
-
-        notes = bench.steps.notes() + [f"{s}: {b['not_done']} idea(s) not done yet; re-run to resume"
-                                       for s, b in results["systems"].items() if b["not_done"]]
-        notes += sorted({r["novelty"]["note"] for r in results["ideas"].values()
-                         if r.get("novelty") and r["novelty"].get("note")})
-        write_report(Path(options.out) / "report.html", title="LigBench results",
-                     config=config.model_dump(mode="json"),
-                     tables=[*results_tables(results), idea_table(results)],
-                     figures=[("Scores per system", scores_figure(results))], notes=notes,
-                     sections=example_sections(results))
-    return results
-
-
-def run_ligbench(config: LigBenchConfig, options: ExecutionOptions, **models: Any) -> dict[str, Any]:
-    """Synchronous wrapper of :func:`run_ligbench_async`."""
-    return asyncio.run(run_ligbench_async(config, options, **models))
-
-
-async def score_idea_async(
-    text: str,
-    corpus: str | Path | ReferenceCorpus,
-    judge: str | ChatModel = DEFAULT_MODEL,
-    *,
-    settings: ScoringSettings | None = None,
-    options: ExecutionOptions | None = None,
-    out: str | Path | None = None,
-    idea_id: str = "idea",
-    cutoff: str | None = None,
-    debias_means: DebiasMeans = "corpus",
-    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
-) -> IdeaScore:
-    """Score one idea (free text or a structured plan) against a reference corpus.
-
-    Args:
-        judge: a model string (built with ``options``: base URL, cache, concurrency) or a model.
-        out: directory recording every judgment (re-running resumes); default a temporary
-            directory (the LLM response cache still makes a repeat cheap).
-        max_prompt_tokens: prompt budget; longer idea or paper texts are cut to fit (recorded).
-
-    Returns:
-        The :class:`IdeaScore`; ``failed_units`` lists the steps whose model calls failed for good.
-    """
-    cfg = settings or ScoringSettings()
-    ref = corpus if isinstance(corpus, ReferenceCorpus) else ReferenceCorpus.load(corpus,
-                                                                                  debias_means=debias_means)
-    opts = options or ExecutionOptions(progress=False)
-    model = judge if not isinstance(judge, str) else make_models(None, judge, opts)[1]
-    assert model is not None
-    record_config = {"command": "score-idea", "judge": model.model, "corpus": ref.source,
-                     "scoring": cfg.model_dump(mode="json"), "debias_means": ref.debias_means}
-    inputs = {"--corpus": pairiq_files(corpus)} if not isinstance(corpus, ReferenceCorpus) else None
-    with tempfile.TemporaryDirectory(prefix="ligbench-") as tmp:
-        store = RunStore(out if out is not None else Path(tmp), record_config, inputs=inputs,
-                         force=opts.force)
-        store.track_usage({"judge": model})
-        with store:
-            steps = StepRunner(store, progress=False, max_prompt_tokens=max_prompt_tokens)
-            scorer = IdeaScorer(ref, model, steps, cfg, timeout_s=opts.timeout_s)
-            try:
-                result = await scorer.score(idea_id, text, cutoff=cutoff)
-            finally:
-                await scorer.aclose()
-            return result.model_copy(update={"failed_units": steps.outcome()["failed_units"]})
-
-
-def score_idea(text: str, corpus: str | Path | ReferenceCorpus, judge: str | ChatModel = DEFAULT_MODEL,
-               **kwargs: Any) -> IdeaScore:
-    """Synchronous wrapper of :func:`score_idea_async`."""
-    return asyncio.run(score_idea_async(text, corpus, judge, **kwargs))

@@ -11,13 +11,18 @@ Pipeline (Wang et al., LigBench, §3 and Appendices B, E, F):
    given the calibration papers and their debiased scores (``ligbench_initial_score.j2``).
 4. **Pairwise comparisons** with each opponent on ``{rating, soundness, contribution}``, each
    1 / 0.5 / 0 (``ligbench_compare.j2``), in both orders by default; the idea's outcome is the
-   mean over the orders that parsed, and an order disagreement is recorded. Each dimension is
-   updated by one-sided Elo (:mod:`ideaharness.metrics.elo`) until its stopping rule fires.
+   mean over the orders, counted only when every order shown parsed (one order alone is
+   position-biased), and an order disagreement is recorded. Each dimension is
+   updated by one-sided Elo (:mod:`ideaharness.metrics.elo`) until its stopping rule fires. Both
+   sides show the same four fields; the opponent is rewritten into them by the judge unless
+   ``blind_references`` is off (:mod:`.blinding`).
 5. **Novelty** = β·s_sim + (1 − β)·s0.novelty with s_sim from the cosine similarity to related
    papers (:mod:`ideaharness.metrics.novelty_ligbench`).
 
 A step whose reply never parses stops that idea (``status`` says where) or, for one comparison,
-drops that comparison; it is counted, never turned into a score or an outcome.
+drops that comparison (a spare opponent takes its place); it is counted, never turned into a
+score or an outcome. An idea none of whose comparisons parsed has no score
+(``compare_failed``): its Elo scores would be the initial scores unchanged.
 """
 
 from __future__ import annotations
@@ -29,15 +34,16 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import StepRunner
+from ideaharness.benchmarks.ligbench.blinding import published_text, rewrite_paper
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.data.pairiq import SCORE_DIMENSIONS, PairIQAnalysis, PairIQRecord
 from ideaharness.errors import ParseError
-from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.parsing import check_text, extract_json_object
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.elo import EloSettings, EloTrajectory, elo_score, needs_more
 from ideaharness.metrics.novelty_ligbench import NoveltySettings, hybrid_novelty
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 from ideaharness.scholarly.gate import ScholarGate, ScholarUnavailable
 
 FORMAL_KEYS = ("main_target", "core_breakthrough", "innovative_methods", "experimental_design")
@@ -45,6 +51,8 @@ INITIAL_KEYS = ("rating", "contribution", "soundness", "novelty")
 COMPARE_KEYS = ("rating", "soundness", "contribution")
 Order = Literal["both", "random", "fixed"]
 FREE_TEXT_EXTRA_TOKENS = 600
+FORMAL_MIN_WORDS = 3
+"""Each formalised part is at least a short phrase ("Define deception in decision making")."""
 
 FORMAL_SCHEMA: dict[str, Any] = {
     "type": "object", "properties": {k: {"type": "string"} for k in FORMAL_KEYS},
@@ -66,16 +74,20 @@ COMPARE_SCHEMA: dict[str, Any] = {
 def parse_formalization(text: str) -> dict[str, str]:
     """The four named parts of a formalised idea; list values are numbered and joined.
 
+    Every part must be real prose of at least :data:`FORMAL_MIN_WORDS` words
+    (:func:`~ideaharness.llm.parsing.check_text`).
+
     Raises:
-        ParseError: no JSON object with all four keys, or an empty part.
+        ParseError: no JSON object with all four keys, or a part that is not text, empty or
+            degenerate (whitespace, zero-width characters, punctuation, a refusal).
     """
     data = extract_json_object(text, required=FORMAL_KEYS)
     out: dict[str, str] = {}
     for key in FORMAL_KEYS:
         value = PairIQAnalysis.model_validate({key: data[key]}).model_dump()[key]
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"'{key}' is empty or not text")
-        out[key] = value.strip()
+        if not isinstance(value, str):
+            raise ParseError(f"'{key}' is not text")
+        out[key] = check_text(value, f"'{key}'", min_words=FORMAL_MIN_WORDS)
     return out
 
 
@@ -133,7 +145,7 @@ class Comparison(BaseModel):
     title: str
     s_ref: dict[str, float]
     outcomes: dict[str, dict[str, float] | None]  # order ("idea-first"/"ref-first") -> outcomes
-    outcome: dict[str, float] | None  # mean over parsed orders; None = no order parsed
+    outcome: dict[str, float] | None  # mean over the orders; None = an order did not parse
     disagreement: dict[str, bool] = Field(default_factory=dict)
 
 
@@ -141,8 +153,9 @@ class IdeaScore(BaseModel):
     """LigBench scores of one idea and everything that produced them.
 
     ``status``: ``"scored"``, or the step that failed for good (``"formalize_failed"``,
-    ``"initial_score_failed"``, ``"llm_error"``). ``scores`` holds rating, contribution,
-    soundness (Elo outputs) and novelty (hybrid) on 0-5 when scored.
+    ``"initial_score_failed"``, ``"compare_failed"`` (no comparison parsed), ``"llm_error"``).
+    ``scores`` holds rating, contribution, soundness (Elo outputs) and novelty (hybrid) on 0-5
+    when scored.
     """
 
     idea_id: str
@@ -166,26 +179,35 @@ class ScoringSettings(BaseModel):
     ``n_related`` = 10 related papers for the similarity half of novelty (the paper does not give
     N). ``extra_opponents`` = 2 spare references retrieved beyond T_max so that comparisons lost
     to parse failures can be replaced. ``structured_output`` asks the backend for JSON matching
-    the step's schema (llama.cpp grammar / OpenAI ``response_format``).
+    the step's schema (llama.cpp grammar / OpenAI ``response_format``). ``blind_references``:
+    compare with the reference paper rewritten into the idea's form (:mod:`.blinding`); False
+    (``--parity``) shows its published analysis.
     """
 
-    n_calibration: int = Field(default=3, ge=1)
-    order: Order = "both"
+    n_calibration: int = Field(default=3, ge=1, description="Calibration papers for the initial score.")
+    order: Order = Field("both", description="Comparison orders: both (averaged), random (one, seeded) "
+                         "or fixed (idea first).")
     elo: EloSettings = Field(default_factory=lambda: EloSettings())
     novelty: NoveltySettings = Field(default_factory=lambda: NoveltySettings())
-    n_related: int = Field(default=10, ge=1)
-    novelty_source: Literal["corpus", "semantic-scholar"] = "corpus"
-    scholar_base_url: str | None = None
-    extra_opponents: int = Field(default=2, ge=0)
-    judge_temperature: float = 0.0
-    structured_output: bool = True
-    seed: int = 0
+    n_related: int = Field(default=10, ge=1, description="Related papers for the similarity half of novelty.")
+    novelty_source: Literal["corpus", "semantic-scholar"] = Field("corpus", description="Where related "
+                                                                  "papers for novelty come from.")
+    scholar_base_url: str | None = Field(None, description="Semantic Scholar API root (implies "
+                                         "--novelty-source semantic-scholar).")
+    extra_opponents: int = Field(default=2, ge=0, description="Spare references beyond T_max.")
+    judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
+    structured_output: bool = Field(True, json_schema_extra={"cli": "--structured/--free-text"},
+                                    description="Ask the backend for JSON matching the reply schema, or "
+                                    "let the judge reason.")
+    blind_references: bool = Field(True, json_schema_extra={"cli": False}, description="Compare with "
+                                   "reference papers rewritten into the ideas' form (off with --parity).")
+    seed: int = Field(0, json_schema_extra={"cli": False}, description="Seed (set from the run seed).")
 
 
 def reference_text(record: PairIQRecord) -> str:
-    """A reference paper as the judge sees it: title plus formalisation (or abstract)."""
-    body = record.analysis.text() if record.analysis is not None else f"Abstract: {record.abstract}"
-    return f"Title: {record.title}\n{body}"
+    """A reference paper as published, in the four fields of a formalised idea (no title line):
+    what LigBench's comparisons show (Appendix B) and the judge-accuracy pairs compare."""
+    return published_text(record)
 
 
 def formal_text(formal: dict[str, str]) -> str:
@@ -235,7 +257,7 @@ class IdeaScorer:
 
     async def score(self, idea_id: str, text: str, *, cutoff: Any = None) -> IdeaScore:
         """Run the whole pipeline for one idea (resuming recorded steps)."""
-        failures = {"formalize": 0, "initial_score": 0, "compare": 0}
+        failures = {"formalize": 0, "initial_score": 0, "compare": 0, "rewrite": 0}
         rec = await self.steps.judge_step(
             "ligbench/formalize", idea_id, "", self.judge, render("ligbench_formalize", idea_text=text),
             parse_formalization, **self._sampling(FORMAL_SCHEMA, 700))
@@ -258,7 +280,7 @@ class IdeaScorer:
         rec = await self.steps.judge_step(
             "ligbench/initial_score", idea_id, "", self.judge,
             render("ligbench_initial_score", idea=query, calibration=[
-                {"title": r.title, "analysis": reference_text(r).split("\n", 1)[1],
+                {"title": r.title, "analysis": reference_text(r),
                  **{d: self.corpus.score(r.id, d) for d in SCORE_DIMENSIONS}} for r in calibration]),
             parse_initial_scores, extra={"calibration": result.calibration},
             **self._sampling(INITIAL_SCHEMA, 200))
@@ -274,7 +296,16 @@ class IdeaScorer:
         for ref in opponents:
             if not any(needs_more(t, cfg.elo) for t in trajectories.values()):
                 break
-            comparison = await self.compare(idea_id, query, ref)
+            ref_text: str | None = reference_text(ref)
+            if cfg.blind_references:
+                ref_text, rewrite = await rewrite_paper(self.steps, self.judge, ref, seed=cfg.seed,
+                                                        temperature=cfg.judge_temperature)
+                if rewrite is None:
+                    return result.model_copy(update={"status": "llm_error", "parse_failures": failures})
+                if ref_text is None:  # never judged against the unblinded paper: next opponent
+                    failures["rewrite"] += 1
+                    continue
+            comparison = await self.compare(idea_id, query, ref, ref_text)
             if comparison is None:
                 return result.model_copy(update={"status": "llm_error", "parse_failures": failures})
             failures["compare"] += sum(1 for v in comparison.outcomes.values() if v is None)
@@ -284,6 +315,9 @@ class IdeaScorer:
                                                  for c in used], cfg.elo) for d in COMPARE_KEYS}
         result.trajectories = trajectories
         result.parse_failures = failures
+        if result.comparisons and all(c.outcome is None for c in result.comparisons):
+            # every comparison failed to parse: the Elo scores would be s0 unchanged, a default
+            return result.model_copy(update={"status": "compare_failed"})
         result.novelty = await self.novelty(idea_id, query, formal, s0["novelty"], cutoff, q_emb)
         result.scores = {"rating": trajectories["rating"].final,
                          "contribution": trajectories["contribution"].final,
@@ -291,9 +325,13 @@ class IdeaScorer:
                          "novelty": result.novelty["novelty"]}
         return result
 
-    async def compare(self, idea_id: str, idea_text: str, ref: PairIQRecord) -> Comparison | None:
-        """Judge the idea against one reference in the configured orders; None on an LLM error."""
-        ref_text = reference_text(ref)
+    async def compare(self, idea_id: str, idea_text: str, ref: PairIQRecord,
+                      ref_text: str | None = None) -> Comparison | None:
+        """Judge the idea against one reference in the configured orders; None on an LLM error.
+
+        ``ref_text``: the reference as shown (default its published text, :func:`reference_text`).
+        """
+        ref_text = ref_text if ref_text is not None else reference_text(ref)
         orders = self.orders(idea_id, ref.id)
 
         async def one(order: str) -> dict[str, Any] | None:
@@ -314,7 +352,8 @@ class IdeaScorer:
                 parsed = {d: 1.0 - v for d, v in parsed.items()}  # outcome of the idea, shown second
             outcomes[order] = parsed
         ok = [o for o in outcomes.values() if o is not None]
-        mean = {d: sum(o[d] for o in ok) / len(ok) for d in COMPARE_KEYS} if ok else None
+        complete = len(ok) == len(orders)  # one order alone is position-biased: not an outcome
+        mean = {d: sum(o[d] for o in ok) / len(ok) for d in COMPARE_KEYS} if complete else None
         disagreement = ({d: ok[0][d] != ok[1][d] for d in COMPARE_KEYS} if len(ok) == 2 else {})
         return Comparison(reference_id=ref.id, title=ref.title,
                           s_ref={d: self.corpus.score(ref.id, d) for d in COMPARE_KEYS},

@@ -1,10 +1,8 @@
 """ResearchBench (Liu, Yang et al. 2025, arXiv 2503.21248; engine MOOSE-Chem, Yang et al., ICLR 2025):
 inspiration retrieval, hypothesis composition and hypothesis ranking.
 
->>> from ideaharness.benchmarks.researchbench import ResearchBenchConfig, run_researchbench
->>> from ideaharness.benchmarks._common import ExecutionOptions
->>> options = ExecutionOptions(out="runs/rb", limit=1)
->>> results = run_researchbench(ResearchBenchConfig(), options)  # doctest: +SKIP
+>>> import ideaharness
+>>> results = ideaharness.run("researchbench", out="runs/rb", limit=1)  # doctest: +SKIP
 """
 
 from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
@@ -20,11 +18,7 @@ from ideaharness.benchmarks.researchbench.ranking import (
     judge_pairs,
     negative_inspiration_sets,
 )
-from ideaharness.benchmarks.researchbench.run import (
-    ResearchBench,
-    run_researchbench,
-    run_researchbench_async,
-)
+from ideaharness.benchmarks.researchbench.run import ResearchBench
 from ideaharness.benchmarks.researchbench.screening import (
     ScreeningResult,
     extract_titles,
@@ -48,8 +42,6 @@ __all__ = [
     "parse_hypothesis",
     "parse_screening_reply",
     "results_tables",
-    "run_researchbench",
-    "run_researchbench_async",
     "score_hypothesis",
     "screen_pool",
 ]

@@ -9,6 +9,7 @@ is never averaged in as a score.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from ideaharness.metrics.pairwise_ranking import (
 )
 from ideaharness.metrics.retrieval import LEVELS
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
+from ideaharness.metrics.surface import surface_report, surface_rows
 from ideaharness.report.html import Table
 from ideaharness.schema import Instance
 
@@ -67,6 +69,7 @@ def _retrieval_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, 
             "negative_selection_ratio": {
                 lvl: _mean([e["negative_selection_ratio"][lvl] for e in entries]) for lvl in LEVELS
             },
+            "gold_undetermined": sum(e.get("gold_undetermined", 0) for e in entries),
             "windows_called": sum(e["windows_called"] for e in entries),
             "parse_failures": sum(e["parse_failures"] for e in entries),
             "misses": sum(e["misses"] for e in entries),
@@ -124,6 +127,24 @@ def _ranking_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, n_
         "rank_score_n": len(scores),
         "pair_parse_failures": sum(t["pair_parse_failures"] for t in tasks),
         "negative_generation_failures": sum(t["negative_generation_failures"] for t in tasks),
+        "gold_rewrite_failures": sum(1 for i in ids
+                                     if per.get(i, {}).get("reference_text") == "rewrite failed"),
+    }
+
+
+def ranking_blinding(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
+    """What the ranking judge saw of the gold hypotheses, and the surface-feature check of the shown
+    gold texts (``surface``) and of the published ones (``surface_published``) against the
+    negatives; ``rewrite``: gold rewrites that parsed / failed."""
+    texts = [bench.blinding[i.id] for i in instances if i.id in bench.blinding]
+    negatives = [h for t in texts for h in t["negatives"]]
+    modes = Counter(bench.ranking[i.id].get("reference_text") for i in instances
+                    if i.id in bench.ranking and bench.ranking[i.id].get("reference_text"))
+    return {
+        "reference_text": "published" if bench.config.parity else "rewritten",
+        "papers": dict(modes),
+        "surface": surface_report([t["shown"] for t in texts if t["shown"] is not None], negatives),
+        "surface_published": surface_report([t["original"] for t in texts], negatives),
     }
 
 
@@ -169,9 +190,13 @@ def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
         results["ranking"] = {
             name: _ranking_group(bench.ranking, ids, seed, n_boot) for name, ids in grouped.items()
         }
-        skipped = sum("skipped" in v for v in bench.ranking.values())
-        if skipped:
-            notes.append(f"ranking: {skipped} paper(s) skipped (no gold hypothesis or no given negatives)")
+        reasons = Counter(v["skipped"] for v in bench.ranking.values() if "skipped" in v)
+        for reason, count in sorted(reasons.items()):
+            notes.append(f"ranking: {count} paper(s) skipped ({reason})")
+        results["ranking_blinding"] = ranking_blinding(bench, instances)
+        for name in results["ranking_blinding"]["surface"]["separating"]:
+            notes.append(f"ranking: the surface feature {name!r} alone tells the gold hypothesis from the "
+                         "negatives (separation >= 0.75): the comparison is not blind")
     results["per_instance"] = {
         inst.id: {
             "discipline": discipline_of(inst),
@@ -205,7 +230,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             note="Hit ratio = share of gold inspirations kept after the round (retained = nominal share of "
                  "the pool kept); NSR Lk = share of the level-k negatives kept (lower is better); misses = "
                  "reply titles matching no candidate shown. A window whose reply matched no candidate "
-                 "(parse failure) keeps nothing.",
+                 "(parse failure) keeps nothing, and its candidates are left out of the ratios (neither hits "
+                 "nor misses); a paper whose gold inspirations are all undetermined has no hit ratio.",
         ))
     if "composition" in results:
         rows = []
@@ -232,7 +258,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                 name, g["n_tasks"], g["n_pairs"], g["directional_accuracy"], g["accuracy_gold_first"],
                 g["accuracy_gold_second"], f"{pc['both_gold']}/{pc['both_negative']}/{pc['disagree']}",
                 pc["incomplete"], f"{to['neither']}/{to['one']}/{to['both']}/{to['undetermined']}",
-                g["rank_score"], g["rank_score_ci"], g["pair_parse_failures"],
+                g["rank_score"], g["rank_score_ci"], g["pair_parse_failures"] + g["gold_rewrite_failures"],
             ])
         tables.append(Table(
             title="Hypothesis ranking (gold vs negatives, both orders)",
@@ -244,6 +270,19 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                  "second). Pairs G/N/disagree: both orders chose gold / the negative / they disagree. "
                  "Tasks 0/1/2/?: in how many orders gold beat every negative (? = undetermined by a "
                  "parse failure). Rank score = Rank/(k+1), Rank = 1 + pairs gold wins in both orders. "
-                 "Unparsable replies are never wins.",
+                 "Unparsable replies are never wins; parse fail. counts them and the gold rewrites that "
+                 "failed (those papers are not ranked).",
+        ))
+    if "ranking_blinding" in results:
+        blind = results["ranking_blinding"]
+        before = blind["surface_published"] if blind["reference_text"] == "rewritten" else None
+        tables.append(Table(
+            title="Blinding check: gold hypothesis vs negatives in the ranking",
+            columns=["", "surface feature", "gold", "negatives", "separation", "separation (published text)"],
+            rows=surface_rows("ranking", blind["surface"], before),
+            note="Share of texts with the feature (words: mean count) and how well the feature alone tells "
+                 "the gold hypothesis from the negatives (balanced accuracy, 0.5 = not at all, 1 = always). "
+                 "The judge sees the gold rewritten into the negatives' form (parity: the published text); "
+                 "a paper whose gold could not be rewritten is not ranked.",
         ))
     return tables

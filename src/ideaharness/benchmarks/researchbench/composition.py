@@ -7,7 +7,7 @@ Two generators (ResearchBench hypothesis composition; engine MOOSE-Chem, Yang et
   ``n_refine`` times by critique-and-rewrite (refine), then all refined hypotheses merged into one
   (recombine). MOOSE-Chem's published settings are 2 mutations and 2 self-refine iterations.
 
-Every model call goes through :class:`~ideaharness.benchmarks._common.StepRunner` (judge loop with
+Every model call goes through :class:`~ideaharness.runner.steps.StepRunner` (judge loop with
 bounded retries) and is stored as a record (raw text, parsed value, parse status, attempts); a
 step whose reply cannot be parsed leaves its output out (recorded), never replaced by a default.
 """
@@ -18,13 +18,17 @@ import asyncio
 import re
 from typing import Any
 
-from ideaharness.benchmarks._common import StepRunner
+from ideaharness.errors import ParseError
+from ideaharness.llm.parsing import check_text
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.matched_score import MIN_HYPOTHESIS_CHARS, parse_matched_score
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 
 STEP_GENERATE = "researchbench_generate"
 STEP_SCORE = "researchbench_matched_score"
+HYPOTHESIS_MIN_WORDS = 8
+"""A hypothesis is "one paragraph" naming materials, methods or mechanisms (composition prompts)."""
 
 _LABEL = re.compile(r"^[\s#>*\-]*\**\s*hypothesis\s*\**\s*[:：]\**", re.IGNORECASE | re.MULTILINE)
 _NEXT = re.compile(
@@ -33,28 +37,33 @@ _NEXT = re.compile(
 
 
 def parse_hypothesis(text: str) -> dict[str, Any]:
-    """The hypothesis in a generation reply: the text after the last line-initial ``Hypothesis:``
-    label up to a following ``Reasoning:``/``Critique:`` label; without a label, the whole reply.
+    """The hypothesis in a generation reply, in the form every composition prompt demands:
+    ``Hypothesis: <one paragraph>`` (with ``Reasoning:``/``Critique:`` around it).
+
+    The hypothesis is the text after the last line-initial ``Hypothesis:`` label up to a
+    following ``Reasoning:``/``Critique:`` label. It must be real prose
+    (:func:`~ideaharness.llm.parsing.check_text`): at least :data:`HYPOTHESIS_MIN_WORDS` words
+    and :data:`~ideaharness.metrics.matched_score.MIN_HYPOTHESIS_CHARS` characters (the
+    published scorer's floor), mostly words, not a refusal or a hedge.
 
     Returns:
-        ``{"hypothesis": str, "labelled": bool}``.
+        ``{"hypothesis": str, "labelled": True}``.
 
     Raises:
-        ValueError: the hypothesis is shorter than 20 characters (the published scorer's floor).
+        ParseError: no ``Hypothesis:`` label, or the hypothesis fails the check.
     """
     labels = list(_LABEL.finditer(text))
-    if labels:
-        body = text[labels[-1].end() :]
-        nxt = _NEXT.search(body)
-        if nxt:
-            body = body[: nxt.start()]
-    else:
-        nxt = _NEXT.search(text)
-        body = text[: nxt.start()] if nxt and nxt.start() > 0 else text
-    hypothesis = " ".join(body.replace("**", "").split())
+    if not labels:
+        raise ParseError("no 'Hypothesis:' label in the reply")
+    body = text[labels[-1].end() :]
+    nxt = _NEXT.search(body)
+    if nxt:
+        body = body[: nxt.start()]
+    body = " ".join(body.replace("**", "").split())
+    hypothesis = check_text(body, "hypothesis", min_words=HYPOTHESIS_MIN_WORDS)
     if len(hypothesis) < MIN_HYPOTHESIS_CHARS:
-        raise ValueError(f"hypothesis has {len(hypothesis)} characters (< {MIN_HYPOTHESIS_CHARS})")
-    return {"hypothesis": hypothesis, "labelled": bool(labels)}
+        raise ParseError(f"hypothesis has {len(hypothesis)} characters (< {MIN_HYPOTHESIS_CHARS})")
+    return {"hypothesis": hypothesis, "labelled": True}
 
 
 def hypothesis_of(record: dict[str, Any] | None) -> str | None:

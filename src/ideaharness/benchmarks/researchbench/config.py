@@ -19,71 +19,87 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ideaharness.benchmarks._common import DEFAULT_MAX_PROMPT_TOKENS
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, normalise_title
 from ideaharness.data.pools import DEFAULT_PER_LEVEL, DEFAULT_POOL_SIZE, CandidatePool
 from ideaharness.data.researchbench_jsonl import RELEASE_FILES, RankingTask, RetrievalTask, load_release_dir
 from ideaharness.errors import UserError
 from ideaharness.llm.client import DEFAULT_MODEL
+from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
-BENCHMARK_VERSION = "1"
+BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 Task = Literal["retrieval", "composition", "ranking"]
 TASKS: tuple[Task, ...] = ("retrieval", "composition", "ranking")
 Method = Literal["one_step", "pipeline"]
 METHODS: tuple[Method, ...] = ("one_step", "pipeline")
 
-NON_IDENTITY_KEYS = frozenset({"tasks", "published_after"})
+NON_IDENTITY_KEYS = frozenset({"tasks", "published_after", "bootstrap_resamples"})
 """Config keys that may change between runs in one directory (they select or report, never alter
 recorded work)."""
 
 
-class ResearchBenchConfig(BaseModel):
+class ResearchBenchConfig(BenchmarkConfig):
     """Everything that determines a ResearchBench run's results (recorded in config.json)."""
 
     model_config = ConfigDict(extra="forbid")
 
     benchmark: Literal["researchbench"] = "researchbench"
     benchmark_version: str = BENCHMARK_VERSION
-    tasks: list[Task] = Field(default_factory=lambda: list(TASKS))
-    data: str = "tomato-chem"
-    corpus: str | None = None
-    corpus_size: int = 1000
-    dedupe: bool = False
-    generator: str = DEFAULT_MODEL
-    judge: str = DEFAULT_MODEL
-    seed: int = 0
+    tasks: list[Task] = Field(default_factory=lambda: list(TASKS), json_schema_extra={"cli": "--task"},
+                              description="retrieval, composition, ranking, or all.")
+    data: str = Field("tomato-chem", description="'tomato-chem' (bundled), a ResearchBench JSONL release "
+                      "directory, a folder of .xlsx sheets, one .xlsx, or an Instance JSONL.")
+    corpus: str | None = Field(None, description="Negatives corpus: MOOSE-Chem [title, abstract] JSON or "
+                               "Paper JSONL.")
+    corpus_size: int = Field(1000, description="Bundled MOOSE-Chem corpus size (150, 300, 1000).")
+    dedupe: bool = Field(False, description="Keep one row per DOI across discipline sheets.")
+    generator: str = Field(DEFAULT_MODEL, description="Generator (screening, composition, negatives): "
+                           "local/qwen2.5-coder-1.5b, local/qwen2.5-coder-0.5b or openai/<model>.")
+    judge: str = Field(DEFAULT_MODEL, description="Judge (matched score, ranking), same forms.")
     # retrieval
-    pool_size: int = Field(DEFAULT_POOL_SIZE, ge=2)
-    per_level: int = Field(DEFAULT_PER_LEVEL, ge=1)
-    level3_fill: Literal["level2", "empty"] = "level2"
-    window_size: int = Field(15, ge=2)
-    keep_size: int = Field(3, ge=1)
-    title_threshold: float = Field(DEFAULT_TITLE_THRESHOLD, gt=0, le=1)
-    use_background_survey: bool = False
+    pool_size: int = Field(DEFAULT_POOL_SIZE, ge=2, description="Candidates per pool, gold included.")
+    per_level: int = Field(DEFAULT_PER_LEVEL, ge=1, description="Most negatives per distance level.")
+    level3_fill: Literal["level2", "empty"] = Field(
+        "level2", description="No other-discipline source: level2 fills level-3 slots with level-2 papers.")
+    window_size: int = Field(15, ge=2, description="Candidates per screening window.")
+    keep_size: int = Field(3, ge=1, description="Candidates kept per window.")
+    title_threshold: float = Field(DEFAULT_TITLE_THRESHOLD, gt=0, le=1,
+                                   description="Fuzzy title-match threshold (0-1].")
+    use_background_survey: bool = Field(False, description="Show the survey when screening.")
     # composition
-    methods: list[Method] = Field(default_factory=lambda: list(METHODS))
-    n_mutations: int = Field(2, ge=1)
-    n_refine: int = Field(1, ge=0)
+    methods: list[Method] = Field(default_factory=lambda: list(METHODS),
+                                  json_schema_extra={"cli": "--method"},
+                                  description="Composition methods.")
+    n_mutations: int = Field(2, ge=1, description="Pipeline: mutations per inspiration.")
+    n_refine: int = Field(1, ge=0, description="Pipeline: refinements per mutation.")
     # ranking
-    ranking_negatives: Literal["auto", "generated", "given"] = "auto"
-    n_negatives: int = Field(5, ge=1)
-    inspirations_per_negative: int = Field(2, ge=1)
-    parity: bool = False
+    ranking_negatives: Literal["auto", "generated", "given"] = Field(
+        "auto", description="Ranking negatives: given (ranking.jsonl), generated, or auto.")
+    n_negatives: int = Field(5, ge=1, description="Generated negatives per paper.")
+    inspirations_per_negative: int = Field(2, ge=1,
+                                           description="Non-gold inspirations per generated negative.")
+    parity: bool = Field(False, description="Published ranking: the gold's published text, always "
+                         "candidate 1 (default: rewritten, both orders).")
     # reporting
-    published_after: dt.date | None = None
+    published_after: dt.date | None = Field(None, description="Also report the 'strict' subset of papers "
+                                            "published after DATE (YYYY-MM-DD).")
     # sampling
-    generation_temperature: float = 0.7
-    judge_temperature: float = 0.0
-    generation_max_tokens: int = 512
-    judge_max_tokens: int = 512
-    max_attempts: int = Field(3, ge=1, le=10)
-    max_prompt_tokens: int = Field(DEFAULT_MAX_PROMPT_TOKENS, ge=256)
-    bootstrap_resamples: int = 2000
+    generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")
+    judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
+    generation_max_tokens: int = Field(512, ge=16, description="Generation reply tokens.")
+    judge_max_tokens: int = Field(512, ge=16, description="Screening/judge reply tokens.")
+    bootstrap_resamples: int = Field(2000, ge=10, description="Bootstrap resamples of the 95% intervals.")
+
+    @field_validator("tasks", mode="before")
+    @classmethod
+    def _all_tasks(cls, value: Any) -> Any:
+        if value == "all" or (isinstance(value, list | tuple) and "all" in value):
+            return list(TASKS)
+        return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _check(self) -> ResearchBenchConfig:

@@ -14,14 +14,14 @@ skips recorded work.
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models, open_store
 from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
 from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of, score_hypothesis
 from ideaharness.benchmarks.researchbench.config import (
+    BENCHMARK_VERSION,
     BenchData,
     ResearchBenchConfig,
     discipline_of,
@@ -29,45 +29,86 @@ from ideaharness.benchmarks.researchbench.config import (
     input_files,
     load_data,
 )
-from ideaharness.benchmarks.researchbench.ranking import generate_negatives, judge_pairs
+from ideaharness.benchmarks.researchbench.ranking import generate_negatives, judge_pairs, rewrite_gold
 from ideaharness.benchmarks.researchbench.screening import screen_pool
 from ideaharness.data.pools import CandidatePool, build_pool, derive_seed, paper_text, similarity_to_queries
-from ideaharness.errors import UserError
-from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.pairwise_ranking import ORDERS, PairResult
 from ideaharness.metrics.retrieval import hit_ratio, hit_ratio_top1, negative_selection_ratio
-from ideaharness.runs.store import shard_of
+from ideaharness.report.html import Table
+from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.schema import Instance
 
 STEP_POOL = "researchbench_pool"
 
 
-class ResearchBench:
-    """One ResearchBench run over a run directory. Use :func:`run_researchbench` unless embedding it."""
+register_metric(MetricSpec("researchbench.hit_ratio", higher_is_better=True, aggregation="mean over "
+                           "papers of the share of gold inspirations kept, per screening round",
+                           ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           source="ResearchBench, Liu, Yang et al. 2025, §4.1"))
+register_metric(MetricSpec("researchbench.matched_score", higher_is_better=True, aggregation="mean over "
+                           "papers, zeros included", ci="percentile bootstrap over papers", range=(0.0, 5.0),
+                           source="ResearchBench §4.2 (matched score)"))
+register_metric(MetricSpec("researchbench.rank_score", higher_is_better=True, aggregation="mean over "
+                           "papers of Rank/(k+1)", ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           source="ResearchBench §4.3 (hypothesis ranking)"))
 
-    def __init__(
-        self,
-        config: ResearchBenchConfig,
-        options: ExecutionOptions,
-        generator: ChatModel,
-        judge: ChatModel,
-        data: BenchData,
-    ) -> None:
-        self.config = config
-        self.options = options
-        self.generator = generator
-        self.judge = judge
-        self.data = data
-        self.store = open_store(options, config, identity_keys=identity_keys(config),
-                                inputs=input_files(config), models={"generator": generator, "judge": judge})
-        self.steps = StepRunner(self.store, max_attempts=config.max_attempts, progress=options.progress,
-                                max_prompt_tokens=config.max_prompt_tokens)
+
+@register_benchmark("researchbench")
+class ResearchBench(Benchmark):
+    """ResearchBench (see the module docstring for the phases); one instance per run.
+
+    Extras: ``bench_data``, a preloaded :class:`BenchData` (default :func:`load_data` of the config).
+    """
+
+    version = BENCHMARK_VERSION
+    title = "ResearchBench results"
+    summary = ("Run ResearchBench: inspiration retrieval (hit ratio, negative selection ratio), hypothesis "
+               "composition (matched score) and two-order hypothesis ranking.")
+    config_class = ResearchBenchConfig
+    extras = ("bench_data",)
+
+    config: ResearchBenchConfig
+
+    def __init__(self, config: ResearchBenchConfig, **extras: Any) -> None:
+        super().__init__(config, **extras)
         self.pools: dict[str, CandidatePool] = {}
         self.retrieval: dict[str, dict[str, Any]] = {}
         self.composition: dict[str, dict[str, Any]] = {}
         self.ranking: dict[str, dict[str, Any]] = {}
+        self.blinding: dict[str, dict[str, Any]] = {}  # ranking texts: gold published / shown, negatives
         self._embeddings: Any = None
         self._embedded_ids: dict[str, int] = {}
+
+    def model_roles(self) -> dict[str, str]:
+        """Only the models the tasks call: the generator for screening, composition and generated
+        ranking negatives; the judge for matched scores and ranking."""
+        roles = {}
+        if uses_generator(self.config):
+            roles["generator"] = self.config.generator
+        if uses_judge(self.config):
+            roles["judge"] = self.config.judge
+        return roles
+
+    def identity_keys(self) -> tuple[str, ...]:
+        """Every config key except those that only select or report (:data:`NON_IDENTITY_KEYS`)."""
+        return identity_keys(self.config)
+
+    def input_files(self) -> Mapping[str, Sequence[Path]]:
+        """The files :func:`load_data` reads, by flag."""
+        return input_files(self.config)
+
+    def load(self) -> list[Instance]:
+        """The instances of the data (``bench_data`` if given)."""
+        self.data: BenchData = self.extra.get("bench_data") or load_data(self.config)
+        return self.data.instances
+
+    async def setup(self, ctx: RunContext) -> None:
+        """Bind the run's store, steps and models (a role the tasks never call stays None)."""
+        self.store = ctx.store
+        self.steps = ctx.steps
+        self.generator = ctx.models.get("generator")
+        self.judge = ctx.models.get("judge")
 
     # -- pools ---------------------------------------------------------------
     def _source_embeddings(self, papers: list[Any]) -> Any:
@@ -122,16 +163,20 @@ class ResearchBench:
         labels = {c.index: c.label for c in pool.candidates}
         ratio = self.config.keep_size / self.config.window_size
         rounds: list[dict[str, Any]] = []
+        undetermined: set[int] = set()  # shown in a window that never parsed: neither hit nor miss
         for r in result.rounds:
             called = [w for w in r.windows if w.called]
+            undetermined |= {i for w in called if not w.parse_ok for i in w.shown}
             rounds.append({
                 "round": r.round,
                 "nominal_retention": ratio ** r.round,
                 "n_input": len(r.input),
                 "n_kept": len(r.kept),
-                "hit_ratio": hit_ratio(r.kept, gold),
-                "hit_ratio_top1": hit_ratio_top1(r.window_firsts, gold),
-                "negative_selection_ratio": negative_selection_ratio(r.kept, labels),
+                "hit_ratio": hit_ratio(r.kept, gold, undetermined),
+                "hit_ratio_top1": hit_ratio_top1(r.window_firsts, gold, undetermined),
+                "negative_selection_ratio": negative_selection_ratio(
+                    r.kept, labels, undetermined=undetermined),
+                "gold_undetermined": len(set(gold) & undetermined),
                 "windows_called": len(called),
                 "parse_failures": sum(not w.parse_ok and not w.error for w in called),
                 "misses": sum(len(w.misses) for w in called),
@@ -233,10 +278,26 @@ class ResearchBench:
             )
             negatives = [(g["id"], g["hypothesis"]) for g in generated if g["hypothesis"]]
             negative_failures = sum(1 for g in generated if g["hypothesis"] is None)
+        shown: str | None = gold
+        record: dict[str, Any] | None = None
+        blind = not self.config.parity and bool(negatives)
+        if blind:  # the gold in the negatives' form, or not judged at all
+            shown, record = await rewrite_gold(
+                self.steps, self.judge, inst.id, gold, [h for _, h in negatives],
+                temperature=self.config.judge_temperature, seed=self.config.seed)
+        self.blinding[inst.id] = {"original": gold, "shown": shown, "negatives": [h for _, h in negatives]}
+        if shown is None:
+            self.ranking[inst.id] = {
+                "skipped": "gold rewrite failed (parse failure)" if record else "gold rewrite not done",
+                "source": "given" if use_given else "generated",
+                "reference_text": "rewrite failed" if record else "rewrite not done",
+                "negative_generation_failures": negative_failures,
+            }
+            return
         orders = ORDERS[:1] if self.config.parity else ORDERS
         pairs = await judge_pairs(
             self.steps, self.judge, inst.id, question=inst.research_question or inst.target.title,
-            gold=gold, negatives=negatives, discipline=discipline_of(inst), orders=orders,
+            gold=shown, negatives=negatives, discipline=discipline_of(inst), orders=orders,
             temperature=self.config.judge_temperature, max_tokens=self.config.judge_max_tokens,
             seed=self.config.seed,
         )
@@ -247,10 +308,12 @@ class ResearchBench:
             "pairs": [p.model_dump(mode="json") for p in pairs],
             "pair_parse_failures": sum(1 for p in pairs for c in p.choices.values() if c is None),
             "missing_judgments": sum(len(orders) - len(p.choices) for p in pairs),
+            "reference_text": "rewritten" if blind else "published",
         }
 
     # -- driver --------------------------------------------------------------
-    async def execute(self, instances: list[Instance]) -> None:
+    async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
+        """Pools, then retrieval, composition and ranking (the configured tasks)."""
         tasks = self.config.tasks
         phases: list[tuple[str, Any]] = []
         if "retrieval" in tasks or "ranking" in tasks:
@@ -262,6 +325,37 @@ class ResearchBench:
         if "ranking" in tasks:
             phases.append(("hypothesis ranking", self.rank))
         await self.steps.run_phases(instances, phases)
+
+    def aggregate(self, ctx: RunContext, instances: Sequence[Instance]) -> dict[str, Any]:
+        """Per task: overall, per discipline and (``published_after``) strict groups (:mod:`.aggregate`)."""
+        results = aggregate(self, instances)
+        results["errors"] = self.steps.error_count
+        return results
+
+    def tables(self, results: dict[str, Any]) -> list[Table]:
+        """One table per task."""
+        return results_tables(results)
+
+    def notes(self, ctx: RunContext, results: dict[str, Any]) -> list[str]:
+        """Data notes (duplicate DOIs) and aggregation notes (pools, skipped papers)."""
+        data = getattr(self, "data", None)
+        return (data.notes if data else []) + list(results.get("notes") or [])
+
+    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
+        """Overall hit ratio per round, matched score per method, rank score."""
+        out: list[MetricValue] = []
+        for row in (results.get("retrieval") or {}).get("overall", []):
+            out.append(MetricValue(metric="researchbench.hit_ratio", group=f"round {row['round']}",
+                                   value=row.get("hit_ratio"), ci=row.get("hit_ratio_ci"), n=row.get("n")))
+        for method, block in ((results.get("composition") or {}).get("overall") or {}).items():
+            out.append(MetricValue(metric="researchbench.matched_score", group=method,
+                                   value=block["mean_matched_score"], ci=block["mean_matched_score_ci"],
+                                   n=block["scored"]))
+        rank = (results.get("ranking") or {}).get("overall")
+        if rank:
+            out.append(MetricValue(metric="researchbench.rank_score", value=rank.get("rank_score"),
+                                   ci=rank.get("rank_score_ci"), n=rank.get("rank_score_n")))
+        return out
 
 
 def planned_rounds(pool_size: int, window_size: int, keep_size: int) -> int:
@@ -287,79 +381,4 @@ def uses_judge(config: ResearchBenchConfig) -> bool:
     return bool(set(config.tasks) & {"composition", "ranking"})
 
 
-class _Unused:
-    """Stands in for a model the configured tasks never call (it is neither built nor validated)."""
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-
-    async def chat(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"{self.model} is not used by the configured tasks")
-
-
-def select_instances(data: BenchData, options: ExecutionOptions) -> list[Instance]:
-    instances = data.instances
-    if options.shard is not None:
-        index, count = options.shard
-        instances = [i for i in instances if shard_of(i.id, count) == index]
-    if options.limit is not None:
-        instances = instances[: options.limit]
-    return instances
-
-
-async def run_researchbench_async(
-    config: ResearchBenchConfig,
-    options: ExecutionOptions,
-    *,
-    generator: ChatModel | None = None,
-    judge: ChatModel | None = None,
-    data: BenchData | None = None,
-) -> dict[str, Any]:
-    """Run (or resume) ResearchBench; returns the results dict also written to ``results.json``.
-
-    Args:
-        generator, judge: model clients (default: built from ``config.generator``/``config.judge``).
-        data: preloaded data (default: :func:`load_data` of ``config``).
-
-    Raises:
-        UserError: no instances, or a run directory holding a run with other settings.
-    """
-    data = data if data is not None else load_data(config)
-    instances = select_instances(data, options)
-    if not instances:
-        raise UserError(f"--data {config.data}: no instances to run")
-    if generator is None or judge is None:
-        gen_model, judge_model = make_models(
-            config.generator if generator is None and uses_generator(config) else None,
-            config.judge if judge is None and uses_judge(config) else None,
-            options,
-        )
-        generator = generator or gen_model or _Unused(config.generator)
-        judge = judge or judge_model or _Unused(config.judge)
-    bench = ResearchBench(config, options, generator, judge, data)
-    with bench.store:
-        try:
-            await bench.execute(instances)
-        finally:
-            results = aggregate(bench, instances)
-            results["errors"] = bench.steps.error_count
-            results.update(bench.steps.outcome())
-            bench.store.write_results(results)
-        from ideaharness.report.html import write_report
-
-        write_report(
-            Path(options.out) / "report.html", title="ResearchBench results",
-            config=config.model_dump(mode="json"),
-            tables=results_tables(results), notes=bench.steps.notes() + data.notes + results["notes"],
-        )
-    return results
-
-
-def run_researchbench(
-    config: ResearchBenchConfig, options: ExecutionOptions, **kwargs: Any
-) -> dict[str, Any]:
-    """Synchronous wrapper of :func:`run_researchbench_async`."""
-    return asyncio.run(run_researchbench_async(config, options, **kwargs))
-
-
-__all__ = ["PairResult", "ResearchBench", "run_researchbench", "run_researchbench_async", "select_instances"]
+__all__ = ["PairResult", "ResearchBench", "planned_rounds", "uses_generator", "uses_judge"]

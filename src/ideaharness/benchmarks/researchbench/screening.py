@@ -8,8 +8,9 @@ Reply titles are matched to the titles *of the window shown* with
 :func:`ideaharness.data.matching.match_title` (exact, normalised, then fuzzy >= threshold). A title
 that matches nothing is a miss: it is recorded and never snapped to the nearest candidate; a
 reply with fewer than ``keep_size`` matched titles keeps only those. A window whose reply (after
-bounded retries) yields no matched title is a recorded parse failure and keeps **nothing**: the
-round's kept set is then smaller, which lowers the hit ratio rather than inventing a selection.
+bounded retries) yields no matched title is a recorded parse failure and keeps **nothing** (no
+selection is invented); its candidates are *undetermined* and the retrieval metrics leave them
+out (:mod:`ideaharness.metrics.retrieval`), so a parse failure never lowers the hit ratio.
 A window no larger than ``keep_size`` (a trailing remainder) keeps all its candidates without a
 model call, as MOOSE-Chem does.
 """
@@ -23,18 +24,20 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ideaharness.benchmarks._common import StepRunner
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, match_title
 from ideaharness.data.pools import CandidatePool, derive_seed
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import extract_json
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 
 STEP = "researchbench_screen_window"
 _TITLE_LINE = re.compile(
     r"^[\s#>*\-\d.)]*\**\s*title\s*\**\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE
 )
+
+_PLACEHOLDER = re.compile(r"<[^<>]*>")  # the answer format restated: "Title: <exact title of a candidate>"
 
 
 class WindowResult(BaseModel):
@@ -78,11 +81,13 @@ def _clean_title(text: str) -> str:
 def extract_titles(text: str) -> list[str]:
     """Titles listed in a screening reply: ``Title:`` lines, else JSON (list of titles or objects).
 
+    A restated answer format (``Title: <exact title of a candidate>``) is not a title.
+
     Raises:
         ParseError: no title found.
     """
     titles = [_clean_title(m.group(1)) for m in _TITLE_LINE.finditer(text)]
-    titles = [t for t in titles if t]
+    titles = [t for t in titles if t and not _PLACEHOLDER.fullmatch(t)]
     if titles:
         return titles
     try:

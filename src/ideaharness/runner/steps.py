@@ -1,21 +1,23 @@
-"""What every benchmark run shares: execution options, model construction, recorded LLM steps
-and phased, resumable execution with a progress bar.
+"""Recorded LLM steps and phased, resumable execution with a progress bar.
 
 Failure reporting: a unit of work (one ``(step, instance, key)``) whose model call fails for good,
 raises anything unexpected, or whose metric had to be skipped (an unreachable service) is listed
 by :class:`StepRunner` with its last error (secrets redacted). :meth:`StepRunner.outcome` adds
 ``status`` ("complete" or "partial"), ``failed_units`` and the truncation counts to every
-``results.json``; the CLI exits with status 3 on a partial run (:func:`ideaharness.cli.options.finish_run`).
+``results.json``; the CLI exits with status 3 on a partial run (:func:`ideaharness.runner.run.finish_run`).
+
+Phases go through an :class:`Executor` (:attr:`StepRunner.executor`): the default runs every item of
+a phase concurrently in this process; a batch or distributed executor replaces it without touching
+the benchmarks (each item is processed by one call ``fn(item)``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Literal, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ideaharness.errors import PartialRunError, UserError
@@ -24,20 +26,12 @@ from ideaharness.llm.types import ChatModel, Message
 from ideaharness.prompts import CHARS_PER_TOKEN, Prompt, fit_prompt, prompt_chars
 from ideaharness.redaction import redact
 from ideaharness.runs.store import RunStore
-from ideaharness.runs.usage import model_stats
 
-__all__ = [
-    "DEFAULT_MAX_PROMPT_TOKENS",
-    "ExecutionOptions",
-    "FailedUnit",
-    "StepRunner",
-    "check_endpoint_flags",
-    "make_models",
-    "model_stats",
-    "open_store",
-]
+__all__ = ["DEFAULT_MAX_PROMPT_TOKENS", "Executor", "FailedUnit", "LocalExecutor", "StepRunner"]
 
 T = TypeVar("T")
+Phase = tuple[str, Callable[[Any], Awaitable[None]]]
+"""A phase of a run: its name (shown in the progress bar) and the coroutine run once per item."""
 
 MAX_CONSECUTIVE_ERRORS = 5
 """A run stops (keeping everything done) after this many model calls in a row failed for good:
@@ -46,123 +40,6 @@ the endpoint is down or misconfigured, and retrying every remaining item would o
 DEFAULT_MAX_PROMPT_TOKENS = 6000
 """Default prompt budget of every benchmark (estimated tokens, :data:`~ideaharness.prompts.CHARS_PER_TOKEN`
 characters each); leaves room for the reply within the local models' 8,192-token context."""
-
-
-class ExecutionOptions(BaseModel):
-    """How a run executes; none of it changes results, so none of it blocks a resume.
-
-    ``base_url``/``judge_base_url`` point ``openai/`` models at an endpoint (else
-    ``OPENAI_BASE_URL``); keys come from the environment only and are never recorded.
-    ``timeout_s`` bounds one attempt at an ``openai/`` endpoint (seconds) and ``max_retries`` the
-    retries after it (429, 5xx, timeouts, connection errors, malformed replies): one call waits
-    at most about ``(max_retries + 1) * timeout_s`` plus the backoff between attempts.
-    """
-
-    out: Path = Path("runs/latest")
-    limit: int | None = Field(default=None, ge=1)
-    base_url: str | None = None
-    judge_base_url: str | None = None
-    max_concurrency: int = Field(default=4, ge=1)
-    rpm: float | None = Field(default=None, gt=0)
-    use_cache: bool = True
-    cache_path: Path | None = None
-    progress: bool = True
-    shard: tuple[int, int] | None = None
-    price_per_mtok: tuple[float, float] | None = None
-    """(input, output) USD per million tokens of the generator and judge; enables cost in the stats."""
-    force: bool = False
-    """When ``out`` holds a run with other settings or changed input files, move that run to
-    ``out/superseded/<time>/`` and start a new one, instead of refusing."""
-    timeout_s: float = Field(default=300.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-
-
-def _uses_endpoint(model: str | None) -> bool:
-    return bool(model) and str(model).startswith("openai/")
-
-
-def check_endpoint_flags(
-    options: ExecutionOptions, generators: Sequence[str], judge_model: str | None
-) -> None:
-    """Refuse ``--base-url`` / ``--judge-base-url`` when no model of the run could use it.
-
-    Raises:
-        UserError: ``base_url`` set but no ``openai/`` generator (nor an ``openai/`` judge without
-            its own endpoint); ``judge_base_url`` set for a judge that is not ``openai/``.
-    """
-    if options.base_url and not (
-        any(_uses_endpoint(g) for g in generators)
-        or (_uses_endpoint(judge_model) and not options.judge_base_url)
-    ):
-        raise UserError("--base-url applies to openai/<model> models only, and no model of this run is one")
-    if options.judge_base_url and not _uses_endpoint(judge_model):
-        raise UserError("--judge-base-url applies to an openai/<model> judge only")
-
-
-def make_models(
-    generator: str | None, judge_model: str | None, options: ExecutionOptions
-) -> tuple[ChatModel | None, ChatModel | None]:
-    """Build the clients of the models a run uses; None for a role the run does not use.
-
-    Only the models given are built and validated (an unused default generator is never checked),
-    and ``base_url`` / ``judge_base_url`` go to ``openai/`` models only. One shared client is
-    built when generator and judge are the same model at the same endpoint.
-
-    Raises:
-        UserError: an endpoint flag that no model of the run can use, or a bad model string / key.
-    """
-    from ideaharness.llm import get_llm
-
-    judge_url = options.judge_base_url or options.base_url
-    check_endpoint_flags(options, [generator] if generator else [], judge_model)
-
-    def build(model: str, base_url: str | None) -> ChatModel:
-        return get_llm(
-            model,
-            base_url=base_url if _uses_endpoint(model) else None,
-            cache_path=options.cache_path,
-            use_cache=options.use_cache,
-            max_concurrency=options.max_concurrency,
-            rpm=options.rpm,
-            max_retries=options.max_retries,
-            timeout_s=options.timeout_s,
-            price_per_mtok=options.price_per_mtok,
-        )
-
-    gen = build(generator, options.base_url) if generator else None
-    if not judge_model:
-        return gen, None
-    if gen is not None and judge_model == generator and (
-        judge_url == options.base_url or not _uses_endpoint(judge_model)
-    ):
-        return gen, gen
-    return gen, build(judge_model, judge_url)
-
-
-def open_store(
-    options: ExecutionOptions,
-    config: BaseModel | dict[str, Any],
-    *,
-    inputs: Mapping[str, Sequence[Path]] | None = None,
-    identity_keys: tuple[str, ...] | None = None,
-    models: Mapping[str, Any] | None = None,
-) -> RunStore:
-    """The run directory of a benchmark run, locked for this process.
-
-    Args:
-        config: the run's configuration (recorded in ``config.json``; its identity part must match
-            to resume).
-        inputs: flag -> the files read for it (their sha256 is part of the run's identity).
-        models: role -> model client whose usage is recorded per process and summed in results.
-
-    Raises:
-        UserError: see :class:`~ideaharness.runs.store.RunStore`.
-    """
-    data = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
-    store = RunStore(options.out, data, identity_keys=identity_keys, inputs=inputs, force=options.force)
-    if models:
-        store.track_usage(models)
-    return store
 
 
 class FailedUnit(BaseModel):
@@ -194,6 +71,7 @@ class StepRunner:
         self.max_attempts = max_attempts
         self.progress = progress
         self.max_prompt_tokens = max_prompt_tokens
+        self.executor: Executor = LocalExecutor()
         self.error_count = 0
         self.failures: dict[tuple[str, str, str], FailedUnit] = {}
         self._consecutive_errors = 0
@@ -283,27 +161,9 @@ class StepRunner:
         items: Sequence[T],
         phases: Sequence[tuple[str, Callable[[T], Awaitable[None]]]],
     ) -> None:
-        """Run each phase over all items concurrently (bounded by the model clients), in order."""
-        with Progress(
-            TextColumn("{task.description:<28}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            disable=not self.progress,
-            transient=False,
-            # no stdout/stderr redirection: llama.cpp swaps the process's streams from a worker
-            # thread while it loads, and interleaved swaps would leave stdout pointing at /dev/null
-            redirect_stdout=False,
-            redirect_stderr=False,
-        ) as bar:
-            for name, fn in phases:
-                task = bar.add_task(name, total=len(items))
-
-                async def one(item: T, fn: Callable[[T], Awaitable[None]] = fn, task: Any = task) -> None:
-                    await fn(item)
-                    bar.advance(task)
-
-                await asyncio.gather(*(one(item) for item in items))
+        """Run each phase over all items, in order, through :attr:`executor` (default: all items
+        of a phase concurrently, bounded by the model clients)."""
+        await self.executor.run_phases(items, phases, progress=self.progress)
 
     def outcome(self) -> dict[str, Any]:
         """What every results.json carries about completeness and budgets.
@@ -342,3 +202,50 @@ class StepRunner:
         return out
 
 
+class Executor(Protocol):
+    """Runs the phases of a benchmark: ``fn(item)`` once per item and phase, phases in order.
+
+    The extension point for other execution modes: a batch executor may run a phase once to
+    collect the uncached requests, submit them as one batch, then run the phase again (every call
+    now a cache hit); a distributed executor may send items to workers. Benchmarks never notice:
+    each unit's result is in the run store when ``fn(item)`` returns.
+    """
+
+    async def run_phases(self, items: Sequence[Any], phases: Sequence[Phase], *, progress: bool) -> None: ...
+
+
+class LocalExecutor:
+    """The default :class:`Executor`: every item of a phase concurrently in this process (bounded
+    by the model clients' concurrency limits), one progress bar per phase."""
+
+    async def run_phases(self, items: Sequence[Any], phases: Sequence[Phase], *, progress: bool) -> None:
+        """Run each phase over all items, in order.
+
+        Raises:
+            whatever ``fn`` raises (other items of the phase are cancelled).
+        """
+        with Progress(
+            TextColumn("{task.description:<28}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            disable=not progress,
+            transient=False,
+            # no stdout/stderr redirection: llama.cpp swaps the process's streams from a worker
+            # thread while it loads, and interleaved swaps would leave stdout pointing at /dev/null
+            redirect_stdout=False,
+            redirect_stderr=False,
+        ) as bar:
+            for name, fn in phases:
+                await self.run_phase(name, items, fn, bar)
+
+    async def run_phase(self, name: str, items: Sequence[Any], fn: Callable[[Any], Awaitable[None]],
+                        bar: Progress) -> None:
+        """One phase: ``fn(item)`` for every item concurrently, advancing ``bar``."""
+        task = bar.add_task(name, total=len(items))
+
+        async def one(item: Any) -> None:
+            await fn(item)
+            bar.advance(task)
+
+        await asyncio.gather(*(one(item) for item in items))

@@ -1,0 +1,215 @@
+"""Blinding: the reference of a blind comparison rewritten into the form of the generated items.
+
+Where a judge ranks or compares a reference (the target paper's idea or hypothesis, a reference
+paper) together with generated items without being told which is which, a position shuffle is not
+enough: a published ground truth that opens with "The hypothesis is that ...", says "this paper"
+or quotes measured results is recognised by its form (see :mod:`ideaharness.metrics.surface`).
+By default each benchmark therefore shows the judge a *rewrite* of the reference: one recorded,
+cached LLM step (template ``prompts/reference_rewrite.j2``, the judge model) that restates it in
+the same fields as the generated items, within their length in words, with no measured results,
+no self-references and no reference-style opening. :func:`parse_rewrite` checks all of that; a
+reply that fails the check is a parse failure (retried, then counted), and a reference whose
+rewrite failed is not judged at all — never shown unblinded. ``parity`` keeps the published text.
+
+The record (step chosen by the benchmark) holds the judgment (raw text, parsed fields, parse
+status), the original text and the form asked for (fields and word bounds).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ideaharness.errors import ParseError
+from ideaharness.llm.parsing import extract_json_object
+from ideaharness.llm.types import ChatModel, Message
+from ideaharness.metrics.surface import (
+    measured_results,
+    reference_lead,
+    result_claims,
+    self_references,
+    word_count,
+)
+from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
+
+LENGTH_TOLERANCE = 0.25
+"""Word bounds derived from generated items are widened by this share of their extremes ..."""
+LENGTH_SLACK = 10
+"""... or by this many words, whichever is wider."""
+
+
+class FieldSpec(BaseModel):
+    """One field of the generated items' form: name (the JSON key), what it holds, word bounds
+    (checked) and the typical length of the generated items (asked for, not checked)."""
+
+    name: str
+    description: str
+    min_words: int = Field(ge=1)
+    max_words: int = Field(ge=1)
+    target_words: int | None = None
+
+
+class ReferenceForm(BaseModel):
+    """The form a reference is rewritten into: ``kind`` names what it is ("research idea")."""
+
+    kind: str
+    fields: list[FieldSpec]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+
+def length_bounds(
+    texts: Sequence[str], *, tolerance: float = LENGTH_TOLERANCE, slack: int = LENGTH_SLACK
+) -> tuple[int, int]:
+    """Word bounds that cover the lengths of ``texts``, widened a little.
+
+    lo = min(w_min·(1 − tolerance), w_min − slack), hi = max(w_max·(1 + tolerance), w_max + slack),
+    lo clipped to ≥ 1; w_min/w_max = the fewest/most words of a non-empty text.
+
+    Raises:
+        ValueError: no non-empty text.
+    """
+    counts = [word_count(t) for t in texts if t.strip()]
+    if not counts:
+        raise ValueError("no generated text to take length bounds from")
+    low, high = min(counts), max(counts)
+    lo = max(1, math.floor(min(low * (1 - tolerance), low - slack)))
+    hi = max(lo, math.ceil(max(high * (1 + tolerance), high + slack)))
+    return lo, hi
+
+
+def typical_length(texts: Sequence[str]) -> int:
+    """The median word count of the non-empty ``texts`` (rounded down; 1 at least).
+
+    Raises:
+        ValueError: no non-empty text.
+    """
+    counts = sorted(word_count(t) for t in texts if t.strip())
+    if not counts:
+        raise ValueError("no generated text to take a length from")
+    return max(1, int(statistics.median(counts)))
+
+
+def check_blind_text(text: str, *, what: str = "text", min_words: int | None = None,
+                     max_words: int | None = None, results: bool = True) -> str:
+    """``text`` stripped, after checking it carries none of a reference's surface cues.
+
+    ``results=False`` skips the measured-value check (an experiment plan states conditions such
+    as "anneal at 300 °C", which no pattern tells from results).
+
+    Raises:
+        ParseError: empty; outside [min_words, max_words]; a measured result (a number with a
+            unit, a percentage, a fold change); a claim of findings ("the results validate");
+            a self-reference ("this paper", "the authors"); or a reference-style opening ("The
+            hypothesis is", "This study").
+    """
+    text = text.strip()
+    if not text:
+        raise ParseError(f"{what} is empty")
+    words = word_count(text)
+    if min_words is not None and words < min_words:
+        raise ParseError(f"{what} has {words} words, fewer than {min_words}")
+    if max_words is not None and words > max_words:
+        raise ParseError(f"{what} has {words} words, more than {max_words}")
+    found = measured_results(text) if results else []
+    if found:
+        raise ParseError(f"{what} quotes measured results: {', '.join(found[:3])}")
+    claims = result_claims(text)
+    if claims:
+        raise ParseError(f"{what} claims findings: {', '.join(claims[:3])}")
+    refs = self_references(text)
+    if refs:
+        raise ParseError(f"{what} refers to a publication: {', '.join(refs[:3])}")
+    lead = reference_lead(text)
+    if lead:
+        raise ParseError(f"{what} opens like a paper's summary: {lead!r}")
+    return text
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(f"{i}. {str(v).strip()}" for i, v in enumerate(value, 1))
+    if not isinstance(value, str):
+        raise ParseError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+def parse_rewrite(text: str, form: ReferenceForm) -> dict[str, str]:
+    """The rewritten reference: one text per field of ``form``, each passing :func:`check_blind_text`.
+
+    A JSON object holding every field of the form is demanded (other keys are ignored); a list
+    value is joined as a numbered list.
+
+    Raises:
+        ParseError: no such object, or a field that is empty, outside its word bounds, or carries
+            a measured result, a self-reference or a reference-style opening.
+    """
+    obj = extract_json_object(text, required=form.names)
+    return {
+        f.name: check_blind_text(_field_text(obj[f.name]), what=f"'{f.name}'", min_words=f.min_words,
+                                 max_words=f.max_words)
+        for f in form.fields
+    }
+
+
+def rewrite_schema(form: ReferenceForm) -> dict[str, Any]:
+    """JSON schema of a rewrite reply (for structured output)."""
+    return {"type": "object", "properties": {name: {"type": "string"} for name in form.names},
+            "required": list(form.names)}
+
+
+def rewrite_messages(form: ReferenceForm, text: str) -> list[Message]:
+    """Prompt ``reference_rewrite``: restate ``text`` in ``form``."""
+    return render("reference_rewrite", kind=form.kind, fields=[f.model_dump() for f in form.fields],
+                  reference=text)
+
+
+async def rewrite_reference(
+    steps: StepRunner,
+    judge: ChatModel,
+    step: str,
+    instance_id: str,
+    text: str,
+    form: ReferenceForm,
+    *,
+    key: str = "",
+    temperature: float = 0.0,
+    seed: int = 0,
+    max_tokens: int | None = None,
+) -> dict[str, Any] | None:
+    """Rewrite one reference with ``judge`` and record it (resumes from the record).
+
+    Returns:
+        The record ``{"judgment", "original", "form"}``; None when the model call failed for good
+        (not recorded: a re-run retries it).
+    """
+    budget = max_tokens or 64 + 2 * sum(f.max_words for f in form.fields)
+    return await steps.judge_step(
+        step, instance_id, key, judge, rewrite_messages(form, text), lambda t: parse_rewrite(t, form),
+        extra={"original": text, "form": form.model_dump()}, json_schema=rewrite_schema(form),
+        temperature=temperature, seed=seed, max_tokens=budget,
+    )
+
+
+def rewritten(record: dict[str, Any] | None) -> dict[str, str] | None:
+    """The parsed fields of a rewrite record; None when not done or never parsed."""
+    if record is None or not record["judgment"]["parse_ok"]:
+        return None
+    fields: dict[str, str] = record["judgment"]["parsed"]
+    return fields
+
+
+def rewrite_counts(records: Sequence[dict[str, Any] | None]) -> dict[str, int]:
+    """``{"rewritten", "failed", "not_done"}`` over rewrite records (None = not done)."""
+    return {
+        "rewritten": sum(1 for r in records if r is not None and r["judgment"]["parse_ok"]),
+        "failed": sum(1 for r in records if r is not None and not r["judgment"]["parse_ok"]),
+        "not_done": sum(1 for r in records if r is None),
+    }

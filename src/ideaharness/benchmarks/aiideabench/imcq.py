@@ -1,0 +1,146 @@
+"""IMCQ questions of AI Idea Bench 2025 with options that cannot be told apart by form.
+
+Qiu et al. 2025, Eq. 2; construction of the published ``Make_MCQ.py`` (see
+:mod:`ideaharness.metrics.choice`): the ground truth plus the 2 own inspiration papers and the 1
+other-target inspiration paper most similar to it. In the published code the distractors are the
+papers' own texts while the ground truth is a decomposed motivation or a step-per-line plan, so a
+judge that picks the option that looks like a plan scores 1 without reading the idea. By default
+every distractor paper is decomposed by the same step as the ground truth
+(``aiideabench_decompose``, record ``decompose_distractor`` keyed by paper id, checked by
+:func:`~ideaharness.benchmarks.aiideabench.blinding.parse_blind_decomposition`) and the option is
+its motivation or plan; a question whose distractor decomposition failed is not asked (counted).
+``parity``: the papers' texts, as published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench.blinding import parse_blind_decomposition
+from ideaharness.benchmarks.aiideabench.decompose import DECOMPOSITION_SCHEMA, paper_decomposition_messages
+from ideaharness.data.aiideabench import inspiration_text
+from ideaharness.metrics.choice import Candidate, assemble_mcq, imcq_chance, imcq_hit, select_distractors
+from ideaharness.metrics.surface import surface_report
+from ideaharness.schema import Instance, Reference
+from ideaharness.seeding import derive_seed
+
+if TYPE_CHECKING:
+    from ideaharness.benchmarks.aiideabench.run import AIIdeaBench
+
+STEP_QUESTION = "imcq_question"
+STEP_DISTRACTOR = "decompose_distractor"
+
+
+def _candidates(bench: AIIdeaBench, inst: Instance, pool: Sequence[Instance]) -> tuple[
+        list[Candidate], list[Candidate], dict[str, Reference]]:
+    own_texts = bench.inspirations(inst)
+    own = [Candidate(text=t, source="own_inspiration", id=r.id)
+           for r, t in zip(inst.references, own_texts, strict=True)]
+    others = [Candidate(text=inspiration_text(r), source="other_inspiration", id=r.id)
+              for o in pool if o.id != inst.id for r in o.references]
+    papers = {r.id: r for o in pool for r in o.references}
+    papers.update({r.id: r for r in inst.references})
+    return own, others, papers
+
+
+async def _decompose(bench: AIIdeaBench, inst: Instance, paper: Reference) -> dict[str, Any] | None:
+    return await bench.steps.judge_step(
+        STEP_DISTRACTOR, inst.id, paper.id, bench.judge, paper_decomposition_messages(paper),
+        parse_blind_decomposition, json_schema=DECOMPOSITION_SCHEMA, extra={"title": paper.title},
+        **bench._sampling(bench.config.decomposition_max_tokens),
+    )
+
+
+async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Instance]) -> None:
+    """Record the IMCQ question of each component of ``inst`` (resumes; nothing without a ground truth).
+
+    Record ``imcq_question`` (key = component): ``{"question": MCQuestion, "distractors": [{"id",
+    "source", "published"}]}`` (``published`` = the paper's own text, kept for audit), or
+    ``{"skipped": reason}``. A model call that failed for good records nothing (a re-run retries).
+    """
+    gt = bench.ground_truth(inst)
+    if gt is None or all(bench.store.has(STEP_QUESTION, inst.id, c) for c in J.COMPONENTS):
+        return
+    own, others, papers = _candidates(bench, inst, pool)
+    for comp in J.COMPONENTS:
+        if bench.store.has(STEP_QUESTION, inst.id, comp):
+            continue
+        try:
+            picked = select_distractors(gt[comp], own, others, bench.embed)
+        except ValueError as exc:
+            bench.store.put(STEP_QUESTION, inst.id, {"skipped": str(exc)}, comp)
+            continue
+        published = [{"id": c.id, "source": c.source, "published": c.text} for c in picked]
+        if not bench.config.parity:
+            records = await asyncio.gather(*(_decompose(bench, inst, papers[str(c.id)]) for c in picked))
+            if any(r is None for r in records):
+                return
+            if not all(r and r["judgment"]["parse_ok"] for r in records):
+                bench.store.put(STEP_QUESTION, inst.id, {"skipped": "distractor decomposition failed",
+                                                          "distractors": published}, comp)
+                continue
+            picked = [c.model_copy(update={"text": r["judgment"]["parsed"][comp]})  # type: ignore[index]
+                      for c, r in zip(picked, records, strict=True)]
+        rng = random.Random(derive_seed(bench.config.seed, inst.id, "imcq", comp))
+        question = assemble_mcq(comp, gt[comp], picked, rng)
+        bench.store.put(STEP_QUESTION, inst.id, {"question": question.model_dump(), "distractors": published},
+                        comp)
+
+
+def imcq_block(bench: AIIdeaBench, instances: Sequence[Instance], comp: str) -> dict[str, Any]:
+    """Per-instance S_M values, counts, the chance level and the surface-feature check of one component.
+
+    ``chance``: mean over the scored instances of 1 - (1 - 1/4)^n_i, n_i the ideas whose judgment
+    parsed (:func:`~ideaharness.metrics.choice.imcq_chance`). ``blinding.surface``: ground-truth
+    options against distractor options as shown; ``surface_published``: against the distractor
+    papers' own texts (what the published code shows).
+    """
+    hits: list[float] = []
+    chances: list[float] = []
+    fails = undetermined = 0
+    skipped: Counter[str] = Counter()
+    letters: Counter[str] = Counter()
+    gts: list[str] = []
+    distractors: list[str] = []
+    published: list[str] = []
+    for inst in instances:
+        q = bench.store.get(STEP_QUESTION, inst.id, comp)
+        if q is None:
+            continue
+        if "skipped" in q:
+            skipped[q["skipped"]] += 1
+            continue
+        question = q["question"]
+        for text, source in zip(question["options"], question["sources"], strict=True):
+            (gts if source == "ground_truth" else distractors).append(text)
+        published += [d["published"] for d in q.get("distractors", [])]
+        js = [d["judgment"] for i, k, d in bench.store.records("imcq")
+              if i == inst.id and k.startswith(f"{comp}/")]
+        fails += sum(1 for j in js if not j["parse_ok"])
+        choices = [j["parsed"] if j["parse_ok"] else None for j in js]
+        letters.update(c for c in choices if c)
+        hit = imcq_hit(choices, question["answer"]) if js else None
+        if hit is not None:
+            hits.append(float(hit))
+            chances.append(imcq_chance(sum(c is not None for c in choices), len(question["options"])))
+        elif js:  # a judgment never parsed: the instance's best-of-n is unknown
+            undetermined += 1
+    return {
+        "hits": hits,
+        "parse_failures": fails,
+        "questions_skipped": sum(skipped.values()),
+        "questions_skipped_reasons": dict(skipped),
+        "instances_undetermined": undetermined,
+        "letters_chosen": dict(sorted(letters.items())),
+        "chance": sum(chances) / len(chances) if chances else None,
+        "blinding": {
+            "options": "published" if bench.config.parity else "decomposed",
+            "surface": surface_report(gts, distractors),
+            "surface_published": surface_report(gts, published),
+        },
+    }

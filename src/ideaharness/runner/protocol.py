@@ -1,0 +1,223 @@
+"""The ``Benchmark`` protocol: what a benchmark declares, and what the runner gives it back.
+
+A benchmark is one folder under ``ideaharness/benchmarks/`` (or any package registered through the
+``ideaharness.benchmarks`` entry-point group) holding a subclass of :class:`Benchmark` decorated
+with :func:`~ideaharness.runner.registry.register_benchmark`. It declares:
+
+* ``name``, ``version``, ``title``, ``summary`` (the CLI help) and ``config_class``, a pydantic
+  model whose fields (with their ``description``) become the ``ideaharness run <name>`` flags;
+* :meth:`model_roles`: the models the run uses given its config (only those are built);
+* :meth:`input_files`: the files it reads (their sha256 is part of the run's identity);
+* :meth:`load`: the items to run (anything with an ``id``), before selection;
+* :meth:`execute`: its phases, each a recorded, resumable unit of model work per item
+  (``await ctx.steps.run_phases(items, [(name, coroutine), ...])``);
+* :meth:`aggregate`: records -> the benchmark's results dict;
+* :meth:`tables`, :meth:`figures`, :meth:`sections`, :meth:`notes`: console and report;
+* :meth:`headline`: the registered metrics (:class:`MetricSpec`) with their values.
+
+The runner (:mod:`ideaharness.runner.run`) owns everything else: selection, models, the run
+directory, progress, resume, exit statuses, the common blocks of ``results.json`` and the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from ideaharness.errors import UserError
+from ideaharness.llm.types import ChatModel
+from ideaharness.report.html import Section, Table
+from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
+from ideaharness.runs.store import RunStore
+
+
+class BenchmarkConfig(BaseModel):
+    """Fields every benchmark config has; a benchmark's config subclasses it.
+
+    Field descriptions are the CLI help. A field marked ``json_schema_extra={"cli": False}`` gets
+    no flag; ``{"cli": "--name"}`` renames its flag (``"--yes/--no"`` for a boolean pair).
+    """
+
+    seed: int = Field(0, description="Run seed: every random choice (orders, samples) derives from it.")
+    max_prompt_tokens: int = Field(DEFAULT_MAX_PROMPT_TOKENS, ge=256, description="Prompt budget "
+                                   "(4 characters a token): longer paper or model texts are cut to fit, "
+                                   "with a note.")
+
+
+MODEL_FORMS = "local/qwen2.5-coder-1.5b, local/qwen2.5-coder-0.5b, openai/<model> or any registered provider"
+
+
+class GeneratorJudgeConfig(BenchmarkConfig):
+    """A benchmark config with one generator and one judge model (``provider/model`` strings)."""
+
+    generator: str = Field("local/qwen2.5-coder-1.5b", description=f"Generator model: {MODEL_FORMS}.")
+    judge: str = Field("local/qwen2.5-coder-1.5b", description="Judge model (same forms).")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A registered metric: how to read, aggregate and compare it.
+
+    Attributes:
+        name: ``"<benchmark>.<metric>"``, e.g. ``"ideabench.insight_score"``.
+        higher_is_better: direction of improvement.
+        aggregation: how per-unit values become the reported value, e.g. ``"mean over
+            instances"``.
+        ci: how its interval is computed, e.g. ``"percentile bootstrap over instances"``,
+            ``"Wilson"``; ``"none"`` when no interval is reported.
+        range: (low, high) of the value, None where unbounded.
+        source: paper and equation of the formula.
+    """
+
+    name: str
+    higher_is_better: bool
+    aggregation: str
+    ci: str
+    range: tuple[float | None, float | None] = (None, None)
+    source: str = ""
+
+
+class MetricValue(BaseModel):
+    """One headline value of a run: ``metric`` (a registered name), the ``group`` it belongs to
+    (system, scenario, indicator; "" for the whole run), ``value`` (None when nothing was
+    measured), its 95% ``ci`` and the number ``n`` of units behind it."""
+
+    metric: str
+    group: str = ""
+    value: float | None
+    ci: tuple[float, float] | None = None
+    n: int | None = None
+
+
+@dataclass
+class RunContext:
+    """What the runner hands a benchmark during a run.
+
+    Attributes:
+        config: the validated benchmark config.
+        options: the execution options.
+        store: the locked run directory (records, results).
+        steps: recorded, resumable LLM steps and phase execution.
+        models: role -> client, only the roles of :meth:`Benchmark.model_roles`.
+        extras: runtime-only objects given to :func:`ideaharness.arun` (``Benchmark.extras``).
+        out: the run directory.
+    """
+
+    config: Any
+    options: ExecutionOptions
+    store: RunStore
+    steps: StepRunner
+    models: dict[str, ChatModel]
+    extras: dict[str, Any] = field(default_factory=dict)
+    out: Path = Path(".")
+
+    def model(self, role: str) -> ChatModel:
+        """The client of ``role``.
+
+        Raises:
+            UserError: the run does not use ``role`` (the benchmark's :meth:`model_roles` left
+                it out).
+        """
+        try:
+            return self.models[role]
+        except KeyError:
+            raise UserError(f"no {role} model: this run's settings do not use one") from None
+
+
+Enricher = Callable[[RunContext, dict[str, Any]], None]
+"""Called with the results dict after a benchmark's aggregate, before results.json is written;
+adds blocks in place (e.g. reliability statistics)."""
+
+
+class Benchmark:
+    """Base class of a benchmark (see the module docstring); one instance per run.
+
+    Args:
+        config: an instance of :attr:`config_class`.
+        extras: runtime-only objects named in :attr:`extras` (e.g. a preloaded dataset).
+    """
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+    title: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    config_class: ClassVar[type[BaseModel]] = BenchmarkConfig
+    extras: ClassVar[tuple[str, ...]] = ()
+    """Names of runtime-only arguments ``ideaharness.arun`` passes through (never recorded)."""
+    item_noun: ClassVar[str] = "instances"
+    enrichers: ClassVar[tuple[Enricher, ...]] = ()
+    """Benchmark-specific result enrichers, run after the global ones."""
+
+    def __init__(self, config: Any, **extras: Any) -> None:
+        self.config = config
+        self.extra = extras
+
+    # -- what the run needs ----------------------------------------------------
+    def model_roles(self) -> dict[str, str]:
+        """Role -> model string of every model this run calls (default: ``generator`` and
+        ``judge`` from the config fields of those names)."""
+        return {role: getattr(self.config, role) for role in ("generator", "judge")
+                if isinstance(getattr(self.config, role, None), str)}
+
+    def input_files(self) -> Mapping[str, Sequence[Path]]:
+        """Flag -> the files the run reads (their sha256 is part of the run's identity)."""
+        return {}
+
+    def identity_keys(self) -> tuple[str, ...] | None:
+        """Config keys a resumed run must share with the recorded one (None: all)."""
+        return None
+
+    def load(self) -> Sequence[Any]:
+        """Every item of the run, in a stable order, each with a string ``id``.
+
+        Raises:
+            UserError: the data cannot be loaded (naming file, line and field).
+        """
+        raise NotImplementedError
+
+    async def setup(self, ctx: RunContext) -> None:
+        """Prepare per-run state once the run directory is open (default: nothing)."""
+
+    async def execute(self, ctx: RunContext, items: Sequence[Any]) -> None:
+        """Run the phases over the selected items (each unit recorded in ``ctx.store``)."""
+        raise NotImplementedError
+
+    def aggregate(self, ctx: RunContext, items: Sequence[Any]) -> dict[str, Any]:
+        """The benchmark's results from the records of ``items`` (also after an abort)."""
+        raise NotImplementedError
+
+    async def aclose(self, ctx: RunContext) -> None:
+        """Release per-run resources (clients, services); called once, also after an abort."""
+
+    # -- presentation ------------------------------------------------------------
+    def tables(self, results: dict[str, Any]) -> list[Table]:
+        """Results tables for the console and the report."""
+        return []
+
+    def figures(self, ctx: RunContext, results: dict[str, Any]) -> list[tuple[str, Any]]:
+        """``(caption, matplotlib Figure)`` pairs for the report."""
+        return []
+
+    def sections(self, ctx: RunContext, items: Sequence[Any], results: dict[str, Any]) -> list[Section]:
+        """Example texts for the report."""
+        return []
+
+    def notes(self, ctx: RunContext, results: dict[str, Any]) -> list[str]:
+        """Benchmark-specific remarks for the report (failed units are noted by the runner)."""
+        return []
+
+    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
+        """The values of the benchmark's registered metrics (``results["metrics"]``)."""
+        return []
+
+
+Selection = Literal["shard, then limit"]
+SELECTION_ORDER: Selection = "shard, then limit"
+"""``--shard i/N`` keeps the items whose ``sha256(id) mod N == i``; ``--limit K`` then keeps the
+first K of those, in data order. So shard i of a limited run is a subset of the unlimited shard i,
+and the shards of a run never overlap whatever the limit."""

@@ -1,0 +1,248 @@
+"""The one runner every benchmark runs through.
+
+:func:`arun_benchmark` selects the items (``--shard`` first, then ``--limit``), builds the models
+the benchmark uses through the provider registry, opens (and locks) the run directory, runs the
+benchmark's phases, then — also when the run aborts on an error, Ctrl-C or SIGTERM — aggregates,
+adds the common blocks of ``results.json`` (:func:`common_blocks`), calls the result enrichers and
+writes ``results.json`` and ``report.html``.
+
+Exit statuses (README, docs/runs.md): 0 complete, 1 usage/input/storage error, 3 partial run,
+130 Ctrl-C, 143 SIGTERM; everything finished is on disk in every case and a re-run resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ideaharness.errors import PartialRunError, Terminated, UserError
+from ideaharness.redaction import redact
+from ideaharness.report.html import Table, write_report
+from ideaharness.runner.arguments import RunArguments
+from ideaharness.runner.models import build_models
+from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, RunContext
+from ideaharness.runner.registry import enrichers
+from ideaharness.runner.steps import StepRunner
+from ideaharness.runs.store import RunStore, shard_of
+
+
+def select_items(items: Sequence[Any], options: ExecutionOptions) -> list[Any]:
+    """The items a run works on: ``--shard i/N`` keeps those with ``sha256(id) mod N == i``, then
+    ``--limit K`` keeps the first K of them (data order). Shard i of a limited run is therefore a
+    subset of the unlimited shard i, and shards never overlap."""
+    kept = list(items)
+    if options.shard is not None:
+        index, count = options.shard
+        kept = [item for item in kept if shard_of(str(item.id), count) == index]
+    if options.limit is not None:
+        kept = kept[: options.limit]
+    return kept
+
+
+def default_out(name: str) -> Path:
+    """The run directory when ``--out`` is not given: ``runs/<benchmark>``."""
+    return Path("runs") / name
+
+
+async def arun_benchmark(
+    bench_cls: type[Benchmark], args: RunArguments, *, handle_sigterm: bool = False
+) -> dict[str, Any]:
+    """Run (or resume) one benchmark; returns the results dict also written to ``results.json``.
+
+    Args:
+        handle_sigterm: treat SIGTERM like Ctrl-C (stop, keep records, write results and report)
+            and raise :class:`~ideaharness.errors.Terminated` (exit 143). Main thread only.
+
+    Raises:
+        UserError: no items to run, bad models, a run directory that cannot be used.
+        Terminated: SIGTERM arrived (with ``handle_sigterm``); KeyboardInterrupt: Ctrl-C.
+    """
+    terminated: list[bool] = []
+    loop = asyncio.get_running_loop()
+    installed = False
+    if handle_sigterm:
+        task = asyncio.current_task()
+
+        def on_sigterm() -> None:
+            terminated.append(True)
+            if task is not None:
+                task.cancel()
+
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+            installed = True
+    try:
+        return await _run(bench_cls, args, terminated)
+    except asyncio.CancelledError:
+        if terminated:
+            raise Terminated() from None
+        raise
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+
+async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[bool]) -> dict[str, Any]:
+    bench = bench_cls(args.config, **args.extras)
+    available = list(bench.load())
+    items = select_items(available, args.options)
+    if not items:
+        raise UserError(f"{bench_cls.name}: no {bench_cls.item_noun} to run (data has {len(available)}; "
+                        f"--shard {_shard_text(args.options)}, --limit {args.options.limit})")
+    roles = bench.model_roles()
+    models = build_models(roles, args.options, {r: m for r, m in args.models.items() if r in roles})
+    out = args.options.out or default_out(bench_cls.name)
+    store = RunStore(out, args.config.model_dump(mode="json"), identity_keys=bench.identity_keys(),
+                     inputs=bench.input_files(), force=args.options.force)
+    store.track_usage(models)
+    steps = StepRunner(store, max_attempts=args.options.max_attempts, progress=args.options.progress,
+                       max_prompt_tokens=getattr(args.config, "max_prompt_tokens", None))
+    ctx = RunContext(config=args.config, options=args.options, store=store, steps=steps, models=models,
+                     extras=args.extras, out=Path(out))
+    ended = "complete"
+    with store:
+        try:
+            await bench.setup(ctx)
+            await bench.execute(ctx, items)
+        except asyncio.CancelledError:
+            ended = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
+            raise
+        except KeyboardInterrupt:
+            ended = "interrupted (Ctrl-C)"
+            raise
+        except BaseException as exc:
+            ended = f"stopped by an error: {redact(exc)}"
+            raise
+        finally:
+            results = await _finish(bench, ctx, items, available, ended)
+    return results
+
+
+def _shard_text(options: ExecutionOptions) -> str:
+    return f"{options.shard[0]}/{options.shard[1]}" if options.shard else "none"
+
+
+async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available: list[Any],
+                  ended: str) -> dict[str, Any]:
+    """Aggregate, enrich, write results.json and report.html. After an abort a failure here is
+    reported on stderr and never hides the abort's own exception."""
+    aborted = ended != "complete"
+    results: dict[str, Any] = {}
+    try:
+        results = bench.aggregate(ctx, items)
+        results.update(common_blocks(bench, ctx, items, available, results, ended))
+        for enrich in [*enrichers(), *bench.enrichers]:
+            enrich(ctx, results)
+        ctx.store.write_results(results)
+        write_run_report(bench, ctx, items, results)
+    except Exception as exc:
+        if not aborted:
+            raise
+        print(f"warning: results/report after the abort not written: {redact(exc)}", file=sys.stderr)
+    finally:
+        await bench.aclose(ctx)
+    return results
+
+
+def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], available: Sequence[Any],
+                  results: dict[str, Any], ended: str) -> dict[str, Any]:
+    """The blocks every ``results.json`` carries, whatever the benchmark.
+
+    Returns:
+        ``benchmark``, ``benchmark_version``, ``settings`` (``config`` and ``execution``),
+        ``seeds``, ``selection`` (order, shard, limit, counts), ``status``/``failed_units``/
+        truncation counts (:meth:`StepRunner.outcome`; "partial" also after an abort),
+        ``ended`` ("complete" or why the run stopped), ``notes`` and ``metrics`` (the registered
+        headline metrics). ``llm_stats`` and ``cost_usd`` are added when the file is written.
+    """
+    outcome = ctx.steps.outcome()
+    if ended != "complete":
+        outcome["status"] = "partial"
+    config = ctx.config.model_dump(mode="json")
+    notes = ctx.steps.notes() + bench.notes(ctx, results)
+    if ended != "complete":
+        notes.insert(0, f"the run was {ended}; finished work is saved and the same command resumes")
+    return {
+        "benchmark": bench.name,
+        "benchmark_version": bench.version,
+        "settings": {"config": config, "execution": ctx.options.model_dump(mode="json")},
+        "seeds": {k: v for k, v in config.items() if k == "seed" or k.endswith("_seed")},
+        "selection": {"order": SELECTION_ORDER, "shard": ctx.options.shard, "limit": ctx.options.limit,
+                      "selected": len(items), "available": len(available)},
+        **outcome,
+        "ended": ended,
+        "notes": notes,
+        "metrics": [m.model_dump(mode="json") for m in bench.headline(results)],
+    }
+
+
+def usage_table(results: dict[str, Any], models: dict[str, Any]) -> Table:
+    """Calls, tokens and cost per role over every process of the run (cost needs ``--price``)."""
+    rows = []
+    for role, stats in (results.get("llm_stats") or {}).items():
+        if not stats:
+            continue
+        model = getattr(models.get(role), "model", "")
+        rows.append([role, model, stats.get("calls"), stats.get("cache_hits"), stats.get("prompt_tokens"),
+                     stats.get("completion_tokens"), stats.get("cost_usd")])
+    cost = results.get("cost_usd")
+    return Table(title="Model usage (all processes of this run)",
+                 columns=["role", "model", "calls", "cache hits", "prompt tokens", "completion tokens",
+                          "cost USD"], rows=rows,
+                 note=f"total cost USD {cost:.6f}" if cost is not None else "cost: give --price IN,OUT")
+
+
+def metrics_table(results: dict[str, Any]) -> Table:
+    """The registered headline metrics of the run with their intervals and direction."""
+    from ideaharness.runner.registry import metrics
+
+    specs = metrics()
+    rows = []
+    for m in results.get("metrics") or []:
+        spec = specs.get(m["metric"])
+        rows.append([m["metric"], m["group"], m["value"], m["ci"], m["n"],
+                     ("higher" if spec.higher_is_better else "lower") if spec else None,
+                     spec.ci if spec else None])
+    return Table(title="Headline metrics", columns=["metric", "group", "value", "95% CI", "n", "better",
+                                                    "interval"], rows=rows)
+
+
+def write_run_report(bench: Benchmark, ctx: RunContext, items: Sequence[Any], results: dict[str,
+                                                                                            Any]) -> Path:
+    """Write ``report.html``: the benchmark's tables and figures, headline metrics, model usage,
+    notes, examples and the settings; returns its path."""
+    tables = [*bench.tables(results)]
+    if results.get("metrics"):
+        tables.append(metrics_table(results))
+    tables.append(usage_table(results, ctx.models))
+    return write_report(
+        ctx.out / "report.html", title=bench.title or bench.name, config=results["settings"],
+        tables=tables, figures=bench.figures(ctx, results), notes=results.get("notes", []),
+        sections=bench.sections(ctx, items, results),
+    )
+
+
+def finish_run(results: dict[str, Any], out: Path) -> None:
+    """Print the report path; exit 3 (partial run) with one line when units failed or were skipped.
+
+    Failed units are listed in results.json (``failed_units``: step, instance, last error) and
+    left undone, so re-running the same command retries them.
+
+    Raises:
+        PartialRunError: ``results["status"]`` is "partial".
+    """
+    print(f"report: {out / 'report.html'}")
+    units = results.get("failed_units") or []
+    if results.get("status") == "partial" or units:
+        failed = sum(1 for u in units if u.get("status") != "skipped")
+        skipped = len(units) - failed
+        raise PartialRunError(
+            f"partial run: {failed} unit(s) failed after retries and {skipped} skipped (listed under "
+            f"'failed_units' in {out / 'results.json'}); run the same command again to retry them"
+        )

@@ -1,0 +1,41 @@
+"""The reference-rewrite step with the real embedded 0.5B model: its normal replies parse, and what
+parses carries none of the cues of the published text (slow: marked model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ideaharness.benchmarks._blinding import rewrite_reference, rewritten
+from ideaharness.benchmarks.ideabench.blinding import idea_form
+from ideaharness.data.tomato import load_tomato_chem
+from ideaharness.llm import get_llm
+from ideaharness.metrics.surface import measured_results, reference_lead, self_references, word_count
+from ideaharness.runner.steps import StepRunner
+from ideaharness.runs.store import RunStore
+
+MODEL = "local/qwen2.5-coder-0.5b"
+# generated ideas of typical lengths (40-70 words) set the bounds, as in an IdeaBench run
+IDEAS = [" ".join(["word"] * n) for n in (40, 55, 70)]
+
+
+@pytest.mark.model
+async def test_the_05b_model_rewrites_tomato_ground_truths_into_clean_ideas(tmp_path: Path) -> None:
+    model = get_llm(MODEL, cache_path=tmp_path / "cache.sqlite")
+    steps = StepRunner(RunStore(tmp_path / "run", {"test": "rewrite"}), max_attempts=3, progress=False)
+    form = idea_form(IDEAS)
+    truths = [i for i in load_tomato_chem() if reference_lead(i.ground_truth.idea or "")][:4]
+    records = [await rewrite_reference(steps, model, "rewrite", inst.id, inst.ground_truth.idea or "", form)
+               for inst in truths]
+    assert all(r is not None for r in records)
+    parsed = [rewritten(r) for r in records]
+    assert sum(p is not None for p in parsed) >= 3, [r["judgment"]["errors"] for r in records if r]
+    for fields in parsed:
+        if fields is None:
+            continue
+        text = fields["idea"]
+        assert form.fields[0].min_words <= word_count(text) <= form.fields[0].max_words
+        assert not (reference_lead(text) or self_references(text) or measured_results(text))
+    for r in records:
+        assert r is not None and r["original"] and r["judgment"]["raw_text"]

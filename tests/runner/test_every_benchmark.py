@@ -1,0 +1,124 @@
+"""Every registered benchmark runs through the one runner with the same execution flags: a
+parametrised test over the registry, each run against two real loopback OpenAI-compatible servers
+(one for the generator, one for the judge)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ideaharness.cli import main
+from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.runner.registry import benchmarks
+from ideaharness.runs.store import shard_of
+
+TESTS = Path(__file__).parents[1]
+AIIB_DATA = str(TESTS / "aiideabench" / "fixtures" / "target_paper_data.json")
+RB_RELEASE = str(TESTS / "researchbench" / "fixtures" / "release")
+
+
+def data_args(name: str, tmp_path: Path) -> list[str]:
+    """The cheapest real data of each built-in benchmark (a new benchmark gets none: its defaults)."""
+    corpus = tmp_path / "corpus" / "pairiq_mini.jsonl"
+    if name.startswith("ligbench"):
+        corpus.parent.mkdir(exist_ok=True)
+        shutil.copy(TESTS / "ligbench" / "fixtures" / "pairiq_mini.jsonl", corpus)
+    topics = tmp_path / "topics.txt"
+    topics.write_text("Graph neural networks\nSparse attention\nProtein folding\n")
+    return {
+        "ideabench": ["--data", "tomato-chem"],
+        "aiideabench": ["--data", AIIB_DATA, "--metric", "i2t", "--n-ideas", "1"],
+        "researchbench": ["--data", RB_RELEASE, "--task", "ranking", "--ranking-negatives", "generated",
+                          "--n-negatives", "1"],
+        "ligbench": ["--corpus", str(corpus), "--topics", str(topics)],
+        "ligbench-judge": ["--corpus", str(corpus), "--pairs", "4", "--min-gap", "0"],
+    }.get(name, [])
+
+
+@pytest.fixture
+def servers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[OpenAICompatServer, ...]]:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+
+    def reply(body: dict[str, Any]) -> str:
+        return "I am not sure."  # every reply is a parse failure: counted, never a score
+
+    with OpenAICompatServer(reply) as gen, OpenAICompatServer(reply) as judge:
+        yield gen, judge
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+        raise SystemExit(0)
+    return int(exc.value.code or 0), capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(benchmarks()))
+def test_shared_flags_behave_the_same_on_every_benchmark(
+    name: str, servers: tuple[OpenAICompatServer, OpenAICompatServer], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    gen_server, judge_server = servers
+    bench = benchmarks()[name]
+    out = tmp_path / "run"
+    has_generator = any(f in bench.config_class.model_fields for f in ("generator", "generators"))
+    endpoint = ["--base-url", gen_server.base_url, "--judge-base-url",
+                judge_server.base_url] if has_generator \
+        else ["--base-url", judge_server.base_url]
+    args = ["run", name, *data_args(name, tmp_path), "--generator", "openai/gen", "--judge", "openai/judge",
+            *endpoint, "--price", "1,2", "--limit", "1", "--shard", "0/2", "--max-attempts", "1",
+            "--max-retries", "0", "--timeout", "20", "--no-progress", "--out", str(out)]
+    if not has_generator:
+        args.remove("--generator")
+        args.remove("openai/gen")
+    code, err = run_cli(args, capsys)
+    if code == 1 and "to run (data has" in err:  # every item is in the other shard: take that one
+        args[args.index("0/2")] = "1/2"
+        code, err = run_cli(args, capsys)
+    assert code in (0, 3), err
+    results = json.loads((out / "results.json").read_text())
+    # selection: shard first, then limit -> the first instance of shard 0/2, in data order
+    selection = results["selection"]
+    assert selection["order"] == "shard, then limit" and selection["shard"] in ([0, 2], [1, 2])
+    assert selection["selected"] == 1 and selection["limit"] == 1
+    # routing: generator calls only to the generator's server, judge calls only to the judge's
+    assert all(r.body["model"] == "gen" for r in gen_server.requests)
+    assert all(r.body["model"] == "judge" for r in judge_server.requests)
+    calls = len(gen_server.requests) + len(judge_server.requests)
+    assert calls > 0
+    if has_generator:
+        assert gen_server.requests
+    # price: cost in results.json and in the report
+    words = sum(len(json.dumps(r.body["messages"]).split()) for r in [*gen_server.requests,
+                                                                        *judge_server.requests])
+    assert results["cost_usd"] is not None and results["cost_usd"] > 0 and words
+    report = (out / "report.html").read_text()
+    assert "cost USD" in report and f"{results['cost_usd']:.6f}" in report
+    assert results["settings"]["execution"]["price"] == [1.0, 2.0]
+    assert results["benchmark"] == name and "seed" in results["seeds"]
+    # max-attempts 1: one call per judgment
+    assert results["settings"]["execution"]["max_attempts"] == 1
+
+
+def test_shard_then_limit_is_one_rule_for_every_benchmark() -> None:
+    """Shard i of a limited run is a subset of the unlimited shard i (the order is shard, then limit)."""
+    from ideaharness.runner.options import ExecutionOptions
+    from ideaharness.runner.run import select_items
+
+    class Item:
+        def __init__(self, i: int) -> None:
+            self.id = f"item-{i}"
+
+    items = [Item(i) for i in range(40)]
+    for index in range(3):
+        whole = select_items(items, ExecutionOptions(shard=(index, 3)))
+        limited = select_items(items, ExecutionOptions(shard=(index, 3), limit=4))
+        assert [i.id for i in limited] == [i.id for i in whole][:4]
+        assert all(shard_of(i.id, 3) == index for i in whole)
