@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import ideaharness
-from ideaharness.benchmarks._common import ExecutionOptions
+from ideaharness.api import arun
 from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.runner.options import ExecutionOptions
 from tests.ideabench.conftest import ideabench_responder
 
 HOSTILE = "I cannot decide </script><script>window.pwned=1</script> & <b>bold</b> \u2028 end"
@@ -29,7 +30,7 @@ def aiib_run(
 ) -> dict:
     import asyncio
 
-    from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, run_aiideabench_async
+    from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
     from tests.aiideabench.test_aiib_pipeline import DATA, responder, toy_embed
 
     base = responder()
@@ -48,10 +49,8 @@ def aiib_run(
         max_attempts=2,
     )
     return asyncio.run(
-        run_aiideabench_async(
-            cfg,
-            ExecutionOptions(out=out, limit=limit, progress=False),
-            compare=compare,
+        arun("aiideabench", config=cfg, options=ExecutionOptions(out=out, limit=limit, progress=False),
+            compare=compare or [],
             generator=ScriptedModel(responder(style), model=generator),
             judge=judge or ScriptedModel(judge_reply, model="scripted/judge"),
             embed_fn=toy_embed,
@@ -62,7 +61,7 @@ def aiib_run(
 def researchbench_run(out: Path, generator: str, hypothesis: str, seed: int = 0) -> dict:
     import asyncio
 
-    from ideaharness.benchmarks.researchbench import ResearchBenchConfig, run_researchbench_async
+    from ideaharness.benchmarks.researchbench import ResearchBenchConfig
     from tests.researchbench.test_rb_run import RELEASE, scripted
 
     base = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")
@@ -85,9 +84,8 @@ def researchbench_run(out: Path, generator: str, hypothesis: str, seed: int = 0)
         bootstrap_resamples=200,
     )
     return asyncio.run(
-        run_researchbench_async(
-            config, ExecutionOptions(out=out, progress=False), generator=model, judge=model
-        )
+        arun("researchbench", config=config, options=ExecutionOptions(out=out, progress=False),
+             generator=model, judge=model)
     )
 
 
@@ -107,7 +105,7 @@ def ideabench_run(out: Path, generator: str, target_position: str, limit: int = 
 def ligbench_run(out: Path, corpus: Path) -> dict:
     import asyncio
 
-    from ideaharness.benchmarks.ligbench import LigBenchConfig, run_ligbench_async
+    from ideaharness.benchmarks.ligbench import LigBenchConfig
     from tests.ligbench.test_cli import SCHOLARIDEAS, _scripted_judge
 
     plan = "## Problem\nSomething hard.\n## Method\nA new method.\n## Experiment Design\nBenchmarks."
@@ -121,9 +119,7 @@ def ligbench_run(out: Path, corpus: Path) -> dict:
         scholarideas_root=str(SCHOLARIDEAS),
     )
     return asyncio.run(
-        run_ligbench_async(
-            config,
-            ExecutionOptions(out=out, progress=False),
+        arun("ligbench", config=config, options=ExecutionOptions(out=out, progress=False),
             generators={"scripted/gen": ScriptedModel(lambda m: plan, model="scripted/gen")},
             judge=ScriptedModel(_scripted_judge, model="scripted/judge"),
         )

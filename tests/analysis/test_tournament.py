@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ideaharness.analysis.tournament import run_tournament
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, run_aiideabench_async
+from ideaharness.api import arun
+from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
 from ideaharness.cli import main
 from ideaharness.errors import UserError
 from ideaharness.llm import get_llm
@@ -24,6 +24,7 @@ from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.tournament import Battle, bradley_terry_bootstrap, bradley_terry_topic_bootstrap
+from ideaharness.runner.options import ExecutionOptions
 from tests.aiideabench.test_aiib_pipeline import DATA, responder, toy_embed
 
 TOPICS = 3
@@ -66,9 +67,7 @@ def make_run(
         bootstrap_resamples=50,
     )
     asyncio.run(
-        run_aiideabench_async(
-            cfg,
-            ExecutionOptions(out=out, limit=TOPICS, progress=False),
+        arun("aiideabench", config=cfg, options=ExecutionOptions(out=out, limit=TOPICS, progress=False),
             compare=compare or [],
             generator=ScriptedModel(generator(tag), model=f"gen-{tag}"),
             judge=judge or ScriptedModel(responder(), model="scripted/judge"),

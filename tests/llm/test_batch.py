@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner
 from ideaharness.benchmarks.ideabench.config import IdeaBenchConfig
 from ideaharness.benchmarks.ideabench.run import IdeaBench
 from ideaharness.cli import main
@@ -33,6 +32,8 @@ from ideaharness.llm.batch import (
 )
 from ideaharness.llm.batch_files import load_state, read_output_lines, read_requests, requests_path
 from ideaharness.llm.testserver import BatchPlan, OpenAICompatServer, Reply, echo_responder
+from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
 from tests.ideabench.conftest import ideabench_responder
 

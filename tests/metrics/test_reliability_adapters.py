@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks._common import ExecutionOptions
-from ideaharness.benchmarks.researchbench import ResearchBenchConfig, run_researchbench_async
+from ideaharness.api import arun
+from ideaharness.benchmarks.researchbench import ResearchBenchConfig
 from ideaharness.metrics.reliability import reliability_blocks, views_from_records, views_from_run
 from ideaharness.metrics.reliability.adapters import adapter_for
+from ideaharness.runner.options import ExecutionOptions
 from tests.researchbench.test_rb_run import RELEASE, scripted
 
 
@@ -206,8 +207,8 @@ async def test_researchbench_run_with_an_always_candidate_1_judge_is_flagged(tmp
     """A real ResearchBench run (scripted judge: always "candidate 1"): every pair flips with position."""
     model = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")
     config = ResearchBenchConfig(data=str(RELEASE), tasks=["ranking"])
-    await run_researchbench_async(
-        config, ExecutionOptions(out=tmp_path / "run", progress=False, limit=1), generator=model, judge=model
+    await arun("researchbench", config=config, options=ExecutionOptions(out=tmp_path / "run", progress=False, limit=1),
+        generator=model, judge=model
     )
     block = reliability_blocks(views_from_run(str(tmp_path / "run")))["researchbench_rank_pair"]
     jr = block.judges["scripted/test"]

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.analysis.compare import settings_mismatch
-from ideaharness.benchmarks._common import ExecutionOptions, StepRunner, make_models
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.competition import _separation_note, load_run_ideas, verdict
 from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
@@ -41,6 +40,9 @@ from ideaharness.errors import UserError
 from ideaharness.llm.judge import prompt_hash
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.tournament import Battle, Outcome, bradley_terry_topic_bootstrap, swiss_tournament
+from ideaharness.runner.models import build_model
+from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RunStore
 from ideaharness.schema import Idea, Instance
@@ -249,7 +251,7 @@ async def run_tournament_async(
     if not topics:
         raise UserError(f"compare --judge: no topic of --data {cfg.data} has ideas from every system")
     if judge_model is None:
-        _, judge_model = make_models(None, judge, options)
+        judge_model = build_model(judge, options, role="judge")
     if judge_model is None:
         raise UserError("compare --judge: no judge model")
     settings = {k: getattr(cfg, k) for k in JUDGE_SETTINGS}

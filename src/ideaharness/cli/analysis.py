@@ -10,11 +10,15 @@ import typer
 from rich.console import Console
 
 from ideaharness.cli.app import app
-from ideaharness.cli.options import BaseUrlOption, NoCacheOption
 from ideaharness.errors import PartialRunError, StorageError, UserError
 from ideaharness.fileio import atomic_write_text
 from ideaharness.report.console import print_tables
 from ideaharness.report.html import Table
+
+BaseUrlOption = Annotated[
+    str | None, typer.Option(help="OpenAI-compatible endpoint for openai/ models (else OPENAI_BASE_URL).")
+]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")]
 
 
 @app.command("export")
@@ -74,7 +78,7 @@ def compare(
     result = compare_runs(run_dirs, allow_mismatch=allow_mismatch, n_resamples=resamples, seed=seed)
     if judge is not None or tournament_dir is not None:
         from ideaharness.analysis.tournament import run_tournament
-        from ideaharness.benchmarks._common import ExecutionOptions
+        from ideaharness.runner.options import ExecutionOptions
 
         if result["benchmark"] != "aiideabench":
             raise UserError(

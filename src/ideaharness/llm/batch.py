@@ -19,7 +19,7 @@ Rounds repeat (a parse failure asks again with a new sample index, a later step 
 needs an earlier answer) up to ``max_rounds``; failed lines are not resubmitted but asked
 synchronously. The runner then runs the phase normally: every answer comes from the cache, and
 whatever is still missing is asked synchronously, where a failure is a reported failed unit
-(:class:`~ideaharness.benchmarks._common.StepRunner`) — never dropped.
+(:class:`~ideaharness.runner.steps.StepRunner`) — never dropped.
 
 Only ``openai/`` models are batched; other clients run normally inside the collecting pass.
 """

@@ -15,7 +15,7 @@ A record reaches the store once: the driver writes each returned chunk once, and
 a unit already recorded.
 
 The unit function has the form ``async fn(ctx: WorkerContext, item) -> None`` and records through
-``ctx.steps`` (a :class:`~ideaharness.benchmarks._common.StepRunner`) or ``ctx.store``; it and the
+``ctx.steps`` (a :class:`~ideaharness.runner.steps.StepRunner`) or ``ctx.store``; it and the
 items must pickle (cloudpickle: closures and lambdas are fine).
 """
 
@@ -125,7 +125,7 @@ UnitFn = Callable[[WorkerContext, T], Awaitable[None]]
 
 
 def _step_runner(store: Any, step_options: Mapping[str, Any]) -> Any:
-    from ideaharness.benchmarks._common import StepRunner
+    from ideaharness.runner.steps import StepRunner
 
     return StepRunner(store, progress=False, **dict(step_options))
 
