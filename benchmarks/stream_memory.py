@@ -11,7 +11,10 @@ record with fsync) and reports its peak RSS (``ru_maxrss``) and wall time.
 Prints peak RSS and wall per 1k instances per size, and the ratios largest/smallest
 (goals: RSS ratio <= 1.5, wall per 1k ratio ~ 1, i.e. linear).
 
-Usage: python benchmarks/stream_memory.py [--sizes 1000 10000 100000] [--concurrency 64]
+``--store-only`` leaves the model out (each unit writes a judgment-sized record with
+``RunStore.aput``): the memory of reader + stream + store alone, quick at 100k.
+
+Usage: python benchmarks/stream_memory.py [--sizes 1000 10000 100000] [--concurrency 64] [--store-only]
 Heavy (minutes at 100k): run under ``flock /tmp/ideaharness-model.lock``.
 """
 
@@ -31,6 +34,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 RSS_GOAL = 1.5
+
+
+async def run_store_only(data: Path, out: Path, concurrency: int) -> dict[str, float]:
+    """No model: each instance's unit is a realistic judgment record written with ``aput``."""
+    from _unit import REPLY, STEP
+
+    from ideaharness.data.registry import iter_instances_jsonl
+    from ideaharness.runs.store import RunStore
+    from ideaharness.runs.stream import run_bounded
+
+    store = RunStore(out / "run", {"benchmark": "stream_memory"})
+    record = {"judgment": {"raw": REPLY * 4, "parsed": 7, "parse_ok": True, "attempts": 1}}
+    start = time.perf_counter()
+    count = await run_bounded(iter_instances_jsonl(data), lambda inst: store.aput(STEP, inst.id, record),
+                              max_in_flight=2 * concurrency)
+    wall = time.perf_counter() - start
+    recorded = sum(1 for _ in store.iter_records(STEP))
+    store.close()
+    return {"wall_s": wall, "items": count, "recorded": recorded, "failed": 0,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 async def run_child(data: Path, out: Path, base_url: str, concurrency: int) -> dict[str, float]:
@@ -64,11 +87,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--store-only", action="store_true",
+                        help="no model calls: reader + stream + RunStore.aput only (fast at 100k)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)  # data out base_url
     args = parser.parse_args()
     if args.child:
         data, out, url = args.child
-        print(json.dumps(asyncio.run(run_child(Path(data), Path(out), url, args.concurrency))))
+        work = (run_store_only(Path(data), Path(out), args.concurrency) if args.store_only
+                else run_child(Path(data), Path(out), url, args.concurrency))
+        print(json.dumps(asyncio.run(work)))
         return
 
     from _unit import responder, write_instances
@@ -78,7 +105,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp, OpenAICompatServer(responder=responder) as server:
         server.requests = _Discard()  # the server keeps no per-request history in a long run
-        print(f"streamed run, C={args.concurrency}, in flight {2 * args.concurrency}, loopback "
+        mode = "store only (no model), " if args.store_only else ""
+        print(f"{mode}streamed run, C={args.concurrency}, in flight {2 * args.concurrency}, loopback "
               f"{server.base_url}; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"{'instances':>9} {'wall s':>8} {'s / 1k':>7} {'peak RSS MB':>11} {'recorded':>8} "
               f"{'failed':>6}")
@@ -86,7 +114,8 @@ def main() -> None:
             data = write_instances(Path(tmp) / f"inst-{n}.jsonl", n)
             out = Path(tmp) / f"out-{n}"
             child = [sys.executable, __file__, "--concurrency", str(args.concurrency),
-                     "--child", str(data), str(out), server.base_url]
+                     "--child", str(data), str(out), server.base_url] + (
+                         ["--store-only"] if args.store_only else [])
             done = subprocess.run(child, check=True, capture_output=True, text=True)
             row = json.loads(done.stdout.splitlines()[-1])
             rows.append((n, row))
