@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from ideaharness.errors import storage_error
@@ -61,8 +62,18 @@ def append_line(path: str | Path, line: str) -> None:
     Raises:
         StorageError: the write failed (disk full, read-only file system, ...).
     """
+    append_lines(path, [line])
+
+
+def append_lines(path: str | Path, lines: Sequence[str]) -> None:
+    """Append each of ``lines`` and a newline to ``path`` with one write and one fsync (group
+    commit); all or nothing, like :func:`append_line`.
+
+    Raises:
+        StorageError: the write failed; the file is cut back to its length before the call.
+    """
     target = Path(path)
-    data = _encode(line + "\n")
+    data = _encode("".join(line + "\n" for line in lines))
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as exc:

@@ -13,6 +13,7 @@ Accepted forms:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -87,14 +88,14 @@ def _csv_pair(path: Path) -> tuple[Path, Path]:
     return found
 
 
-def load_instances_jsonl(path: Path) -> list[Instance]:
-    """Read Instance records, one JSON object per line (see :mod:`ideaharness.data.jsonl`).
+def iter_instances_jsonl(path: Path) -> Iterator[Instance]:
+    """Instance records, one JSON object per line, yielded one at a time as the file is read
+    (see :mod:`ideaharness.data.jsonl`); memory holds one instance plus the ids seen so far.
 
     Raises:
-        DataError: invalid JSON, an invalid or duplicate instance (names line and field), or no
-            instance at all.
+        DataError: (when the bad line is reached) invalid JSON, an invalid or duplicate instance
+            (names line and field), or no instance at all.
     """
-    instances: list[Instance] = []
     seen: set[str] = set()
     for lineno, value in iter_jsonl(path):
         try:
@@ -106,10 +107,14 @@ def load_instances_jsonl(path: Path) -> list[Instance]:
         if instance.id in seen:
             raise DataError(path, f"line {lineno}, field 'id': duplicate instance id {instance.id!r}")
         seen.add(instance.id)
-        instances.append(instance)
-    if not instances:
+        yield instance
+    if not seen:
         raise DataError(path, "no instances in the file")
-    return instances
+
+
+def load_instances_jsonl(path: Path) -> list[Instance]:
+    """All instances of :func:`iter_instances_jsonl` in a list (same errors)."""
+    return list(iter_instances_jsonl(path))
 
 
 def write_instances_jsonl(instances: list[Instance], path: Path) -> None:

@@ -97,5 +97,4 @@ class ReferenceCorpus:
     def similarities(self, text: str, n: int, *, query_embedding: np.ndarray | None = None) -> list[float]:
         """Cosine similarities of ``text`` to its ``n`` nearest records (dense only), best first."""
         q = query_embedding if query_embedding is not None else self.query_embedding(text)
-        cos = self.index.embeddings @ q
-        return [float(x) for x in np.sort(cos)[::-1][:n]]
+        return self.index.nearest_cosines(q, n)

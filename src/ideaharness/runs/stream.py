@@ -1,0 +1,131 @@
+"""Bounded streaming execution: work through a stream of items with at most N in flight.
+
+``asyncio.gather(*(fn(x) for x in items))`` creates one coroutine per item up front: memory grows
+with the dataset and every item is materialised before the first finishes. :func:`run_bounded`
+pulls the next item from a (sync or async) iterable only when one of at most ``max_in_flight``
+tasks has finished, so a run over 100k instances holds ~``max_in_flight`` of them at a time.
+
+Record semantics are unchanged: each ``fn(item)`` records its own units as they finish
+(:meth:`ideaharness.runs.store.RunStore.put` appends and fsyncs before returning), so a crash or
+Ctrl-C keeps every finished unit and a re-run resumes. When ``fn`` raises, no new item is
+started, the tasks in flight are cancelled and awaited (each either recorded its unit or did not:
+``put`` is synchronous), and the first exception is raised.
+
+:func:`run_phases_streaming` is the streaming form of ``StepRunner.run_phases``: the phases run
+in order, each over a fresh pass of the stream (``source()`` is called once per phase, e.g. a
+generator re-reading the instance file), so a phase still sees every item's earlier phases done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["run_bounded", "run_phases_streaming"]
+
+
+async def _aiter(items: Iterable[T] | AsyncIterable[T]) -> Any:
+    if isinstance(items, AsyncIterable):
+        async for item in items:
+            yield item
+    else:
+        for item in items:
+            yield item
+
+
+async def run_bounded(
+    items: Iterable[T] | AsyncIterable[T],
+    fn: Callable[[T], Awaitable[Any]],
+    *,
+    max_in_flight: int,
+    on_done: Callable[[T], None] | None = None,
+) -> int:
+    """Await ``fn(item)`` for every item, at most ``max_in_flight`` at once, reading lazily.
+
+    Args:
+        items: a sync or async iterable; the next item is drawn only when a slot is free.
+        fn: the work for one item; its return value is discarded (record results inside ``fn``).
+        max_in_flight: most items started and not finished, >= 1 (e.g. the model concurrency
+            times 2-4, so the client's semaphore always has work queued).
+        on_done: called with each item after its ``fn`` finished (e.g. advance a progress bar).
+
+    Returns:
+        The number of items processed.
+
+    Raises:
+        ValueError: ``max_in_flight`` < 1.
+        Exception: the first exception raised by ``fn`` (or by iterating ``items``), after the
+            tasks in flight were cancelled and awaited.
+    """
+    if max_in_flight < 1:
+        raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
+    pending: dict[asyncio.Task[Any], T] = {}
+    count = 0
+
+    def reap(done: set[asyncio.Task[Any]]) -> None:
+        nonlocal count
+        errors = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+        for task in done:
+            item = pending.pop(task)
+            if not task.cancelled() and task.exception() is None:
+                count += 1
+                if on_done is not None:
+                    on_done(item)
+        if errors:
+            raise errors[0]  # type: ignore[misc]
+
+    try:
+        stream = _aiter(items)
+        while True:
+            while len(pending) >= max_in_flight:  # a slot first, then the next item
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                reap(done)
+            try:
+                item = await anext(stream)
+            except StopAsyncIteration:
+                break
+            pending[asyncio.ensure_future(fn(item))] = item
+        while pending:
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            reap(done)
+    except BaseException:
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        raise
+    return count
+
+
+async def run_phases_streaming(
+    source: Callable[[], Iterable[T] | AsyncIterable[T]] | Sequence[T],
+    phases: Sequence[tuple[str, Callable[[T], Awaitable[Any]]]],
+    *,
+    max_in_flight: int,
+    on_done: Callable[[str, T], None] | None = None,
+) -> dict[str, int]:
+    """Run each phase over the whole stream with :func:`run_bounded`, phases in order.
+
+    Args:
+        source: a callable returning a fresh iterable of the items (called once per phase, so
+            items are re-read instead of kept), or a sequence already in memory.
+        phases: ``(name, fn)`` pairs; phase i+1 starts when phase i finished for every item.
+        max_in_flight: most items in flight within a phase, >= 1.
+        on_done: called with ``(phase name, item)`` after each item of each phase.
+
+    Returns:
+        phase name -> number of items processed.
+
+    Raises:
+        ValueError: ``max_in_flight`` < 1.
+        Exception: the first exception of a phase; later phases do not start.
+    """
+    counts: dict[str, int] = {}
+    for name, fn in phases:
+        items = source() if callable(source) else source
+        done = None if on_done is None else (lambda item, name=name: on_done(name, item))  # type: ignore[misc]
+        counts[name] = await run_bounded(items, fn, max_in_flight=max_in_flight, on_done=done)
+    return counts
