@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.benchmarks._common import StepRunner
+
 from ideaharness.llm.parsing import extract_json_object
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render

@@ -207,9 +207,8 @@ async def test_researchbench_run_with_an_always_candidate_1_judge_is_flagged(tmp
     """A real ResearchBench run (scripted judge: always "candidate 1"): every pair flips with position."""
     model = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")
     config = ResearchBenchConfig(data=str(RELEASE), tasks=["ranking"])
-    await arun("researchbench", config=config, options=ExecutionOptions(out=tmp_path / "run", progress=False, limit=1),
-        generator=model, judge=model
-    )
+    options = ExecutionOptions(out=tmp_path / "run", progress=False, limit=1)
+    await arun("researchbench", config=config, options=options, generator=model, judge=model)
     block = reliability_blocks(views_from_run(str(tmp_path / "run")))["researchbench_rank_pair"]
     jr = block.judges["scripted/test"]
     assert jr.judgments == 30 and jr.consistency.n_pairs == 15 and jr.consistency.agreement == 0.0

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from ideaharness.benchmarks._common import StepRunner
+
 from ideaharness.data.registry import iter_instances_jsonl, write_instances_jsonl
 from ideaharness.errors import DataError
 from ideaharness.llm import get_llm

@@ -47,7 +47,6 @@ RECORDS_DIR = "records"
 SUPERSEDED_DIR = "superseded"
 TORN_SUFFIX = ".torn"
 
-RecordKey = tuple[str, str, str]
 
 _RUN_FILES = (CONFIG_FILE, RECORDS_DIR, RESULTS_FILE, REPORT_FILE, USAGE_DIR, "batches")
 """What a run owns in its directory (moved aside by ``force``)."""
