@@ -122,10 +122,8 @@ class AIIdeaBench(Benchmark):
 
     def model_roles(self) -> dict[str, str]:
         """The judge always; the generator only without ``--ideas`` (an imported run never calls it)."""
-        roles = {"judge": self.config.judge}
-        if not self.config.ideas_file:
-            roles["generator"] = self.config.generator
-        return roles
+        roles = {} if self.config.ideas_file else {"generator": self.config.generator}
+        return {**roles, "judge": self.config.judge}  # generator first: a shared client counts there
 
     def identity_keys(self) -> tuple[str, ...]:
         """Every config key but the Semantic Scholar root and the compared runs."""
