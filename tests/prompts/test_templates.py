@@ -86,6 +86,25 @@ SPECS: dict[str, Spec] = {
 SPECS.update(BLINDING_SPECS)  # the templates of the blinding work (tests/blinding/test_templates.py)
 
 
+def _package_specs() -> dict[str, Spec]:
+    """Specs a benchmark's own test package declares (``tests/<package>/template_specs.py``, a
+    ``SPECS`` dict), so a new benchmark covers its templates without editing this file."""
+    import importlib
+    import importlib.util
+    import pkgutil
+
+    import tests
+
+    found: dict[str, Spec] = {}
+    for module in pkgutil.iter_modules(tests.__path__):
+        if module.ispkg and importlib.util.find_spec(f"tests.{module.name}.template_specs"):
+            found.update(importlib.import_module(f"tests.{module.name}.template_specs").SPECS)
+    return found
+
+
+SPECS.update(_package_specs())
+
+
 def test_every_template_is_covered() -> None:
     assert set(template_names()) == set(SPECS)
 

@@ -1,0 +1,214 @@
+"""LiveIdeaBench aggregation: records -> per-keyword and model-level scores with bootstrap CIs.
+
+Default (the notes' §5.11 recommendation): a judge score is averaged per idea, then per keyword,
+then over keywords, so an idea that lost a judge to a parse failure is not down-weighted and the
+interval resamples keywords, the independent unit. ``--parity``: the published means over
+judgment rows (ideas x judges pooled, ``stats.ipynb``), after the published idea-length filter
+(kept: 100 < characters < 2500 and words < 200; fluency pairs: characters >= 100, ``hash.py``).
+Fluency: every judgment of a pair is worth :func:`~.metrics.fluency_value` of its grade; a pair's
+value is the mean over its parsed judgments and is carried by both of its ideas.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ideaharness.benchmarks.liveideabench.config import BENCHMARK_VERSION
+from ideaharness.benchmarks.liveideabench.metrics import flexibility, fluency_value, leaderboard_average
+from ideaharness.benchmarks.liveideabench.parsers import DIMENSIONS
+from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
+from ideaharness.runner import MetricValue
+
+if TYPE_CHECKING:
+    from ideaharness.benchmarks.liveideabench.keywords import Keyword
+    from ideaharness.benchmarks.liveideabench.run import LiveIdeaBench
+
+OVER_WORDS = 100
+
+
+def kept_for_scores(idea: str) -> bool:
+    """The published score-row filter (``stats.ipynb``): 100 < characters < 2500, words < 200."""
+    return 100 < len(idea) < 2500 and len(idea.split()) < 200
+
+
+def kept_for_fluency(idea: str) -> bool:
+    """The published fluency-pool filter (``hash.py``): 100 <= characters < 2500, words < 200."""
+    return 100 <= len(idea) < 2500 and len(idea.split()) < 200
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def keyword_data(bench: LiveIdeaBench, kw: Keyword) -> dict[str, Any]:
+    """Everything recorded for one keyword: ideas (text, words, fallback, parsed critiques,
+    critique parse failures), fluency pairs (values of the parsed judgments, failures, grades)."""
+    cfg = bench.config
+    ideas = []
+    for k in range(cfg.ideas_per_keyword):
+        idea = bench.idea(kw.id, k)
+        first = bench.store.get("idea", kw.id, str(k))
+        entry: dict[str, Any] = {"k": k, "idea": idea, "attempted": first is not None, "scores": [],
+                                 "critique_failures": 0, "judges": []}
+        if idea is not None:
+            for judge in bench.critique_judges(kw.id, k):
+                rec = bench.store.get("critique", kw.id, f"{k}/{judge}")
+                if rec is None:
+                    continue
+                entry["judges"].append((judge, rec["judgment"]["parse_ok"], rec["judgment"]["parsed"]))
+                if rec["judgment"]["parse_ok"]:
+                    entry["scores"].append(rec["judgment"]["parsed"])
+                else:
+                    entry["critique_failures"] += 1
+        ideas.append(entry)
+    pairs = []
+    for p, (a, b) in enumerate(bench.pairs()):
+        values, grades, failures, by_judge = [], [], 0, {}
+        for judge, order in bench.fluency_design(kw.id, p):
+            rec = bench.store.get("fluency", kw.id, f"{p}/{judge}/{order}")
+            if rec is None:
+                continue
+            if rec["judgment"]["parse_ok"]:
+                grade = rec["judgment"]["parsed"]
+                grades.append(grade)
+                values.append(fluency_value(grade, cfg.protocol))
+                by_judge.setdefault(judge, {})[order] = grade
+            else:
+                failures += 1
+        pairs.append({"ideas": (a, b), "values": values, "grades": grades, "failures": failures,
+                      "order_disagreements": sum(1 for g in by_judge.values() if len(set(g.values())) > 1)})
+    return {"ideas": ideas, "pairs": pairs}
+
+
+def keyword_scores(data: dict[str, Any], protocol: str, parity: bool) -> tuple[dict[str, float | None],
+                                                                              list[dict[str, float]]]:
+    """Per-keyword dimension means and the judgment rows behind them.
+
+    Returns:
+        ``({dimension or "fluency": mean or None}, rows)``: rows are ``{dimension: score,
+        "fluency": pair value (absent when the idea has none)}``, one per parsed critique.
+    """
+    dims = DIMENSIONS[protocol]
+    ideas = {e["k"]: e["idea"] for e in data["ideas"]}
+    pair_of: dict[int, float] = {}
+    pair_values: list[float] = []
+    for pair in data["pairs"]:
+        a, b = pair["ideas"]
+        if parity and not all(ideas.get(i) and kept_for_fluency(ideas[i]["idea"]) for i in (a, b)):
+            continue
+        value = _mean(pair["values"])
+        if value is not None:
+            pair_of[a] = pair_of[b] = value
+            pair_values.append(value)
+    rows, per_idea = [], []
+    for entry in data["ideas"]:
+        if entry["idea"] is None or (parity and not kept_for_scores(entry["idea"]["idea"])):
+            continue
+        for s in entry["scores"]:
+            rows.append({**s, **({"fluency": pair_of[entry["k"]]} if entry["k"] in pair_of else {})})
+        if entry["scores"]:
+            per_idea.append({d: _mean([s[d] for s in entry["scores"]]) for d in dims})
+    if parity:
+        means = {d: _mean([r[d] for r in rows]) for d in dims}
+        means["fluency"] = _mean([r["fluency"] for r in rows if "fluency" in r])
+    else:
+        means = {d: _mean([i[d] for i in per_idea]) for d in dims}
+        means["fluency"] = _mean(pair_values)
+    return means, rows
+
+
+def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, Any]:
+    """Results of a run: counts, parse failures, per-judge means, per-keyword means, model-level
+    scores (originality, feasibility, clarity (v2), fluency, flexibility, average) with percentile
+    bootstrap 95% intervals over keywords (``--parity``: the values over rows, intervals over
+    keywords), per-category means."""
+    cfg = bench.config
+    dims = [*DIMENSIONS[cfg.protocol], "fluency"]
+    boot = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
+    per_keyword: dict[str, Any] = {}
+    all_rows: list[dict[str, float]] = []
+    counts: Counter[str] = Counter()
+    grades: Counter[str] = Counter()
+    per_judge: dict[str, dict[str, Any]] = {}
+    for kw in items:
+        data = keyword_data(bench, kw)
+        means, rows = keyword_scores(data, cfg.protocol, cfg.parity)
+        all_rows.extend(rows)
+        flex_dims = [means[d] for d in dims]
+        per_keyword[kw.id] = {"category": kw.category, **means,
+                              "mean": _mean(flex_dims) if all(v is not None for v in flex_dims) else None}
+        for e in data["ideas"]:
+            counts["ideas_attempted"] += e["attempted"]
+            counts["ideas"] += e["idea"] is not None
+            counts["idea_parse_failures"] += e["attempted"] and e["idea"] is None
+            counts["fallback_used"] += bool(e["idea"] and e["idea"]["fallback"])
+            counts["over_100_words"] += bool(e["idea"] and e["idea"]["words"] > OVER_WORDS)
+            counts["excluded_by_length"] += bool(cfg.parity and e["idea"]
+                                                 and not kept_for_scores(e["idea"]["idea"]))
+            counts["critiques"] += len(e["judges"])
+            counts["critique_parse_failures"] += e["critique_failures"]
+            for judge, ok, parsed in e["judges"]:
+                j = per_judge.setdefault(judge, {"judgments": 0, "parse_failures": 0, "scores": []})
+                j["judgments"] += 1
+                j["parse_failures"] += not ok
+                if ok:
+                    j["scores"].append(parsed)
+        for p in data["pairs"]:
+            counts["fluency_judgments"] += len(p["values"]) + p["failures"]
+            counts["fluency_parse_failures"] += p["failures"]
+            counts["fluency_order_disagreements"] += p["order_disagreements"]
+            grades.update(p["grades"])
+    scores: dict[str, Any] = {}
+    for d in dims:
+        values = [b[d] for b in per_keyword.values() if b[d] is not None]
+        if cfg.parity:
+            pooled = [r[d] for r in all_rows if d in r]
+            value, n = _mean(pooled), len(pooled)
+        else:
+            value, n = _mean(values), len(values)
+        scores[d] = {"value": value, "ci95": bootstrap_ci(values, **boot), "n": n}
+    complete = np.array([[b[d] for d in dims] for b in per_keyword.values() if b["mean"] is not None])
+    means = complete.mean(axis=1) if complete.size else np.array([])
+    scores["flexibility"] = {"value": flexibility(means.tolist()),
+                             "ci95": bootstrap_ci(means.tolist(), flexibility, **boot)
+                             if flexibility(means.tolist()) is not None else None, "n": int(means.size)}
+    average = leaderboard_average([scores[d]["value"] for d in dims] + [scores["flexibility"]["value"]])
+
+    def average_of(index: np.ndarray) -> float:
+        sample = complete[index.astype(int)]
+        flex = np.percentile(sample.mean(axis=1), 30.0)
+        return float(np.mean([*sample.mean(axis=0), flex]))
+
+    scores["average"] = {"value": average, "n": int(means.size), "ci95": bootstrap_ci(
+        list(range(len(complete))), average_of, **boot) if average is not None else None}
+    categories: dict[str, list[float]] = {}
+    for b in per_keyword.values():
+        if b["mean"] is not None:
+            categories.setdefault(b["category"] or "(custom keyword)", []).append(b["mean"])
+    return {
+        "benchmark": "liveideabench", "benchmark_version": BENCHMARK_VERSION,
+        "generator": cfg.generator, "judges": cfg.eligible_judges(), "fluency_judges": cfg.fluency_panel(),
+        "protocol": cfg.protocol, "parity": cfg.parity, "seed": cfg.seed,
+        "bootstrap": {**bootstrap_settings(cfg.bootstrap_resamples, cfg.seed), "resampled_unit": "keyword"},
+        "keywords": len(items), "counts": dict(counts), "fluency_grades": dict(sorted(grades.items())),
+        "scores": scores,
+        "per_judge": {j: {"judgments": v["judgments"], "parse_failures": v["parse_failures"],
+                          **{d: _mean([s[d] for s in v["scores"]]) for d in DIMENSIONS[cfg.protocol]}}
+                      for j, v in per_judge.items()},
+        "per_category": {c: {"keywords": len(v), "mean": _mean(v)} for c, v in sorted(categories.items())},
+        "per_keyword": per_keyword,
+    }
+
+
+def headline_values(results: dict[str, Any]) -> list[MetricValue]:
+    """The registered metrics, grouped by generator."""
+    out = []
+    for name in [*DIMENSIONS[results["protocol"]], "fluency", "flexibility", "average"]:
+        s = results["scores"][name]
+        out.append(MetricValue(metric=f"liveideabench.{name}", group=results["generator"], value=s["value"],
+                               ci=s["ci95"], n=s["n"]))
+    return out

@@ -1,0 +1,61 @@
+"""The LiveIdeaBench keywords: the bundled 1,180-keyword list (22 categories) and selection."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from importlib import resources
+
+from ideaharness.errors import UserError
+
+KEYWORDS_FILE = "data/bundled/liveideabench/keywords.csv"
+"""Package path of the bundled list (``csvs/keyword_classifications.csv`` @ 560ececc, MIT;
+see its SOURCE.md)."""
+
+
+@dataclass(frozen=True)
+class Keyword:
+    """One instance of the benchmark: a keyword (``id`` = the keyword text) and its upstream
+    category (None for a keyword not in the bundled list)."""
+
+    id: str
+    category: str | None = None
+
+
+def bundled_keywords() -> list[Keyword]:
+    """The 1,180 bundled keywords in source order.
+
+    Raises:
+        UserError: the bundled file is missing a field (names the row).
+    """
+    text = resources.files("ideaharness").joinpath(KEYWORDS_FILE).read_text(encoding="utf-8")
+    out = []
+    for line, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
+        keyword, category = (row.get("keyword") or "").strip(), (row.get("category") or "").strip()
+        if not keyword:
+            raise UserError(f"{KEYWORDS_FILE}, line {line}: empty field 'keyword'")
+        out.append(Keyword(keyword, category or None))
+    return out
+
+
+def select_keywords(keywords: list[str], categories: list[str]) -> list[Keyword]:
+    """The keywords of a run: ``keywords`` in the order given (a keyword outside the bundled list
+    is kept, with no category), else the bundled list, filtered to ``categories`` when given.
+
+    Raises:
+        UserError: an unknown category (the message lists the known ones), or a category filter
+            that leaves nothing.
+    """
+    bundled = bundled_keywords()
+    known = {k.id: k for k in bundled}
+    chosen = [known.get(k.strip(), Keyword(k.strip())) for k in dict.fromkeys(keywords) if k.strip()] \
+        if keywords else bundled
+    if categories:
+        names = {k.category for k in bundled if k.category}
+        unknown = [c for c in categories if c not in names]
+        if unknown:
+            raise UserError(f"--category {unknown[0]!r}: not a LiveIdeaBench category; choose from "
+                            f"{', '.join(sorted(names))}")
+        chosen = [k for k in chosen if k.category in categories]
+    return chosen

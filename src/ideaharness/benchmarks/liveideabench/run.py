@@ -1,0 +1,173 @@
+"""The LiveIdeaBench run: ideas from one keyword, critiques by a judge panel, fluency pairs; each
+unit recorded in the run directory (see the package docstring for the protocol)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ideaharness.benchmarks.liveideabench.aggregate import aggregate_run, headline_values
+from ideaharness.benchmarks.liveideabench.config import BENCHMARK_VERSION, LiveIdeaBenchConfig
+from ideaharness.benchmarks.liveideabench.keywords import Keyword, select_keywords
+from ideaharness.benchmarks.liveideabench.parsers import parse_critique, parse_fluency, parse_idea
+from ideaharness.benchmarks.liveideabench.report import example_sections, result_notes, results_tables
+from ideaharness.prompts import render
+from ideaharness.report.html import Section, Table
+from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.registry import register_benchmark, register_metric
+from ideaharness.seeding import derive_seed, rng_for
+
+_SOURCE = "LiveIdeaBench, Ruan et al. 2024 (arXiv 2412.17596); published code x66ccff/liveideabench"
+for _name, _what in (("originality", "judge score 1-10"), ("feasibility", "judge score 1-10"),
+                     ("clarity", "judge score 1-10 (v2)"), ("fluency", "pair grade A-D as 10/7/4/1 (v2)")):
+    register_metric(MetricSpec(f"liveideabench.{_name}", higher_is_better=True,
+                               aggregation=f"{_what}; mean per idea, per keyword, over keywords "
+                               "(--parity: over judgment rows)", ci="percentile bootstrap over keywords",
+                               range=(0.0, 10.0), source=f"{_SOURCE}, stats.ipynb / stats_flexibility.ipynb"))
+register_metric(MetricSpec("liveideabench.flexibility", higher_is_better=True,
+                           aggregation="30th percentile over keywords of the keyword's mean of the "
+                           "dimensions",
+                           ci="percentile bootstrap over keywords", range=(0.0, 10.0),
+                           source=f"{_SOURCE}, stats_flexibility.ipynb get_model_flexibility_with_ci"))
+register_metric(MetricSpec("liveideabench.average", higher_is_better=True,
+                           aggregation="unweighted mean of the model-level dimensions and flexibility",
+                           ci="percentile bootstrap over keywords", range=(0.0, 10.0),
+                           source=f"{_SOURCE}, leaderboard Average"))
+
+
+def idea_key(k: int) -> str:
+    return str(k)
+
+
+@register_benchmark("liveideabench")
+class LiveIdeaBench(Benchmark):
+    """LiveIdeaBench (see the package docstring); one instance per run."""
+
+    version = BENCHMARK_VERSION
+    title = "LiveIdeaBench results"
+    summary = ("Run LiveIdeaBench: ideas from single keywords, scored by a judge panel on originality, "
+               "feasibility, clarity, fluency and flexibility.")
+    config_class = LiveIdeaBenchConfig
+    item_noun = "keywords"
+
+    config: LiveIdeaBenchConfig
+
+    def model_roles(self) -> dict[str, str]:
+        """``generator`` plus one ``judge:<model>`` role per judge that may be asked."""
+        judges = dict.fromkeys([*self.config.eligible_judges(), *self.config.fluency_panel()])
+        return {"generator": self.config.generator, **{f"judge:{j}": j for j in judges}}
+
+    def load(self) -> list[Keyword]:
+        """The keywords of the run (``--keyword``, else the bundled list; ``--category``)."""
+        return select_keywords(self.config.keywords, self.config.categories)
+
+    async def setup(self, ctx: RunContext) -> None:
+        """Bind the run's store, steps and models."""
+        self.store = ctx.store
+        self.steps = ctx.steps
+        self.ctx = ctx
+
+    # -- design ------------------------------------------------------------------
+    def critique_judges(self, keyword: str, k: int) -> list[str]:
+        """The judges of idea ``k`` of ``keyword``: a seeded sample without replacement of
+        ``judges_per_idea`` eligible judges (published: ``random.sample`` of 3, unseeded)."""
+        panel = self.config.eligible_judges()
+        order = rng_for(self.config.seed, keyword, k, "critics").permutation(len(panel)).tolist()
+        return [panel[i] for i in order[: min(self.config.judges_per_idea, len(panel))]]
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Fluency pairs of idea indices: (0, 1), (2, 3), ... (published: one pair of the two ideas)."""
+        n = self.config.ideas_per_keyword
+        return [(i, i + 1) for i in range(0, n - 1, 2)]
+
+    def fluency_design(self, keyword: str, pair: int) -> list[tuple[str, str]]:
+        """``(judge, order)`` of each fluency judgment of a pair; order "AB" shows the pair's first
+        idea first. Default: ``fluency_judges`` seeded eligible judges, each in both orders;
+        parity: one seeded judge from the whole panel, order AB (published ``hash.py``)."""
+        panel = self.config.fluency_panel()
+        rng = rng_for(self.config.seed, keyword, pair, "fluency")
+        if self.config.parity:
+            return [(panel[int(rng.integers(len(panel)))], "AB")]
+        order = rng.permutation(len(panel)).tolist()[: min(self.config.fluency_judges, len(panel))]
+        return [(panel[i], o) for i in order for o in ("AB", "BA")]
+
+    # -- steps -------------------------------------------------------------------
+    async def generate(self, kw: Keyword) -> None:
+        cfg = self.config
+        for k in range(cfg.ideas_per_keyword):
+            for step, fallback in (("idea", False), ("idea_fallback", True)):
+                if fallback and (cfg.protocol != "v2" or self.idea(kw.id, k, first_only=True) is not None
+                                 or not self.store.has("idea", kw.id, idea_key(k))):
+                    break
+                await self.steps.judge_step(
+                    step, kw.id, idea_key(k), self.ctx.model("generator"),
+                    render("liveideabench_idea", keyword=kw.id, protocol=cfg.protocol, fallback=fallback),
+                    parse_idea, temperature=cfg.generation_temperature, max_tokens=cfg.generation_max_tokens,
+                    seed=derive_seed(cfg.seed, kw.id, k) % 2**31, extra={"fallback": fallback},
+                )
+
+    def idea(self, keyword: str, k: int, *, first_only: bool = False) -> dict[str, Any] | None:
+        """``{"idea", "words", "fallback"}`` of idea ``k`` (the fallback prompt's when the first
+        reply never parsed, v2), or None when there is none."""
+        for step in ("idea",) if first_only else ("idea", "idea_fallback"):
+            rec = self.store.get(step, keyword, idea_key(k))
+            if rec and rec["judgment"]["parse_ok"]:
+                return {**rec["judgment"]["parsed"], "fallback": step == "idea_fallback"}
+        return None
+
+    async def critique(self, kw: Keyword) -> None:
+        cfg = self.config
+        for k in range(cfg.ideas_per_keyword):
+            idea = self.idea(kw.id, k)
+            if idea is None:
+                continue
+            for judge in self.critique_judges(kw.id, k):
+                await self.steps.judge_step(
+                    "critique", kw.id, f"{k}/{judge}", self.ctx.model(f"judge:{judge}"),
+                    render("liveideabench_critique", idea=idea["idea"], protocol=cfg.protocol),
+                    lambda t: parse_critique(t, cfg.protocol), temperature=cfg.judge_temperature,
+                    max_tokens=cfg.judge_max_tokens, seed=cfg.seed, extra={"idea": k, "judge": judge},
+                )
+
+    async def fluency(self, kw: Keyword) -> None:
+        cfg = self.config
+        for p, (a, b) in enumerate(self.pairs()):
+            first, second = self.idea(kw.id, a), self.idea(kw.id, b)
+            if first is None or second is None:
+                continue
+            for judge, order in self.fluency_design(kw.id, p):
+                shown = (first, second) if order == "AB" else (second, first)
+                await self.steps.judge_step(
+                    "fluency", kw.id, f"{p}/{judge}/{order}", self.ctx.model(f"judge:{judge}"),
+                    render("liveideabench_fluency", keyword=kw.id, first=shown[0]["idea"],
+                           second=shown[1]["idea"], protocol=cfg.protocol),
+                    parse_fluency, temperature=cfg.judge_temperature, max_tokens=16, seed=cfg.seed,
+                    positions=[f"{kw.id}/{a}", f"{kw.id}/{b}"][:: 1 if order == "AB" else -1],
+                    extra={"pair": [a, b], "judge": judge, "order": order},
+                )
+
+    async def execute(self, ctx: RunContext, items: Sequence[Keyword]) -> None:
+        """Generation, then critiques and fluency pairs."""
+        await self.steps.run_phases(items, [("ideas", self.generate)])
+        await self.steps.run_phases(items, [("critiques", self.critique), ("fluency pairs", self.fluency)])
+
+    def aggregate(self, ctx: RunContext, items: Sequence[Keyword]) -> dict[str, Any]:
+        """See :func:`~ideaharness.benchmarks.liveideabench.aggregate.aggregate_run`."""
+        return aggregate_run(self, items)
+
+    # -- presentation --------------------------------------------------------------
+    def tables(self, results: dict[str, Any]) -> list[Table]:
+        """The leaderboard row, judging counts, per-judge and per-category tables."""
+        return results_tables(results)
+
+    def notes(self, ctx: RunContext, results: dict[str, Any]) -> list[str]:
+        """Parse failures, fallbacks, long ideas, missing flexibility."""
+        return result_notes(results)
+
+    def sections(self, ctx: RunContext, items: Sequence[Keyword], results: dict[str, Any]) -> list[Section]:
+        """Ideas, critiques and fluency replies of the first keywords."""
+        return example_sections(self, items)
+
+    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
+        """Originality, feasibility, (clarity,) fluency, flexibility, average."""
+        return headline_values(results)
