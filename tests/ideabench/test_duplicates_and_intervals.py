@@ -24,7 +24,9 @@ def test_repeated_ideas_are_counted_and_p80_intervals_are_shown(tmp_path: Path) 
     ci = res["scenarios"]["low"]["similarity"]["ci95p80"]
     assert ci is not None and f"[{ci[0]:.3f}, {ci[1]:.3f}]" in report
 
-    same = ScriptedModel(ideabench_responder(ideas_text="One idea: dope the gel with a salt."))
+    repeated = "One idea, repeated: dope the hydrogel with a salt and measure its thermopower."
+    same = ScriptedModel(ideabench_responder(ideas_text=repeated),
+                         model="scripted/repeats")  # not the cached replies of the first run
     res = ideaharness.run("ideabench", generator=same, judge=same, limit=2, out=tmp_path / "exact",
                           progress=False, bootstrap_resamples=100)
     dup = res["scenarios"]["low"]["duplicates"]
