@@ -114,6 +114,9 @@ async def test_run_tables_and_resume(tmp_path: Path) -> None:
                      embed_fn=toy_embed
     )
     assert res["instances"] == 2 and res["ideas"] == 4
+    # the scripted generator repeats its idea: the second of each instance is an exact duplicate
+    assert res["duplicates"]["exact_duplicates"] == 2 and res["duplicates"]["distinct"] == 2
+    assert "Duplicate ideas among the n per instance" in (tmp_path / "a" / "report.html").read_text()
     assert res["i2i"]["motivation"]["mean"] == 4.0 and res["i2i"]["motivation"]["n"] == 2
     assert res["i2t"]["experiment_plan"]["mean"] == 5.0 and res["i2t"]["motivation"]["mean"] == 3.0
     # instance 0: the judge finds the ground truth; instance 1: it never answers -> parse failures
@@ -175,6 +178,13 @@ async def test_competition_both_orders_and_parity(tmp_path: Path) -> None:
     assert comp["systems"] == ["strong-model", "weak-model"] and comp["topics"] == 3
     assert comp["points"] == {"strong-model": 3 * 7 * 3, "weak-model": 0.0}
     assert comp["rank"] == {"strong-model": 1, "weak-model": 2}
+    # intervals resample topics (3 here), for the points and for Bradley-Terry
+    assert comp["points_ci"] == {"strong-model": (63.0, 63.0), "weak-model": (0.0, 0.0)}
+    assert comp["bradley_terry_bootstrap"]["resampled_unit"] == "topic"
+    assert comp["points_bootstrap"] == {"method": "percentile", "resampled_unit": "topic", "confidence": 0.95,
+                                        "n_resamples": 50, "seed": 0, "statistic": "sum over topics",
+                                        "implementation": "scipy.stats.bootstrap"}
+    assert "points 95% CI" in (tmp_path / "strong" / "report.html").read_text()
     assert comp["pairs"] == 3 and comp["judgments"] == 6 and comp["inconsistent_pairs"] == 0
     # both sides show motivation and plan only: no title (which one system might lack) on either side
     compete = [m[-1]["content"] for m, _ in judge.calls if "choose the better idea" in m[-1]["content"]]

@@ -100,7 +100,11 @@ async def test_run_ligbench_scripted(tmp_path: Path, shared_corpus_path: Path) -
     # ties against references scored near 3 move the Elo score only a little
     assert block["scores"]["rating"]["mean"] == pytest.approx(3.0, abs=0.5)
     assert block["order_disagreement_rate"]["rating"] == 0.0
+    # the scripted generator gives the same plan twice for the topic: one exact duplicate
+    assert block["duplicates"]["ideas"] == 2 and block["duplicates"]["exact_duplicates"] == 1
+    assert systems["scholarideas (human-written plans)"]["duplicates"]["ideas"] == 0  # not generated
     tables = results_tables(results)
+    assert any(t.title == "Duplicate ideas among the samples per topic" for t in tables)
     assert tables[0].rows[0][0] == "scripted/gen"
     blinding = results["blinding"]
     assert blinding["reference_text"] == "rewritten" and blinding["papers"] > 0

@@ -51,3 +51,31 @@ def test_interval_is_ordered_within_the_data_and_holds_the_statistic(values: lis
     low80, high80 = bootstrap_ci(values, p80, n_resamples=300, seed=0)
     assert arr.min() - eps <= low80 <= high80 <= arr.max() + eps
     assert summarize(values)["n"] == len(values)
+
+
+def test_ratio_interval_resamples_units_not_judgments() -> None:
+    """Pooled share over instances: the interval is the paired (cluster) bootstrap over instances.
+    200 instances of 10 judgments each, half all-gold, half none: a judgment-level bootstrap would
+    give ~ +-0.02, the instance-level one ~ +-0.07."""
+    from ideaharness.metrics.stats import bootstrap_ratio_ci
+
+    num = [10] * 100 + [0] * 100
+    den = [10] * 200
+    low, high = bootstrap_ratio_ci(num, den, seed=1)
+    assert low < 0.5 < high and high - low > 0.1
+    assert bootstrap_ratio_ci([1, 3], [2, 6]) == (0.5, 0.5)
+    assert bootstrap_ratio_ci([1, 5], [2, 0]) is None  # one informative unit
+    with np.testing.assert_raises(ValueError):
+        bootstrap_ratio_ci([1], [1, 2])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10), st.integers(1, 10)), min_size=2, max_size=30))
+def test_ratio_interval_holds_the_pooled_ratio(units: list[tuple[int, int]]) -> None:
+    from ideaharness.metrics.stats import bootstrap_ratio_ci
+
+    num = [min(a, b) for a, b in units]
+    den = [b for _, b in units]
+    low, high = bootstrap_ratio_ci(num, den, n_resamples=200)
+    point = sum(num) / sum(den)
+    assert 0.0 <= low <= point + 1e-9 and point - 1e-9 <= high <= 1.0

@@ -89,3 +89,15 @@ def test_unparsable_pair_is_never_a_win() -> None:
     assert directional_accuracy(failed) is None
     assert rank_score(failed) is None
     assert consistency_counts(failed)["incomplete"] == 1
+
+
+def test_paper_rank_score_averages_the_orders() -> None:
+    """Always "candidate 1" over k = 15 pairs: ours 1/16, the paper's (16/16 + 1/16) / 2."""
+    from ideaharness.metrics.pairwise_ranking import rank_score_per_order_mean
+
+    pairs = [PairResult(negative_id=str(j), choices={"gold_first": "gold", "gold_second": "negative"})
+             for j in range(15)]
+    assert rank_score(pairs)[2] == 0.0625
+    assert rank_score_per_order_mean(pairs) == (1.0 + 0.0625) / 2
+    assert rank_score_per_order_mean(pairs, ["gold_first"]) == 1.0
+    assert rank_score_per_order_mean([PairResult(negative_id="x", choices={"gold_first": None})]) is None

@@ -170,3 +170,29 @@ async def test_papers_that_stop_early_are_carried_to_later_retention_levels(tmp_
     assert first["n"] == second["n"] == 2 and second["windows_called"] == 0
     assert second["hit_ratio"] == first["hit_ratio"]  # the same kept set counts at 4% retention
     assert len(model.calls) == 4  # windows of 15 and 5 per paper; no second round was needed
+
+
+async def test_position_only_judge_paper_rank_score_and_intervals_beside_ours(tmp_path: Path) -> None:
+    """An always-"candidate 1" judge: 1/16 by our both-orders-agree rank score, (1 + 1/16)/2 by the
+    paper's per-order mean; every headline number of ranking and retrieval carries an interval."""
+    model = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")
+    config = ResearchBenchConfig(data=str(RELEASE), tasks=["retrieval", "ranking"], bootstrap_resamples=200)
+    results = await arun("researchbench", config=config,
+                         options=ExecutionOptions(out=tmp_path / "run", progress=False),
+                         generator=model, judge=model)
+    rank = results["ranking"]["overall"]
+    assert rank["rank_score"] == pytest.approx(0.0625)
+    assert rank["rank_score_paper"] == pytest.approx((1 + 1 / 16) / 2)
+    assert rank["directional_accuracy"] == 0.5 and rank["directional_accuracy_ci"] == (0.5, 0.5)
+    assert rank["rank_score_paper_ci"] == pytest.approx((0.53125, 0.53125))
+    rounds = results["retrieval"]["overall"]
+    assert all(r["hit_ratio_top1_ci"] is not None for r in rounds if r["hit_ratio_top1"] is not None)
+    assert rounds[-1]["negative_selection_ratio_ci"]["negative_t3"] == (0.0, 0.0)
+    headline = {(m["metric"], m["group"]): m for m in results["metrics"]}
+    assert headline[("researchbench.rank_score_paper", "")]["value"] == pytest.approx(0.53125)
+    assert headline[("researchbench.directional_accuracy", "")]["ci"] == [0.5, 0.5]
+    assert ("researchbench.hit_ratio_top1", "round 1") in headline
+    assert results["bootstrap"]["n_resamples"] == 200 and results["bootstrap"]["method"] == "percentile"
+    report = (tmp_path / "run" / "report.html").read_text()
+    assert "rank score (paper)" in report and "0.531" in report
+    assert "Inspiration retrieval: 95% intervals" in report

@@ -165,3 +165,19 @@ def rank_score(
     k = len(complete)
     rank = 1 + sum(all(p.choices[o] == "gold" for o in orders) for p in complete)
     return rank, k, rank / (k + 1)
+
+
+def rank_score_per_order_mean(pairs: Sequence[PairResult], orders: Sequence[Order] = ORDERS) -> float | None:
+    """The paper's rank score: :func:`rank_score` of each order on its own, averaged over the orders.
+
+    ResearchBench (§3.3, Table 5) reports ``Rank/(k+1)`` computed per order (gold first; the
+    swapped run ``fan_1_res``) and averages the two; a pair that contradicts itself is then a win
+    in one order. Our default (:func:`rank_score` over both orders) counts a pair only when both
+    orders agree: a judge that always answers "candidate 1" scores ``1/(k+1)`` (0.0625 at k = 15)
+    by ours and ``(1 + 1/(k+1)) / 2`` (0.53) by this one.
+
+    Returns:
+        The mean over the orders that have a complete pair, in [1/(k+1), 1]; None when none has.
+    """
+    scores = [s[2] for o in orders if (s := rank_score(pairs, [o])) is not None]
+    return sum(scores) / len(scores) if scores else None

@@ -105,3 +105,51 @@ def _vectorised(statistic: Callable[..., Any], sample: np.ndarray) -> Callable[.
     if probe is not None and probe.shape == (2,):
         return lambda x, axis=-1: statistic(x, axis=axis)
     return lambda x, axis=-1: np.apply_along_axis(statistic, axis, x)
+
+
+def bootstrap_ratio_ci(
+    numerators: Sequence[float],
+    denominators: Sequence[float],
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of a pooled ratio ``sum(numerators) / sum(denominators)``,
+    resampling units (e.g. instances) with their numerator and denominator together.
+
+    For a share pooled over the judgments of several instances (ResearchBench directional
+    accuracy: gold choices / parsed judgments): the judgments of one instance are not independent,
+    so the instance is the resampled unit (a cluster bootstrap), by ``scipy.stats.bootstrap`` with
+    ``paired=True``. Units with denominator 0 carry no information and are dropped.
+
+    Args:
+        numerators, denominators: one value each per unit, same length; denominators >= 0.
+        n_resamples, confidence, seed: as :func:`bootstrap_ci`.
+
+    Returns:
+        ``(lower, upper)``, or None for fewer than 2 units with a positive denominator.
+
+    Raises:
+        ValueError: the two sequences differ in length.
+    """
+    if len(numerators) != len(denominators):
+        raise ValueError(f"{len(numerators)} numerators but {len(denominators)} denominators")
+    pairs = [(float(a), float(b)) for a, b in zip(numerators, denominators, strict=True) if b > 0]
+    if len(pairs) < 2:
+        return None
+    num = np.asarray([a for a, _ in pairs])
+    den = np.asarray([b for _, b in pairs])
+    ratios = num / den
+    if np.all(ratios == ratios[0]):  # every resample has the same pooled ratio
+        point = float(num.sum() / den.sum())
+        return point, point
+
+    def pooled(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.sum(a, axis=axis) / np.sum(b, axis=axis)
+
+    result = bootstrap(
+        (num, den), pooled, n_resamples=n_resamples, confidence_level=confidence, method=BOOTSTRAP_METHOD,
+        rng=np.random.default_rng(seed), vectorized=True, paired=True,
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)

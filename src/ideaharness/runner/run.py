@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 import sys
 from collections.abc import Sequence
@@ -29,7 +30,8 @@ from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, RunContext
 from ideaharness.runner.registry import enrichers
 from ideaharness.runner.steps import StepRunner
-from ideaharness.runs.store import RunStore, shard_of
+from ideaharness.runs.inputs import INPUTS_KEY
+from ideaharness.runs.store import CONFIG_FILE, RunStore, shard_of
 
 
 def select_items(items: Sequence[Any], options: ExecutionOptions) -> list[Any]:
@@ -155,7 +157,9 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
     """The blocks every ``results.json`` carries, whatever the benchmark.
 
     Returns:
-        ``benchmark``, ``benchmark_version``, ``settings`` (``config`` and ``execution``),
+        ``benchmark``, ``benchmark_version``, ``settings`` (``config``, ``execution`` and
+        ``models``: role -> the model actually called, which a client passed to
+        :func:`ideaharness.arun` may set apart from the config's model string),
         ``seeds``, ``selection`` (order, shard, limit, counts), ``status``/``failed_units``/
         truncation counts (:meth:`StepRunner.outcome`; "partial" also after an abort),
         ``ended`` ("complete" or why the run stopped), ``notes`` and ``metrics`` (the registered
@@ -171,7 +175,10 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
     return {
         "benchmark": bench.name,
         "benchmark_version": bench.version,
-        "settings": {"config": config, "execution": ctx.options.model_dump(mode="json")},
+        "settings": {"config": config, "execution": ctx.options.model_dump(mode="json"),
+                     "models": {role: str(getattr(m, "model", type(m).__name__))
+                                for role, m in ctx.models.items()},
+                     "input_sha256": _input_hashes(ctx.out)},
         "seeds": {k: v for k, v in config.items() if k == "seed" or k.endswith("_seed")},
         "selection": {"order": SELECTION_ORDER, "shard": ctx.options.shard, "limit": ctx.options.limit,
                       "selected": len(items), "available": len(available)},
@@ -180,6 +187,16 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         "notes": notes,
         "metrics": [m.model_dump(mode="json") for m in bench.headline(results)],
     }
+
+
+def _input_hashes(out: Path) -> dict[str, Any]:
+    """The sha256 of the files the run read, as recorded in its config.json ({} if unreadable)."""
+    try:
+        recorded = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    hashes = recorded.get(INPUTS_KEY) if isinstance(recorded, dict) else None
+    return hashes if isinstance(hashes, dict) else {}
 
 
 def usage_table(results: dict[str, Any], models: dict[str, Any]) -> Table:

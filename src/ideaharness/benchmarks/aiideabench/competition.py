@@ -19,6 +19,7 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from ideaharness.benchmarks.aiideabench import judges as J
@@ -26,11 +27,12 @@ from ideaharness.benchmarks.aiideabench.blinding import judge_topic
 from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import UserError
 from ideaharness.generation.aiideabench import idea_text
+from ideaharness.metrics.stats import bootstrap_ci
 from ideaharness.metrics.tournament import (
     Battle,
     Outcome,
     TournamentResult,
-    bradley_terry_bootstrap,
+    bradley_terry_topic_bootstrap,
     swiss_tournament,
 )
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR
@@ -98,6 +100,7 @@ class _Competition:
         self.bench = bench
         self.cfg = bench.config
         self.battles: list[Battle] = []
+        self.by_topic: dict[str, list[Battle]] = {}  # the resampled unit of the intervals
         self.counts = {"judgments": 0, "parse_failures": 0, "inconsistent_pairs": 0, "pairs": 0,
                        "no_verdict": 0, "idea0_chosen": 0}
 
@@ -135,7 +138,9 @@ class _Competition:
         self.counts["inconsistent_pairs"] += v["consistent"] is False
         self.counts["no_verdict"] += v["outcome"] is None and v["consistent"] is not False
         if v["outcome"] is not None:
-            self.battles.append(Battle(a=x, b=y, winner=v["outcome"]))
+            battle = Battle(a=x, b=y, winner=v["outcome"])
+            self.battles.append(battle)
+            self.by_topic.setdefault(inst.id, []).append(battle)
         return v
 
     async def topic(self, inst: Instance, picked: dict[str, Idea], names: list[str]) -> TournamentResult:
@@ -190,13 +195,16 @@ async def run_competition(
         per_topic.append({"instance_id": inst.id, "points": result.points, "rounds": result.rounds,
                           "ideas": {n: picked[n].id for n in names}})
     values = sorted(points.values(), reverse=True)
+    n_boot = min(cfg.bootstrap_resamples, 1000)
     bt: dict[str, Any] = {}
     if len({s for b in comp.battles for s in (b.a, b.b)}) >= 2:
         anchor = cfg.system_name if any(cfg.system_name in (b.a, b.b) for b in comp.battles) else None
-        intervals = bradley_terry_bootstrap(
-            comp.battles, anchor=anchor, n_resamples=min(cfg.bootstrap_resamples, 1000), seed=cfg.seed
-        )
+        intervals = bradley_terry_topic_bootstrap(comp.by_topic, anchor=anchor, n_resamples=n_boot,
+                                                  seed=cfg.seed)
         bt = {n: iv.model_dump() for n, iv in intervals.items()}
+    # total points resample topics too: a topic's matches share its ideas and difficulty
+    points_ci = {n: bootstrap_ci([t["points"][n] for t in per_topic], np.sum, n_resamples=n_boot,
+                                 seed=cfg.seed) for n in names}
     bt_note = _separation_note(comp.battles)
     return {
         "systems": names,
@@ -206,11 +214,16 @@ async def run_competition(
         "win_points": 3.0,
         "loss_points": cfg.loss_points,
         "both_orders": not cfg.parity,
-        "bradley_terry_bootstrap": {"method": "percentile", "resampled_unit": "battle", "confidence": 0.95,
-                                    "n_resamples": min(cfg.bootstrap_resamples, 1000), "seed": cfg.seed,
-                                    "implementation": "numpy (metrics.tournament.bradley_terry_bootstrap)"},
+        "bradley_terry_bootstrap": {"method": "percentile", "resampled_unit": "topic", "confidence": 0.95,
+                                    "n_resamples": n_boot, "seed": cfg.seed,
+                                    "implementation": "numpy (metrics.tournament."
+                                                      "bradley_terry_topic_bootstrap)"},
+        "points_bootstrap": {"method": "percentile", "resampled_unit": "topic", "confidence": 0.95,
+                             "n_resamples": n_boot, "seed": cfg.seed, "statistic": "sum over topics",
+                             "implementation": "scipy.stats.bootstrap"},
         "inconsistent_counts_as": cfg.inconsistent,
         "points": points,
+        "points_ci": points_ci,
         "rank": {n: 1 + values.index(p) for n, p in points.items()},
         "bradley_terry": bt,
         "bradley_terry_anchor": cfg.system_name,

@@ -19,6 +19,7 @@ from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.blinding import generation_topic
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION
 from ideaharness.benchmarks.aiideabench.imcq import imcq_block
+from ideaharness.metrics.duplicates import DUPLICATE_COLUMNS, duplicate_note, duplicate_report, duplicate_row
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, summarize
 from ideaharness.metrics.surface import surface_rows
 from ideaharness.report.html import Section, Table
@@ -63,6 +64,7 @@ def aggregate(
         "instances_with_ideas": sum(1 for v in ideas.values() if v),
         "ideas": sum(len(v or []) for v in ideas.values()),
         "generation_parse_failures": gen_fail,
+        "duplicates": duplicate_report([idea.text for idea in v] for v in ideas.values() if v),
         "decomposition_parse_failures": sum(1 for d in decomp if d and not d["judgment"]["parse_ok"]),
         "instances_without_ground_truth": sum(1 for i in instances if bench.ground_truth(i) is None),
         "topic": _topics(bench, instances),
@@ -196,7 +198,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     )]
     comp = results.get("competition")
     nov, fea = results["novelty"], results["feasibility"]
-    t2_cols = ["system", "points", "rank", "BT rating", "BT 95% CI", "NA motivation", "NA bounded",
+    t2_cols = ["system", "points", "points 95% CI", "rank", "BT rating", "BT 95% CI", "NA motivation",
+               "NA bounded",
                "NA plan", "FA"]
     t2_rows = []
     systems = comp["systems"] if comp else [results["system"]]
@@ -207,7 +210,9 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         else:
             lit = (results.get("competition_literature") or {}).get(name, {})
         t2_rows.append([
-            name, comp["points"][name] if comp else None, comp["rank"][name] if comp else None,
+            name, comp["points"][name] if comp else None,
+            (comp.get("points_ci") or {}).get(name) if comp else None,
+            comp["rank"][name] if comp else None,
             bt["rating"] if bt else None, [bt["lower"], bt["upper"]] if bt else None,
             *[lit.get(k) for k in LIT_KEYS],
         ])
@@ -218,7 +223,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                      f"{'each pair judged in both orders' if comp['both_orders'] else 'one order (parity)'}; "
                      f"{comp['inconsistent_pairs']} inconsistent pair(s) counted as "
                      f"{comp['inconsistent_counts_as']}; {comp['parse_failures']} judgment parse failure(s); "
-                     f"BT anchored at 1000 for {comp['bradley_terry_anchor']}.")
+                     f"BT anchored at 1000 for {comp['bradley_terry_anchor']}; intervals of points and BT: "
+                     "percentile bootstrap over topics.")
         if comp.get("bradley_terry_note"):
             notes.append(comp["bradley_terry_note"])
     else:
@@ -257,6 +263,11 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                  "the ground truth from the distractors (balanced accuracy, 0.5 = not at all, 1 = always). "
                  "Distractors are decomposed by the ground truth's step (parity: the papers' own texts). "
                  f"Generators saw the {results['topic']['shown_to_generators']} topic."))
+    if results.get("duplicates"):
+        tables.append(Table(title="Duplicate ideas among the n per instance",
+                            columns=["system", *DUPLICATE_COLUMNS],
+                            rows=[[results["system"], *duplicate_row(results["duplicates"])]],
+                            note=duplicate_note()))
     tables.append(Table(title="Details with bootstrap 95% intervals over instances",
                         columns=["metric", "instances", "mean", "95% CI", "parse failures",
                                  "undetermined"], rows=detail,

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ideaharness.benchmarks.ideabench.blinding import shown_target
+from ideaharness.metrics.duplicates import DUPLICATE_COLUMNS, duplicate_note, duplicate_row
 from ideaharness.metrics.surface import surface_rows
 from ideaharness.report.html import Section, Table
 from ideaharness.schema import Instance
@@ -54,12 +55,13 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                     summary["mean"],
                     summary["median"],
                     summary["p80"],
+                    summary.get("ci95p80"),
                     summary["ci95_mean"],
                 ]
             )
         for name, v in block["insight"].items():
             detail_rows.append(
-                [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, v["ci95"]]
+                [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, None, v["ci95"]]
             )
     blind_rows = []
     for scenario, block in results["scenarios"].items():
@@ -67,6 +69,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         if blinding:
             before = blinding["surface_published"] if blinding["reference_text"] == "rewritten" else None
             blind_rows += surface_rows(scenario, blinding["surface"], before)
+    duplicates = [[scenario, *duplicate_row(block["duplicates"])] for scenario, block in
+                  results["scenarios"].items() if block.get("duplicates")]
     return [
         Table(
             title="IdeaBench (Table 1 layout)",
@@ -79,8 +83,10 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         ),
         Table(
             title="Details with bootstrap 95% intervals over instances",
-            columns=["metric", "count", "mean", "median", "p80", "95% CI of mean"],
+            columns=["metric", "count", "mean", "median", "p80", "95% CI of p80", "95% CI of mean"],
             rows=detail_rows,
+            note="Percentile bootstrap over instances (method and resamples under 'bootstrap' in "
+            "results.json); p80 is the statistic the paper reports.",
         ),
         Table(
             title="Blinding check: target idea vs generated ideas in the Insight ranking",
@@ -92,6 +98,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             "always). The ranking shows the target idea rewritten into the generated ideas' form "
             "(parity: the published text).",
         ),
+        *([Table(title="Duplicate ideas among the n per instance", columns=["scenario", *DUPLICATE_COLUMNS],
+                 rows=duplicates, note=duplicate_note())] if duplicates else []),
     ]
 
 

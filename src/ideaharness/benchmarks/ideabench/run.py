@@ -26,6 +26,7 @@ from ideaharness.benchmarks.ideabench.parsers import (
 )
 from ideaharness.benchmarks.ideabench.report import example_sections, rank_figure, results_tables, skip_notes
 from ideaharness.data.registry import data_files, load_instances
+from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
@@ -416,6 +417,8 @@ class IdeaBench(Benchmark):
                     "rank_counts": {str(k): v for k, v in sorted(Counter(ranks).items())},
                 }
             block["blinding"] = blinding_block(self, instances, scenario)
+            block["duplicates"] = duplicate_report(
+                [idea.text for idea in ideas] for i in instances if (ideas := self.ideas(i, scenario)))
             results["scenarios"][scenario] = block
         results["errors"] = self.steps.error_count
         return results

@@ -27,6 +27,7 @@ from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_text
 from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import UserError
+from ideaharness.metrics.duplicates import DUPLICATE_COLUMNS, duplicate_note, duplicate_report, duplicate_row
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
 from ideaharness.metrics.surface import surface_rows
 from ideaharness.prompts import render
@@ -171,6 +172,7 @@ class LigBench(Benchmark):
                     d: (sum(c.disagreement[d] for c in two_orders) / len(two_orders)) if two_orders else None
                     for d in ("rating", "soundness", "contribution")},
                 "scores": {},
+                "duplicates": self._duplicates(mine),
             }
             for key in SCORE_KEYS:
                 values = [r.scores[key] for r in ok if r.scores]
@@ -194,6 +196,15 @@ class LigBench(Benchmark):
             "ideas": {k: v.model_dump(mode="json") for k, v in self.scores.items()},
             "llm_errors": ctx.steps.error_count,
         }
+
+    def _duplicates(self, specs: Sequence[IdeaSpec]) -> dict[str, Any]:
+        """Duplicates among the ideas one system generated for the same topic (generated ones only)."""
+        by_topic: dict[str, list[str]] = {}
+        for spec in specs:
+            text = None if spec.text is not None else self.idea_text(spec)
+            if text is not None:
+                by_topic.setdefault(spec.topic, []).append(text)
+        return duplicate_report(by_topic.values())
 
     def _generation_failed(self, idea_id: str) -> bool:
         record = self.store.get("ligbench/generate", idea_id)
@@ -265,6 +276,11 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         Table(title="Means with bootstrap 95% intervals over ideas",
               columns=["system", "score", "n", "mean", "95% CI"], rows=detail),
         *tables,
+        *([Table(title="Duplicate ideas among the samples per topic", columns=["system", *DUPLICATE_COLUMNS],
+                 rows=[[system, *duplicate_row(b["duplicates"])] for system, b in results["systems"].items()
+                       if b.get("duplicates")],
+                 note=duplicate_note())] if any(b.get("duplicates", {}).get("ideas")
+                                               for b in results["systems"].values()) else []),
     ]
 
 

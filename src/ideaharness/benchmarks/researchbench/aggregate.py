@@ -20,10 +20,11 @@ from ideaharness.metrics.pairwise_ranking import (
     consistency_counts,
     directional_accuracy,
     rank_score,
+    rank_score_per_order_mean,
     two_order_outcome,
 )
 from ideaharness.metrics.retrieval import LEVELS
-from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
+from ideaharness.metrics.stats import bootstrap_ci, bootstrap_ratio_ci, bootstrap_settings
 from ideaharness.metrics.surface import surface_report, surface_rows
 from ideaharness.report.html import Table
 from ideaharness.schema import Instance
@@ -59,15 +60,20 @@ def _retrieval_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, 
     for rnd in range(1, max_round + 1):
         entries = [r["rounds"][rnd - 1] for r in done if len(r["rounds"]) >= rnd]
         hits = [e["hit_ratio"] for e in entries if e["hit_ratio"] is not None]
+        top1 = [e["hit_ratio_top1"] for e in entries if e["hit_ratio_top1"] is not None]
+        nsr = {lvl: [e["negative_selection_ratio"][lvl] for e in entries
+                     if e["negative_selection_ratio"][lvl] is not None] for lvl in LEVELS}
         rows.append({
             "round": rnd,
             "nominal_retention": entries[0]["nominal_retention"],
             "n": len(hits),
             "hit_ratio": _mean(hits),
             "hit_ratio_ci": bootstrap_ci(hits, n_resamples=n_boot, seed=seed),
-            "hit_ratio_top1": _mean([e["hit_ratio_top1"] for e in entries]),
-            "negative_selection_ratio": {
-                lvl: _mean([e["negative_selection_ratio"][lvl] for e in entries]) for lvl in LEVELS
+            "hit_ratio_top1": _mean(top1),
+            "hit_ratio_top1_ci": bootstrap_ci(top1, n_resamples=n_boot, seed=seed),
+            "negative_selection_ratio": {lvl: _mean(values) for lvl, values in nsr.items()},
+            "negative_selection_ratio_ci": {
+                lvl: bootstrap_ci(values, n_resamples=n_boot, seed=seed) for lvl, values in nsr.items()
             },
             "gold_undetermined": sum(e.get("gold_undetermined", 0) for e in entries),
             "windows_called": sum(e["windows_called"] for e in entries),
@@ -105,6 +111,9 @@ def _ranking_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, n_
     tasks = [per[i] for i in ids if i in per and "pairs" in per[i]]
     all_pairs: list[PairResult] = []
     scores: list[float] = []
+    paper_scores: list[float] = []
+    gold_chosen: list[int] = []  # per task, for the interval of the pooled directional accuracy
+    parsed: list[int] = []
     outcomes = {"neither": 0, "one": 0, "both": 0, "undetermined": 0}
     for task in tasks:
         pairs = [PairResult.model_validate(p) for p in task["pairs"]]
@@ -112,12 +121,19 @@ def _ranking_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, n_
         rs = rank_score(pairs, task["orders"])
         if rs is not None:
             scores.append(rs[2])
+        paper = rank_score_per_order_mean(pairs, task["orders"])
+        if paper is not None:
+            paper_scores.append(paper)
+        choices = [c for p in pairs for c in p.choices.values() if c is not None]
+        gold_chosen.append(sum(c == "gold" for c in choices))
+        parsed.append(len(choices))
         if len(task["orders"]) == 2 and pairs:
             outcomes[two_order_outcome(pairs)] += 1
     return {
         "n_tasks": len(tasks),
         "n_pairs": len(all_pairs),
         "directional_accuracy": directional_accuracy(all_pairs),
+        "directional_accuracy_ci": bootstrap_ratio_ci(gold_chosen, parsed, n_resamples=n_boot, seed=seed),
         "accuracy_gold_first": directional_accuracy(all_pairs, "gold_first"),
         "accuracy_gold_second": directional_accuracy(all_pairs, "gold_second"),
         "pair_consistency": consistency_counts(all_pairs),
@@ -125,6 +141,8 @@ def _ranking_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, n_
         "rank_score": _mean(scores),
         "rank_score_ci": bootstrap_ci(scores, n_resamples=n_boot, seed=seed),
         "rank_score_n": len(scores),
+        "rank_score_paper": _mean(paper_scores),
+        "rank_score_paper_ci": bootstrap_ci(paper_scores, n_resamples=n_boot, seed=seed),
         "pair_parse_failures": sum(t["pair_parse_failures"] for t in tasks),
         "negative_generation_failures": sum(t["negative_generation_failures"] for t in tasks),
         "gold_rewrite_failures": sum(1 for i in ids
@@ -233,6 +251,15 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                  "(parse failure) keeps nothing, and its candidates are left out of the ratios (neither hits "
                  "nor misses); a paper whose gold inspirations are all undetermined has no hit ratio.",
         ))
+        tables.append(Table(
+            title="Inspiration retrieval: 95% intervals",
+            columns=["group", "round", "hit ratio", "top-1 hit (parity)", "NSR L1", "NSR L2", "NSR L3"],
+            rows=[[name, r["round"], r["hit_ratio_ci"], r.get("hit_ratio_top1_ci"),
+                   *[(r.get("negative_selection_ratio_ci") or {}).get(lvl) for lvl in LEVELS]]
+                  for name, rounds in results["retrieval"].items() for r in rounds],
+            note="Percentile bootstrap intervals over papers (the resampled unit; method and resamples "
+                 "under 'bootstrap' in results.json).",
+        ))
     if "composition" in results:
         rows = []
         for name, methods in results["composition"].items():
@@ -255,21 +282,26 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         for name, g in results["ranking"].items():
             pc, to = g["pair_consistency"], g["task_outcomes"]
             rows.append([
-                name, g["n_tasks"], g["n_pairs"], g["directional_accuracy"], g["accuracy_gold_first"],
-                g["accuracy_gold_second"], f"{pc['both_gold']}/{pc['both_negative']}/{pc['disagree']}",
+                name, g["n_tasks"], g["n_pairs"], g["directional_accuracy"], g.get("directional_accuracy_ci"),
+                g["accuracy_gold_first"], g["accuracy_gold_second"],
+                f"{pc['both_gold']}/{pc['both_negative']}/{pc['disagree']}",
                 pc["incomplete"], f"{to['neither']}/{to['one']}/{to['both']}/{to['undetermined']}",
-                g["rank_score"], g["rank_score_ci"], g["pair_parse_failures"] + g["gold_rewrite_failures"],
+                g["rank_score"], g["rank_score_ci"], g.get("rank_score_paper"), g.get("rank_score_paper_ci"),
+                g["pair_parse_failures"] + g["gold_rewrite_failures"],
             ])
         tables.append(Table(
             title="Hypothesis ranking (gold vs negatives, both orders)",
-            columns=["group", "tasks", "pairs", "accuracy", "acc. gold 1st", "acc. gold 2nd",
+            columns=["group", "tasks", "pairs", "accuracy", "95% CI", "acc. gold 1st", "acc. gold 2nd",
                      "pairs G/N/disagree", "pairs incompl.", "tasks 0/1/2/? orders", "rank score", "95% CI",
-                     "parse fail."],
+                     "rank score (paper)", "95% CI", "parse fail."],
             rows=rows,
             note="Accuracy = share of parsed judgments choosing gold (all orders / gold shown first / "
                  "second). Pairs G/N/disagree: both orders chose gold / the negative / they disagree. "
                  "Tasks 0/1/2/?: in how many orders gold beat every negative (? = undetermined by a "
-                 "parse failure). Rank score = Rank/(k+1), Rank = 1 + pairs gold wins in both orders. "
+                 "parse failure). Rank score = Rank/(k+1), Rank = 1 + pairs gold wins in both orders; "
+                 "rank score (paper) = Rank/(k+1) per order, averaged over the orders, as the paper "
+                 "reports it (a self-contradicting pair counts as a win in one order). Intervals: "
+                 "percentile bootstrap over papers. "
                  "Unparsable replies are never wins; parse fail. counts them and the gold rewrites that "
                  "failed (those papers are not ranked).",
         ))

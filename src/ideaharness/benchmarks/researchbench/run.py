@@ -52,6 +52,22 @@ register_metric(MetricSpec("researchbench.matched_score", higher_is_better=True,
 register_metric(MetricSpec("researchbench.rank_score", higher_is_better=True, aggregation="mean over "
                            "papers of Rank/(k+1)", ci="percentile bootstrap over papers", range=(0.0, 1.0),
                            source="ResearchBench §4.3 (hypothesis ranking)"))
+register_metric(MetricSpec("researchbench.rank_score_paper", higher_is_better=True, aggregation="mean over "
+                           "papers of Rank/(k+1) per order, averaged over the orders (the paper's reading)",
+                           ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           source="ResearchBench §4.3 (hypothesis ranking; fan_1_res swapped order)"))
+register_metric(MetricSpec("researchbench.directional_accuracy", higher_is_better=True, aggregation="share "
+                           "of parsed pairwise judgments choosing the gold hypothesis, pooled over papers",
+                           ci="percentile bootstrap over papers (paired ratio)", range=(0.0, 1.0),
+                           source="ResearchBench §4.3 (hypothesis ranking)"))
+register_metric(MetricSpec("researchbench.hit_ratio_top1", higher_is_better=True, aggregation="mean over "
+                           "papers of the share of gold inspirations ranked first in a window, per round",
+                           ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           source="ResearchBench code, calculate_average_ratio_top1_top2"))
+register_metric(MetricSpec("researchbench.negative_selection_ratio", higher_is_better=False,
+                           aggregation="mean over papers of the share of level-k negatives kept, per round",
+                           ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           source="ResearchBench §4.1 (negative levels)"))
 
 
 @register_benchmark("researchbench")
@@ -347,6 +363,12 @@ class ResearchBench(Benchmark):
         for row in (results.get("retrieval") or {}).get("overall", []):
             out.append(MetricValue(metric="researchbench.hit_ratio", group=f"round {row['round']}",
                                    value=row.get("hit_ratio"), ci=row.get("hit_ratio_ci"), n=row.get("n")))
+            out.append(MetricValue(metric="researchbench.hit_ratio_top1", group=f"round {row['round']}",
+                                   value=row.get("hit_ratio_top1"), ci=row.get("hit_ratio_top1_ci")))
+            for level, value in (row.get("negative_selection_ratio") or {}).items():
+                out.append(MetricValue(metric="researchbench.negative_selection_ratio",
+                                       group=f"round {row['round']}/{level}", value=value,
+                                       ci=(row.get("negative_selection_ratio_ci") or {}).get(level)))
         for method, block in ((results.get("composition") or {}).get("overall") or {}).items():
             out.append(MetricValue(metric="researchbench.matched_score", group=method,
                                    value=block["mean_matched_score"], ci=block["mean_matched_score_ci"],
@@ -355,6 +377,11 @@ class ResearchBench(Benchmark):
         if rank:
             out.append(MetricValue(metric="researchbench.rank_score", value=rank.get("rank_score"),
                                    ci=rank.get("rank_score_ci"), n=rank.get("rank_score_n")))
+            out.append(MetricValue(metric="researchbench.rank_score_paper",
+                                   value=rank.get("rank_score_paper"), ci=rank.get("rank_score_paper_ci")))
+            out.append(MetricValue(metric="researchbench.directional_accuracy",
+                                   value=rank.get("directional_accuracy"),
+                                   ci=rank.get("directional_accuracy_ci"), n=rank.get("n_tasks")))
         return out
 
 
