@@ -46,10 +46,10 @@ def aiib_run(
         n_ideas=2,
         metrics=["imcq", "i2i", "i2t"],
         bootstrap_resamples=50,
-        max_attempts=2,
     )
     return asyncio.run(
-        arun("aiideabench", config=cfg, options=ExecutionOptions(out=out, limit=limit, progress=False),
+        arun("aiideabench", config=cfg,
+             options=ExecutionOptions(out=out, limit=limit, progress=False, max_attempts=2),
             compare=compare or [],
             generator=ScriptedModel(responder(style), model=generator),
             judge=judge or ScriptedModel(judge_reply, model="scripted/judge"),
@@ -144,8 +144,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
     ideabench_run(out["ideabench_a"], "gen-strong", "last")
     ideabench_run(out["ideabench_b"], "gen-weak", "first")
-    researchbench_run(out["researchbench_a"], "gen-strong", "use a copper catalyst at room temperature.")
-    researchbench_run(out["researchbench_b"], "gen-weak", "heat the mixture gently and stir it well.")
+    # hypotheses of at least 8 words (ResearchBench's minimum): the judge scores 4 / 1
+    strong, weak = "use a copper catalyst at room temperature to couple both reagents.", (
+        "heat the mixture gently and stir it well for an hour.")
+    researchbench_run(out["researchbench_a"], "gen-strong", strong)
+    researchbench_run(out["researchbench_b"], "gen-weak", weak)
     aiib_run(out["aiideabench"])
     from tests.ligbench.test_cli import PLAN
 

@@ -74,6 +74,18 @@ def test_free_text_rating_is_the_final_verdict(rating: int, before: str, after: 
     assert parse_rating(reply, 1, 10) == rating
 
 
+def test_a_number_opening_the_next_line_is_not_a_restated_format() -> None:
+    """Found by the property test above: "To 0 the." on the line after the verdict was read as the
+    range "1 to 0", so the reply had no verdict. Alternatives, ranges and denominators continue the
+    verdict's own line."""
+    assert parse_pairwise_choice("**Analysis**: x\n\nSelection: candidate 1\n\nTo 0 the.") == 1
+    assert parse_pairwise_choice("Selection of research hypothesis candidate: 2\n- 1 point remains") == 2
+    assert parse_rating("Rating: 7\n/ 3 of the aims are met", 1, 10) == 7
+    assert parse_rating("Rating: 7\nOut of 3 aims, two are met.", 1, 10) == 7
+    with pytest.raises(ParseError):  # on the same line it is still a restated format
+        parse_pairwise_choice("Selection: candidate 1 or candidate 2")
+
+
 # ----------------------------------------------------------------------------- 2. off-scale JSON
 
 def off_scale(low: int, high: int) -> st.SearchStrategy[object]:

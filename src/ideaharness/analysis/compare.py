@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ideaharness.analysis.load import RunData, load_run
+from ideaharness.analysis.scores import score_reader
 from ideaharness.errors import UserError
 from ideaharness.metrics.stats import bootstrap_ci
 from ideaharness.runs.inputs import INPUTS_KEY
@@ -44,11 +45,15 @@ PATH_KEYS = {"data": "--data", "corpus": "--corpus", "scholarideas_root": "--sch
 """Path settings compared by the sha256 of the files read, not by where they lay."""
 
 
-def result_settings(config: dict[str, Any]) -> dict[str, Any]:
-    """The settings of a run that change its results: config.json without the system's own keys,
-    with input files compared by content (sha256) rather than by path."""
+def result_settings(config: dict[str, Any], benchmark: str | None = None) -> dict[str, Any]:
+    """The settings of a run that change its results: config.json without the system's own keys
+    and the free settings of ``benchmark`` (default ``config["benchmark"]``; see
+    :attr:`~ideaharness.analysis.scores.ScoreReader.free_settings`), with input files compared by
+    content (sha256) rather than by path."""
     inputs = config.get(INPUTS_KEY) or {}
-    out = {k: v for k, v in config.items() if k not in SYSTEM_KEYS and k != INPUTS_KEY}
+    reader = score_reader(str(benchmark or config.get("benchmark") or ""))
+    free = reader.free_settings if reader else frozenset()
+    out = {k: v for k, v in config.items() if k not in SYSTEM_KEYS | free and k != INPUTS_KEY}
     for key, flag in PATH_KEYS.items():
         if flag in inputs:
             out.pop(key, None)
@@ -58,9 +63,10 @@ def result_settings(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def settings_mismatch(configs: Sequence[dict[str, Any]]) -> list[str]:
-    """Names of the result-changing settings that differ between the configs (sorted)."""
-    settings = [result_settings(c) for c in configs]
+def settings_mismatch(configs: Sequence[dict[str, Any]], benchmark: str | None = None) -> list[str]:
+    """Names of the result-changing settings that differ between the configs (sorted) of runs of
+    ``benchmark`` (default: each config's ``benchmark`` key)."""
+    settings = [result_settings(c, benchmark) for c in configs]
     keys = sorted(set().union(*settings))
     return [k for k in keys if any(s.get(k) != settings[0].get(k) for s in settings[1:])]
 
@@ -131,7 +137,7 @@ def compare_runs(
             f"compare: the runs are of different benchmarks ({', '.join(benchmarks)}); "
             "compare runs of one benchmark"
         )
-    mismatch = settings_mismatch([r.config for r in loaded])
+    mismatch = settings_mismatch([r.config for r in loaded], benchmarks[0])
     if mismatch and not allow_mismatch:
         raise UserError(
             f"compare: the runs differ in settings that change results ({', '.join(mismatch)}); "

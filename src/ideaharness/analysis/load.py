@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ideaharness.analysis.scores import Record, instance_scores, ligbench_system, run_system
+from ideaharness.analysis.scores import Record, instance_scores, record_system, run_system
 from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import UserError
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RESULTS_FILE
@@ -188,7 +188,7 @@ def load_run(path: str | Path) -> RunData:
     records, created, corrupt = read_records(run_dir)
     rows = []
     for (step, inst, key, data), when in zip(records, created, strict=True):
-        owner = ligbench_system(inst)[0] if benchmark == "ligbench" else system
+        owner = record_system(benchmark, inst, system)
         row = judgment_row(
             step, inst, key, data, benchmark=benchmark, run_id=run_id, system=owner, created=when
         )

@@ -1,6 +1,8 @@
 """Per-instance scores of a saved run, one small reader per benchmark.
 
-Each reader takes the run's records, ``results.json`` and ``config.json`` and returns score rows
+A benchmark declares its reader (:class:`ScoreReader`) as ``score_reader`` on its Benchmark class;
+the four built-in ones are in :data:`SCORE_READERS`. Each reader takes the run's records,
+``results.json`` and ``config.json`` and returns score rows
 ``{"system", "instance_id", "pair_key", "metric", "value"}``: the value one instance contributes to
 the benchmark's headline mean, so the mean of a metric's rows equals the number in
 ``results.json`` (tested for every benchmark in ``tests/analysis/test_load.py``). A judgment that
@@ -171,23 +173,134 @@ def ligbench_system(idea_id: str) -> tuple[str, str]:
     return (SCHOLARIDEAS_SYSTEM if owner == "scholarideas" else owner), rest
 
 
-ScoreReader = Callable[[list[Record], dict[str, Any], dict[str, Any], str], list[ScoreRow]]
+ScoreFunction = Callable[[list[Record], dict[str, Any], dict[str, Any], str], list[ScoreRow]]
+"""``(records, results, config, system) -> score rows`` of one run."""
+
+
+class ScoreReader:
+    """How the analysis layer (``load_run``, ``export``, ``compare``, the viewer) reads the saved runs
+    of one benchmark. A benchmark declares its reader as the class attribute ``score_reader`` of its
+    :class:`~ideaharness.runner.protocol.Benchmark` subclass (an instance of a subclass of this),
+    so a new benchmark needs no edit here; without one its runs load with judgments and no scores.
+
+    Attributes:
+        free_settings: ``config.json`` keys that never change a per-instance score (e.g. the runs
+            a run was compared with): ``compare`` ignores them when checking that runs match.
+    """
+
+    free_settings: frozenset[str] = frozenset()
+
+    def scores(
+        self, records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
+    ) -> list[ScoreRow]:
+        """Score rows ``{"system", "instance_id", "pair_key", "metric", "value"}`` of a run: the
+        value each instance contributes to a headline mean (module docstring). A judgment that
+        never parsed contributes no row. Default: none."""
+        return []
+
+    def reported(self, results: dict[str, Any], metric: str, system: str) -> float | None:
+        """The headline value ``results.json`` reports for ``metric`` (a score-row metric name),
+        which the rows of that metric re-aggregate to; None when absent.
+
+        Raises:
+            KeyError: a metric this benchmark does not produce.
+        """
+        raise KeyError(f"no reported value known for metric {metric!r}")
+
+    def record_system(self, instance_id: str, system: str) -> str:
+        """The system a record of ``instance_id`` belongs to in a run of ``system`` (default: the
+        run's one system; a benchmark whose runs hold several systems overrides it)."""
+        return system
+
+
+class _Builtin(ScoreReader):
+    """A reader from a score function and a reported-value function (the four built-ins)."""
+
+    def __init__(
+        self,
+        scores: ScoreFunction,
+        reported: Callable[[dict[str, Any], list[str], str], Any],
+        free_settings: frozenset[str] = frozenset(),
+    ) -> None:
+        self._scores, self._reported, self.free_settings = scores, reported, free_settings
+
+    def scores(
+        self, records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
+    ) -> list[ScoreRow]:
+        return self._scores(records, results, config, system)
+
+    def reported(self, results: dict[str, Any], metric: str, system: str) -> float | None:
+        value = self._reported(results, metric.split("/"), system)
+        return None if value is None else float(value)
+
+
+def _ideabench_reported(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    block = results["scenarios"][parts[1]]
+    return block["insight"][parts[2]]["insight_score"] if parts[0] == "insight" else block[parts[0]]["mean"]
+
+
+def _aiideabench_reported(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    if parts[0] == "novelty":
+        return results["novelty"][f"{parts[1]}/{parts[2]}"]["mean"]
+    if parts[0] == "feasibility":
+        return results["feasibility"]["mean"]
+    return results[parts[0]][parts[1]]["mean"]
+
+
+def _researchbench_reported(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    if parts[0] == "retrieval":
+        return results["retrieval"]["overall"][int(parts[1].removeprefix("round")) - 1]["hit_ratio"]
+    if parts[0] == "composition":
+        return results["composition"]["overall"][parts[1]]["mean_matched_score"]
+    return results["ranking"]["overall"]["rank_score"]
+
+
+def _ligbench_reported(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    return results["systems"][system]["scores"]["/".join(parts)]["mean"]
+
+
+class _LigBenchReader(_Builtin):
+    def record_system(self, instance_id: str, system: str) -> str:
+        return ligbench_system(instance_id)[0]
+
 
 SCORE_READERS: dict[str, ScoreReader] = {
-    "ideabench": ideabench_scores,
-    "aiideabench": aiideabench_scores,
-    "researchbench": researchbench_scores,
-    "ligbench": ligbench_scores,
+    "ideabench": _Builtin(ideabench_scores, _ideabench_reported),
+    "aiideabench": _Builtin(
+        aiideabench_scores, _aiideabench_reported, frozenset({"compare", "scholar_base_url"})
+    ),
+    "researchbench": _Builtin(researchbench_scores, _researchbench_reported),
+    "ligbench": _LigBenchReader(ligbench_scores, _ligbench_reported),
 }
-"""Benchmark name (``config.json`` ``benchmark``) -> its per-instance score reader."""
+"""Readers of the four built-in benchmarks, by name (``config.json`` ``benchmark``): used when the
+benchmark class declares no ``score_reader`` of its own."""
+
+
+def score_reader(benchmark: str) -> ScoreReader | None:
+    """The reader of ``benchmark``: its registered class's ``score_reader``, else the built-in one,
+    else None (an unknown or unregistered benchmark: its judgments still load)."""
+    from ideaharness.errors import UserError
+    from ideaharness.runner.registry import get_benchmark
+
+    try:
+        declared = getattr(get_benchmark(benchmark), "score_reader", None)
+    except UserError:
+        declared = None
+    return declared if declared is not None else SCORE_READERS.get(benchmark)
 
 
 def instance_scores(
     benchmark: str, records: Iterable[Record], results: dict[str, Any], config: dict[str, Any], system: str
 ) -> list[ScoreRow]:
     """Score rows of a run; an unknown benchmark has none (its judgments still load)."""
-    reader = SCORE_READERS.get(benchmark)
-    return reader(list(records), results, config, system) if reader else []
+    reader = score_reader(benchmark)
+    return reader.scores(list(records), results, config, system) if reader else []
+
+
+def record_system(benchmark: str, instance_id: str, system: str) -> str:
+    """The system a record (or failed unit) of ``instance_id`` belongs to in a run of ``system``."""
+    reader = score_reader(benchmark)
+    return reader.record_system(instance_id, system) if reader else system
 
 
 def reported_value(results: dict[str, Any], benchmark: str, metric: str, system: str) -> float | None:
@@ -195,31 +308,9 @@ def reported_value(results: dict[str, Any], benchmark: str, metric: str, system:
     the mean over instances that the rows of that metric re-aggregate to. None when absent.
 
     Raises:
-        KeyError: a metric name this benchmark does not produce.
+        KeyError: a metric name this benchmark does not produce, or a benchmark without a reader.
     """
-    parts = metric.split("/")
-    value: Any
-    if benchmark == "ideabench":
-        block = results["scenarios"][parts[1]]
-        value = (
-            block["insight"][parts[2]]["insight_score"] if parts[0] == "insight" else block[parts[0]]["mean"]
-        )
-    elif benchmark == "aiideabench":
-        if parts[0] == "novelty":
-            value = results["novelty"][f"{parts[1]}/{parts[2]}"]["mean"]
-        elif parts[0] == "feasibility":
-            value = results["feasibility"]["mean"]
-        else:
-            value = results[parts[0]][parts[1]]["mean"]
-    elif benchmark == "researchbench":
-        if parts[0] == "retrieval":
-            value = results["retrieval"]["overall"][int(parts[1].removeprefix("round")) - 1]["hit_ratio"]
-        elif parts[0] == "composition":
-            value = results["composition"]["overall"][parts[1]]["mean_matched_score"]
-        else:
-            value = results["ranking"]["overall"]["rank_score"]
-    elif benchmark == "ligbench":
-        value = results["systems"][system]["scores"][metric]["mean"]
-    else:
+    reader = score_reader(benchmark)
+    if reader is None:
         raise KeyError(f"no reported values known for benchmark {benchmark!r}")
-    return None if value is None else float(value)
+    return reader.reported(results, metric, system)

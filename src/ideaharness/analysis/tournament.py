@@ -33,8 +33,14 @@ from typing import Any
 
 from ideaharness.analysis.compare import settings_mismatch
 from ideaharness.benchmarks.aiideabench import judges as J
-from ideaharness.benchmarks.aiideabench.competition import _separation_note, load_run_ideas, verdict
+from ideaharness.benchmarks.aiideabench.competition import (
+    _separation_note,
+    compete_text,
+    load_run_ideas,
+    verdict,
+)
 from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
+from ideaharness.data.aiideabench import needs_decomposition
 from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import UserError
 from ideaharness.llm.judge import prompt_hash
@@ -42,6 +48,7 @@ from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.tournament import Battle, Outcome, bradley_terry_topic_bootstrap, swiss_tournament
 from ideaharness.runner.models import build_model
 from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runner.registry import get_benchmark
 from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RunStore
@@ -50,8 +57,10 @@ from ideaharness.seeding import derive_seed
 
 STEP = "compete"
 TOURNAMENT_BENCHMARK = "aiideabench-tournament"
-JUDGE_SETTINGS = ("judge_temperature", "judge_max_tokens", "seed", "max_attempts", "max_prompt_tokens")
-"""Settings of a run that shape its competition judgments: records are reused only when equal."""
+JUDGE_SETTINGS = ("judge_temperature", "judge_max_tokens", "seed", "max_prompt_tokens")
+"""Config settings of a run that shape its competition judgments: records are reused only when
+equal. (Tries per judgment, ``--max-attempts``, is an execution option: it changes how often an
+unparsable reply is re-asked, never a recorded verdict.)"""
 
 
 def default_tournament_dir(first_run: Path, judge: str) -> Path:
@@ -87,6 +96,30 @@ def _recorded_judgments(
     return out
 
 
+def _decomposed_topics(run_dirs: Sequence[Path], names: Sequence[str]) -> dict[str, str]:
+    """instance id -> the anonymised topic of its parsed decomposition in the runs' records, taken
+    from the runs in the order of their system names (so the systems' order does not matter)."""
+    topics: dict[str, str] = {}
+    for _, run_dir in sorted(zip(names, run_dirs, strict=True)):
+        for _, rec in scan_jsonl(run_dir / RECORDS_DIR / "decompose.jsonl").rows:
+            try:
+                judgment = rec["data"]["judgment"]
+                if judgment["parse_ok"]:
+                    topics.setdefault(str(rec["instance_id"]), str(judgment["parsed"]["topic"]))
+            except (TypeError, KeyError):
+                continue  # a damaged line: that decomposition missing
+    return topics
+
+
+def judge_topic(inst: Instance, decomposed: dict[str, str]) -> str:
+    """The topic the competition judge sees, as in the runs
+    (:func:`ideaharness.benchmarks.aiideabench.blinding.judge_topic`): for data decomposed by the
+    judge, the decomposition's anonymised topic; else (or when no run decomposed it) the dataset's."""
+    if needs_decomposition(inst) and inst.id in decomposed:
+        return decomposed[inst.id]
+    return inst.topic or inst.research_question or ""
+
+
 class _Tournament:
     """The round robin over one tournament directory: judgments looked up, reused or asked."""
 
@@ -97,8 +130,10 @@ class _Tournament:
         judge: ChatModel,
         cfg: AIIdeaBenchConfig,
         recorded: dict[tuple[str, str], tuple[dict[str, Any], Path]],
+        topics: dict[str, str],
     ) -> None:
         self.store, self.steps, self.judge, self.cfg, self.recorded = store, steps, judge, cfg, recorded
+        self.topics = topics
         self.counts = {
             "judgments": 0,
             "judged_now": 0,
@@ -118,7 +153,9 @@ class _Tournament:
 
         try:
             messages = self.steps.fit(
-                J.compete_messages(inst.topic or "", picked[first].text, picked[second].text)
+                J.compete_messages(
+                    judge_topic(inst, self.topics), compete_text(picked[first]), compete_text(picked[second])
+                )
             )
         except ContextLengthError as exc:  # listed as failed, like any unit that cannot be asked
             self.steps.fail(STEP, inst.id, f"{first}|{second}", exc)
@@ -229,7 +266,7 @@ async def run_tournament_async(
     if len(systems) < 2:
         raise UserError("compare --judge: give AI Idea Bench runs of at least 2 systems")
     configs = [_read_config(d) for d in run_dirs]
-    mismatch = settings_mismatch(configs)
+    mismatch = settings_mismatch(configs, "aiideabench")
     if mismatch and not allow_mismatch:
         raise UserError(
             f"compare: the runs differ in settings that change results ({', '.join(mismatch)}); "
@@ -244,9 +281,7 @@ async def run_tournament_async(
         )
     judge = judge or cfg.judge
     options = options or ExecutionOptions(progress=False)
-    from ideaharness.benchmarks.aiideabench.run import load_aiideabench_instances
-
-    instances = load_aiideabench_instances(cfg)
+    instances = get_benchmark("aiideabench")(cfg).load()
     topics = [i for i in instances if all(s.get(i.id) for s in systems.values())]
     if not topics:
         raise UserError(f"compare --judge: no topic of --data {cfg.data} has ideas from every system")
@@ -268,9 +303,10 @@ async def run_tournament_async(
     with RunStore(folder, identity, force=options.force) as store:
         store.track_usage({"judge": judge_model})
         steps = StepRunner(
-            store, max_attempts=cfg.max_attempts, progress=False, max_prompt_tokens=cfg.max_prompt_tokens
+            store, max_attempts=options.max_attempts, progress=False, max_prompt_tokens=cfg.max_prompt_tokens
         )
-        game = _Tournament(store, steps, judge_model, cfg, recorded)
+        decomposed = _decomposed_topics(run_dirs, list(systems))
+        game = _Tournament(store, steps, judge_model, cfg, recorded, decomposed)
         results = await _play(game, systems, topics, n_resamples, confidence)
         results.update(
             run_dirs=names,

@@ -160,10 +160,13 @@ def _in_range(value: float, low: float, high: float, integer: bool, what: str = 
 
 NUMBER = r"-?\d+(?:\.\d+)?"
 # after a value: another value offered as an alternative or a range = a restated answer format
+# an alternative, range or denominator continues the verdict's own line (``[^\S\n]``: spaces, no
+# line break), so a next line opening with "To 0 ..." or "- 2 ..." is prose, not a restated format
 _ALTERNATIVE = re.compile(
-    r"\s*\**\s*(?:\bor\b|\bto\b|[-–—/]|,\s*or\b)\s*\**\s*(?:candidate|hypothesis|option)?\s*#?\s*-?\d", re.I
+    r"[^\S\n]*\**[^\S\n]*(?:\bor\b|\bto\b|[-–—/]|,[^\S\n]*or\b)[^\S\n]*\**[^\S\n]*"
+    r"(?:candidate|hypothesis|option)?[^\S\n]*#?[^\S\n]*-?\d", re.I
 )
-_OUT_OF_TAIL = re.compile(r"\s*(?:/|\bout\s+of\b)\s*(\d+(?:\.\d+)?)", re.I)
+_OUT_OF_TAIL = re.compile(r"[^\S\n]*(?:/|\bout[^\S\n]+of\b)[^\S\n]*(\d+(?:\.\d+)?)", re.I)
 # what may stand between two verdicts of the same (final) answer section
 _FILLER = re.compile(r"(?:[\s*_#>`|.,;:!?()\[\]{}\"'“”‘’-]|\b(?:or|and|then|also)\b)*", re.I)
 

@@ -117,11 +117,9 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
     failed: dict[str, list[dict[str, Any]]] = {}
     for run in items:
         for unit in run.failed_units:
-            owner = run.system
-            if run.benchmark == "ligbench":
-                from ideaharness.analysis.scores import ligbench_system
+            from ideaharness.analysis.scores import record_system
 
-                owner = ligbench_system(str(unit.get("instance_id")))[0]
+            owner = record_system(run.benchmark, str(unit.get("instance_id")), run.system)
             failed.setdefault(_key(owner, unit.get("instance_id")), []).append(
                 {k: unit.get(k) for k in ("step", "key", "status", "error")}
             )

@@ -13,7 +13,8 @@ with :func:`~ideaharness.runner.registry.register_benchmark`. It declares:
   (``await ctx.steps.run_phases(items, [(name, coroutine), ...])``);
 * :meth:`aggregate`: records -> the benchmark's results dict;
 * :meth:`tables`, :meth:`figures`, :meth:`sections`, :meth:`notes`: console and report;
-* :meth:`headline`: the registered metrics (:class:`MetricSpec`) with their values.
+* :meth:`headline`: the registered metrics (:class:`MetricSpec`) with their values;
+* ``score_reader``: how the analysis layer reads its saved runs (per-instance scores).
 
 The runner (:mod:`ideaharness.runner.run`) owns everything else: selection, models, the run
 directory, progress, resume, exit statuses, the common blocks of ``results.json`` and the report.
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +35,9 @@ from ideaharness.report.html import Section, Table
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
 from ideaharness.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from ideaharness.analysis.scores import ScoreReader
 
 
 class BenchmarkConfig(BaseModel):
@@ -152,6 +156,10 @@ class Benchmark:
     item_noun: ClassVar[str] = "instances"
     enrichers: ClassVar[tuple[Enricher, ...]] = ()
     """Benchmark-specific result enrichers, run after the global ones."""
+    score_reader: ClassVar[ScoreReader | None] = None
+    """How ``load_run``/``export``/``compare`` and the report viewer read this benchmark's saved runs
+    (per-instance scores that re-aggregate to its headline numbers); None: the built-in reader of
+    that name, if any (:data:`ideaharness.analysis.scores.SCORE_READERS`), else no scores."""
 
     def __init__(self, config: Any, **extras: Any) -> None:
         self.config = config
