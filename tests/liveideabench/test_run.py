@@ -154,3 +154,25 @@ def test_real_model_two_keywords(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         value = results["scores"][name]["value"]
         assert value is None or 1 <= value <= 10
     assert results["status"] == "complete"
+
+
+def test_per_keyword_scores_reaggregate_to_results(tmp_path: Path) -> None:
+    """``load_run`` reads LiveIdeaBench through the reader the benchmark declares (no edit to
+    analysis/): the keyword rows of each dimension average to the headline of results.json."""
+    from ideaharness.analysis.scores import score_reader
+
+    judges = {f"judge:scripted/j{i}": ScriptedModel(critic(f'{{"originality": {6 + i}, "feasibility": 5, '
+                                                             f'"clarity": {4 + i}}}'), model=f"scripted/j{i}")
+              for i in range(2)}
+    ideaharness.run(
+        "liveideabench", generator="scripted/gen", judge=["scripted/j0", "scripted/j1"],
+        keyword=KEYWORDS, judges_per_idea=1, fluency_judges=1, out=tmp_path / "run", progress=False,
+        models={"generator": ScriptedModel(generator, model="scripted/gen"), **judges},
+        bootstrap_resamples=20)
+    data = ideaharness.load_run(tmp_path / "run")
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    reader = score_reader("liveideabench")
+    assert set(data.scores["metric"]) == {"originality", "feasibility", "clarity", "fluency"}
+    assert set(data.scores["instance_id"]) == set(KEYWORDS)
+    for metric, group in data.scores.groupby("metric"):
+        assert group["value"].mean() == pytest.approx(reader.reported(results, metric, "scripted/gen"))

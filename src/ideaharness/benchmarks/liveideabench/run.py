@@ -11,6 +11,7 @@ from ideaharness.benchmarks.liveideabench.config import BENCHMARK_VERSION, LiveI
 from ideaharness.benchmarks.liveideabench.keywords import Keyword, select_keywords
 from ideaharness.benchmarks.liveideabench.parsers import parse_critique, parse_fluency, parse_idea
 from ideaharness.benchmarks.liveideabench.report import example_sections, result_notes, results_tables
+from ideaharness.benchmarks.liveideabench.scores import LiveIdeaBenchScores
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
@@ -48,6 +49,7 @@ class LiveIdeaBench(Benchmark):
     summary = ("Run LiveIdeaBench: ideas from single keywords, scored by a judge panel on originality, "
                "feasibility, clarity, fluency and flexibility.")
     config_class = LiveIdeaBenchConfig
+    score_reader = LiveIdeaBenchScores()
     item_noun = "keywords"
 
     config: LiveIdeaBenchConfig
