@@ -197,11 +197,12 @@ def test_cli_against_openai_compatible_server_with_429_and_500(
         first_requests = len(server.requests)
         main(args)
         assert len(server.requests) == first_requests
-    # 2 instances x (generate + target rewrite + overlap + 2 rankings) = 10 units, plus 2 failed attempts
-    assert first_requests == 10 + 2
+    # 2 instances x (generate + target rewrite + overlap + 2 rankings) = 10 units, one consistency
+    # re-ask of a ranking (--consistency-sample 0.1 re-asks at least one), plus 2 failed attempts
+    assert first_requests == 10 + 1 + 2
     keys = [(json.loads(line)["step"], json.loads(line)["instance_id"], json.loads(line)["key"])
             for part in (out / "records").glob("*.jsonl") for line in part.read_text().splitlines()]
-    assert len(keys) == len(set(keys)) == 2 * 6  # similarity is recorded too, once per instance
+    assert len(keys) == len(set(keys)) == 2 * 6 + 1  # similarity is recorded too, once per instance
     results = json.loads((out / "results.json").read_text())
     assert results["scenarios"]["low"]["insight"]["novelty"]["m"] == 2
     assert "OPENAI_API_KEY" not in (out / "config.json").read_text()

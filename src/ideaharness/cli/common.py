@@ -54,7 +54,7 @@ def demo_command(
     from ideaharness.api import run
     from ideaharness.benchmarks.ideabench import results_tables
     from ideaharness.errors import Terminated
-    from ideaharness.report.console import print_tables
+    from ideaharness.report.console import print_reliability, print_tables
     from ideaharness.runner.run import finish_run
 
     try:
@@ -62,6 +62,7 @@ def demo_command(
     except Terminated as exc:  # click would turn it into Ctrl-C's 130
         raise typer.Exit(exc.exit_code) from None
     print_tables(results_tables(results))
+    print_reliability(results)
     stats = results.get("llm_stats_this_process", {}).get("generator") or {}
     typer.echo(
         f"model calls this run: {stats.get('calls', '?')} (cache hits: {stats.get('cache_hits', '?')})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table as RichTable
@@ -26,3 +27,23 @@ def print_tables(tables: Sequence[Table], console: Console | None = None) -> Non
         console.print(rich_table)
         if table.note:
             console.print(Text(table.note, style="dim"))
+
+
+def print_reliability(results: dict[str, Any], console: Console | None = None) -> None:
+    """Print the run's "Judge reliability" table, then each degenerate-judge warning in yellow
+    (``"⚠ …"``); nothing when ``results`` has no reliability block."""
+    from ideaharness.runner.reliability import reliability_table, reliability_warning_lines
+
+    table = reliability_table(results)
+    if table is None:
+        return
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=200)
+    print_tables([table.model_copy(update={"note": None})], console)
+    for line in reliability_warning_lines(results):
+        console.print(Text(line, style="yellow"))
+    ceiling = (results.get("reliability") or {}).get("human_ceiling")
+    if ceiling and ceiling.get("r") is not None:
+        console.print(Text(f"human ceiling (Si et al. 2024): human–human r {ceiling['r']:.2f}", style="dim"))

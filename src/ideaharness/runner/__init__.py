@@ -6,6 +6,7 @@
 * :func:`arun_benchmark` (:mod:`.run`): the runner; :class:`StepRunner` (:mod:`.steps`): recorded steps.
 """
 
+from ideaharness.runner import reliability as _reliability  # noqa: F401, I001  (registers the enricher)
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import (
     Benchmark,

@@ -52,6 +52,10 @@ class ExecutionOptions(BaseModel):
     force: bool = Field(False, description="If --out holds a run with other settings or changed input "
                         "files, move it to --out/superseded/ and start anew (default: refuse).")
     progress: bool = Field(True, description="Show progress bars.")
+    consistency_sample: float = Field(0.1, ge=0.0, le=1.0, description="Share F of ranking/choice "
+                                      "judgments re-asked with positions permuted (seeded) to measure "
+                                      "the judge's position consistency; 0 disables. Re-asks are "
+                                      "cached and counted, never scored.")
 
     @model_validator(mode="before")
     @classmethod

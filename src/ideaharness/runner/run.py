@@ -237,6 +237,11 @@ def write_run_report(bench: Benchmark, ctx: RunContext, items: Sequence[Any], re
     tables = [*bench.tables(results)]
     if results.get("metrics"):
         tables.append(metrics_table(results))
+    from ideaharness.runner.reliability import reliability_table
+
+    reliability = reliability_table(results)
+    if reliability is not None:
+        tables.append(reliability)
     tables.append(usage_table(results, ctx.models))
     return write_report(
         ctx.out / "report.html", title=bench.title or bench.name, config=results["settings"],

@@ -3,6 +3,7 @@ rankings, each recorded in the run directory (see the package docstring for the 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -28,12 +29,20 @@ from ideaharness.benchmarks.ideabench.report import example_sections, rank_figur
 from ideaharness.data.registry import data_files, load_instances
 from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
+from ideaharness.metrics.reliability.sampling import (
+    balanced_positions,
+    order_with_target_at,
+    permute,
+    reask_key,
+    reask_permutation,
+)
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
 from ideaharness.prompts import CHARS_PER_TOKEN, render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
+from ideaharness.runner.reliability import reask_units
 from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
 
@@ -288,23 +297,40 @@ class IdeaBench(Benchmark):
             extra={"idea_id": best.id, "compared_with": kind},
         )
 
-    async def rank(self, inst: Instance, scenario: Scenario, indicator: Indicator) -> None:
+    def rank_order(self, inst: Instance, scenario: Scenario, indicator: Indicator, k: int) -> list[int]:
+        """Shown order of the k ranked items (index 0 = the target): published order under
+        ``--parity``; else the target at its counterbalanced position (each of the k positions
+        equally often across the run's instances, seeded) and the ideas in seeded random order."""
+        if self.config.parity:
+            return list(range(k))
+        if k not in self._balanced:
+            self._balanced[k] = balanced_positions(self._instance_ids, k, self.config.seed)
+        position = self._balanced[k].get(inst.id)
+        if position is None:  # an instance outside this run's selection (not expected)
+            rng = rng_for(self.config.seed, inst.id, scenario, "rank", indicator.name)
+            return rng.permutation(k).tolist()
+        return order_with_target_at(k, 0, position, seed=self.config.seed,
+                                    unit=f"{inst.id}|{scenario}|{indicator.name}")
+
+    def rank_items(self, inst: Instance, scenario: Scenario) -> list[tuple[str, str]] | None:
+        """``(item id, text)`` of the ranked items, target first; None when nothing can be ranked."""
         ideas = self.ideas(inst, scenario)
         target = shown_target(self, inst, scenario)  # rewritten into the ideas' form unless parity
         if not ideas or not target:
+            return None
+        return [("target", target)] + [(idea.id, idea.text) for idea in ideas]
+
+    async def rank(self, inst: Instance, scenario: Scenario, indicator: Indicator) -> None:
+        items = self.rank_items(inst, scenario)
+        if items is None:
             return
-        items = [("target", target)] + [(idea.id, idea.text) for idea in ideas]
-        if self.config.parity:
-            order = list(range(len(items)))
-        else:
-            order = (
-                rng_for(self.config.seed, inst.id, scenario, "rank", indicator.name)
-                .permutation(len(items))
-                .tolist()
-            )
-        labels = idea_labels(len(items))
-        shown = [items[i] for i in order]
-        target_label = labels[order.index(0)]
+        order = self.rank_order(inst, scenario, indicator, len(items))
+        await self.ask_rank(inst, scenario, indicator, [items[i] for i in order], "")
+
+    async def ask_rank(self, inst: Instance, scenario: Scenario, indicator: Indicator,
+                       shown: list[tuple[str, str]], key: str) -> None:
+        labels = idea_labels(len(shown))
+        target_label = labels[[item_id for item_id, _ in shown].index("target")]
         messages = render(
             "ideabench_rank",
             domain=inst.domain or "scientific",
@@ -316,22 +342,45 @@ class IdeaBench(Benchmark):
         await self.steps.judge_step(
             f"rank/{scenario}/{indicator.name}",
             inst.id,
-            "",
+            key,
             self.judge,
             messages,
             lambda t: parse_ranking(t, labels),
             temperature=self.config.judge_temperature,
-            max_tokens=120 + 40 * len(items),
+            max_tokens=120 + 40 * len(shown),
             seed=self.config.seed,
             json_schema=ranking_schema(labels),
             positions=[item_id for item_id, _ in shown],
             extra={"labels": labels, "target_label": target_label},
         )
 
+    async def reask_ranks(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
+        """``--consistency-sample``: re-ask the chosen Insight rankings with the items in a seeded
+        derangement of their recorded order (recorded under ``reask_key``; never scored)."""
+        by_id = {inst.id: inst for inst in instances}
+        steps = {f"rank/{s}/{ind.name}": (s, ind)
+                 for s in self.config.scenarios for ind in self.config.indicators}
+        chosen = reask_units(ctx, steps, by_id)
+
+        async def one(unit: tuple[str, str, str, dict[str, Any]]) -> None:
+            step, iid, key, data = unit
+            scenario, indicator = steps[step]
+            texts = dict(self.rank_items(by_id[iid], scenario) or [])
+            shown_ids = data["judgment"]["positions"]
+            if set(texts) != set(shown_ids):  # the items changed since (not expected): skip
+                return
+            perm = reask_permutation(len(shown_ids), seed=self.config.seed, unit=f"{step}|{iid}|{key}")
+            shown = [(item_id, texts[item_id]) for item_id in permute(shown_ids, perm)]
+            await self.ask_rank(by_id[iid], scenario, indicator, shown, reask_key(key))
+
+        await asyncio.gather(*(one(unit) for unit in chosen))
+
     # -- orchestration -------------------------------------------------------
     async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
         """Target ideas and generation, BERTScore in batches, then overlap and rankings."""
         cfg = self.config
+        self._instance_ids = [inst.id for inst in instances]
+        self._balanced: dict[int, dict[str, int]] = {}
         phases: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [("target ideas", self.target_idea)]
         for scenario in cfg.scenarios:
             phases.append((f"generate ({scenario})", lambda i, s=scenario: self.generate(i, s)))
@@ -351,6 +400,7 @@ class IdeaBench(Benchmark):
                     (f"rank {ind.name} ({scenario})", lambda i, s=scenario, q=ind: self.rank(i, s, q))
                 )
         await self.steps.run_phases(instances, later)
+        await self.reask_ranks(ctx, instances)
 
     def aggregate(self, ctx: RunContext, instances: Sequence[Instance]) -> dict[str, Any]:
         """Per scenario: similarity, overlap and Insight Score per indicator with bootstrap 95%
