@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ideaharness.benchmarks._common import StepRunner
-
 from ideaharness.llm.parsing import extract_json_object
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 from ideaharness.schema import Instance, Paper
 
 REPLY = '{"rating": 7, "explanation": "Both study the same catalyst under different conditions."}'

@@ -32,13 +32,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _unit import REPLY, STEP, overlap_unit, parse_overlap, served  # noqa: E402
-from ideaharness.benchmarks._common import StepRunner  # noqa: E402
 from orchestration import measure  # noqa: E402
 
 from ideaharness.llm import get_llm  # noqa: E402
 from ideaharness.llm.cache import ResponseCache, request_key  # noqa: E402
 from ideaharness.llm.types import ChatRequest  # noqa: E402
 from ideaharness.prompts import render  # noqa: E402
+from ideaharness.runner.steps import StepRunner  # noqa: E402
 from ideaharness.runs.store import RunStore  # noqa: E402
 from ideaharness.runs.stream import run_bounded  # noqa: E402
 from ideaharness.schema import Instance, Paper  # noqa: E402

@@ -58,10 +58,10 @@ async def run_store_only(data: Path, out: Path, concurrency: int) -> dict[str, f
 
 async def run_child(data: Path, out: Path, base_url: str, concurrency: int) -> dict[str, float]:
     from _unit import STEP, overlap_unit
-    from ideaharness.benchmarks._common import StepRunner
 
     from ideaharness.data.registry import iter_instances_jsonl
     from ideaharness.llm import get_llm
+    from ideaharness.runner.steps import StepRunner
     from ideaharness.runs.store import RunStore
     from ideaharness.runs.stream import run_phases_streaming
 

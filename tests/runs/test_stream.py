@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ideaharness.benchmarks._common import StepRunner
 
 from ideaharness.data.registry import iter_instances_jsonl, write_instances_jsonl
 from ideaharness.errors import DataError
@@ -19,6 +18,7 @@ from ideaharness.llm import get_llm
 from ideaharness.llm.parsing import extract_json_object
 from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.prompts import render
+from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
 from ideaharness.runs.stream import run_bounded, run_phases_streaming
 from ideaharness.schema import Instance, Paper
