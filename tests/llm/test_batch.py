@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
 import openai
@@ -18,10 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ideaharness import arun
+from ideaharness.api import available_benchmarks
 from ideaharness.benchmarks.ideabench.config import IdeaBenchConfig
-from ideaharness.benchmarks.ideabench.run import IdeaBench
+from ideaharness.benchmarks.researchbench import ResearchBenchConfig
 from ideaharness.cli import main
-from ideaharness.data.registry import load_instances
 from ideaharness.llm import get_llm
 from ideaharness.llm.batch import (
     BatchableModel,
@@ -36,6 +36,7 @@ from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
 from tests.ideabench.conftest import ideabench_responder
+from tests.researchbench.test_rb_run import RELEASE as RB_RELEASE
 
 FAST = BatchSettings(poll_interval_s=0.01)
 SECRET = "sk-test-batch-SECRET-0123456789"
@@ -51,45 +52,89 @@ def _ideabench_server(**kw) -> OpenAICompatServer:
     return OpenAICompatServer(lambda body: respond(body["messages"]), **kw)
 
 
-async def _ideabench(out: Path, model, batch: BatchSettings | None) -> tuple[dict, IdeaBench]:
-    config = IdeaBenchConfig(generator="openai/fake", judge="openai/fake")
-    options = ExecutionOptions(out=out, progress=False)
-    instances = load_instances(config.data)[:2]
-    bench = IdeaBench(config, options, model, model)
-    if batch is not None:  # the hook the runner's --batch adds
-        bench.steps.run_phases = partial(run_phases_batched, bench.steps.run_phases, run_dir=out,
-                                         settings=batch, progress=False)
-    with bench.store:
-        await bench.execute(instances)
-        results = bench.aggregate(instances)
-    return results, bench
+VOLATILE = {"settings", "llm_stats", "llm_stats_this_process", "llm_stats_processes", "cost_usd", "batch"}
+"""Result blocks that depend on how a run executed (options, counters), not on what it measured."""
+
+
+def _measured(results: dict) -> dict:
+    return {k: v for k, v in results.items() if k not in VOLATILE}
+
+
+def _rb_responder():
+    from tests.researchbench.test_rb_run import scripted
+
+    return scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")._responder
+
+
+RUNS = {  # benchmark -> (config, responder of its replies), over the registry's benchmarks
+    "ideabench": (lambda: IdeaBenchConfig(generator="openai/fake", judge="openai/fake",
+                                          indicators=["novelty"]), ideabench_responder),
+    "researchbench": (lambda: ResearchBenchConfig(data=str(RB_RELEASE), generator="openai/fake",
+                                                  judge="openai/fake", n_mutations=1, n_refine=1),
+                      _rb_responder),
+}
+
+
+def _server_for(name: str, **kw) -> OpenAICompatServer:
+    respond = RUNS[name][1]()
+    return OpenAICompatServer(lambda body: respond(body["messages"]), **kw)
+
+
+def _run(name: str, server: OpenAICompatServer, out: Path, cache: Path, *, batch: bool) -> dict:
+    options = ExecutionOptions(out=out, progress=False, base_url=server.base_url, cache_path=cache,
+                               limit=2, batch=batch, batch_poll=0.01)
+    return asyncio.run(arun(name, config=RUNS[name][0](), options=options))
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_a_batch_run_of_each_benchmark_makes_no_synchronous_call_and_measures_the_same(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert set(RUNS) <= set(available_benchmarks())
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with _server_for(name) as sync_server:
+        plain = _run(name, sync_server, tmp_path / "sync", tmp_path / "c1.sqlite", batch=False)
+        assert sync_server.requests and not sync_server.batches
+    with _server_for(name) as server:
+        results = _run(name, server, tmp_path / "batch", tmp_path / "c2.sqlite", batch=True)
+        assert server.requests == []  # every answer came through batches, none synchronously
+        assert server.batches and all(b["status"] == "completed" for b in server.batches.values())
+        assert results["status"] == plain["status"] == "complete"
+        assert _measured(results) == _measured(plain)
+        answered = sum(b["request_counts"]["completed"] for b in server.batches.values())
+        assert results["batch"]["imported"] == results["batch"]["submitted"] == answered
+        saved = json.loads((tmp_path / "batch" / "results.json").read_text())
+        assert saved["batch"]["submitted"] == answered and saved["settings"]["execution"]["batch"] is True
+        # a re-run submits nothing and calls nobody: everything is recorded or cached
+        n_batches = len(server.batches)
+        again = _run(name, server, tmp_path / "batch", tmp_path / "c2.sqlite", batch=True)
+        assert len(server.batches) == n_batches and server.requests == []
+        assert _measured(again) == _measured(plain) and again["batch"]["submitted"] == 0
+    for path in [*(tmp_path / "batch").rglob("*"), tmp_path / "c2.sqlite"]:
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET.encode() not in b"".join(server.files.values())
 
 
 def test_ideabench_round_trip_through_the_batch_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    with _ideabench_server() as sync_server:
-        plain, _ = asyncio.run(_ideabench(tmp_path / "sync", _llm(sync_server, tmp_path / "c1.sqlite"), None))
     with _ideabench_server() as server:
-        model = _llm(server, tmp_path / "c2.sqlite")
-        results, bench = asyncio.run(_ideabench(tmp_path / "batch", model, FAST))
-        assert server.requests == []  # every answer came through batches, none synchronously
-        # one batch per LLM phase: generation, overlap, two rankings (the data has target ideas)
-        assert len(server.batches) == 4
-        assert all(b["status"] == "completed" for b in server.batches.values())
-        assert results["scenarios"] == plain["scenarios"]
-        assert results["status"] == "complete"
-        assert model.stats.calls == sum(b["request_counts"]["completed"] for b in server.batches.values())
-        # a re-run submits nothing and calls nobody: everything is recorded or cached
-        again, _ = asyncio.run(_ideabench(tmp_path / "batch", model, FAST))
-        assert len(server.batches) == 4 and server.requests == []
-        assert again["scenarios"] == plain["scenarios"]
-    uploaded = b"".join(server.files.values())
-    for path in [*(tmp_path / "batch").rglob("*"), tmp_path / "c2.sqlite"]:
-        if path.is_file():
-            assert SECRET.encode() not in path.read_bytes(), path
-    assert SECRET.encode() not in uploaded
+        options = ExecutionOptions(out=tmp_path / "batch", progress=False, base_url=server.base_url,
+                                   cache_path=tmp_path / "c.sqlite", limit=2, batch=True, batch_poll=0.01)
+        config = IdeaBenchConfig(generator="openai/fake", judge="openai/fake")
+        results = asyncio.run(arun("ideabench", config=config, options=options))
+        assert server.requests == [] and results["status"] == "complete"
+        # one batch per LLM phase that asks anything (the data has target ideas: none extracted)
+        phases = [p["phase"] for p in results["batch"]["phases"] if p["submitted"]]
+        assert len(server.batches) == len(phases), phases
+        assert model_calls(results) == results["batch"]["imported"]
     state = load_state(tmp_path / "batch", "generate (low)")
     assert state.jobs[0].imported and state.jobs[0].succeeded == 2
+
+
+def model_calls(results: dict) -> int:
+    """Provider calls over every role's distinct client (roles sharing a client count once)."""
+    return max(stats["calls"] for stats in results["llm_stats"].values() if stats)
 
 
 def _chat_phase(model):

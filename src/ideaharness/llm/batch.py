@@ -58,10 +58,13 @@ from ideaharness.llm.client import LLM, LLMStats
 from ideaharness.llm.openai_provider import OpenAIProvider
 from ideaharness.llm.types import ChatRequest, Completion, Message
 from ideaharness.redaction import redact
+from ideaharness.runs.stream import run_bounded
 
 T = TypeVar("T")
 
 FINAL_STATES = frozenset({"completed", "failed", "expired", "cancelled"})
+COLLECT_IN_FLIGHT = 256
+"""Items of a collecting pass in flight at once (cache lookups; streamed, never one task per item)."""
 API_RETRIES = 3
 """Retries of one Files/Batches API call (the SDK's own backoff on 408/429/5xx/connection errors)."""
 
@@ -219,7 +222,7 @@ async def collect_pending(
             except Deferred:
                 pass
 
-        await asyncio.gather(*(one(item) for item in items))
+        await run_bounded(items, one, max_in_flight=COLLECT_IN_FLIGHT)
     finally:
         _COLLECTOR.reset(token)
     return collector.pending, collector.clients

@@ -8,7 +8,7 @@ None of them changes results, so none blocks a resume; all are recorded under ``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -56,6 +56,15 @@ class ExecutionOptions(BaseModel):
                                       "judgments re-asked with positions permuted (seeded) to measure "
                                       "the judge's position consistency; 0 disables. Re-asks are "
                                       "cached and counted, never scored.")
+    batch: bool = Field(False, description="Send each phase's uncached requests of openai/ models "
+                        "through the OpenAI Batch API (about half price; answers within 24 h); the batch "
+                        "ids are kept in the run directory, so re-running re-attaches (docs/scale.md).")
+    batch_poll: float = Field(30.0, gt=0, description="Seconds between two checks of a running batch "
+                              "(--batch).")
+    runner: Literal["local", "ray"] = Field("local", description="Where instances run: this process, or "
+                                            "a Ray cluster (pip install 'ideaharness[ray]').")
+    ray_address: str | None = Field(None, description="Ray cluster address for --runner ray "
+                                    "(ray://host:10001, auto); default a local Ray instance.")
 
     @model_validator(mode="before")
     @classmethod
@@ -84,6 +93,11 @@ class ExecutionOptions(BaseModel):
             index, count = self.shard
             if count < 1 or not 0 <= index < count:
                 raise UserError(f"--shard {index}/{count}: need 0 <= i < N")
+        if self.ray_address is not None and self.runner != "ray":
+            raise UserError("--ray-address applies to --runner ray only")
+        if self.batch and self.runner == "ray":
+            raise UserError("--batch and --runner ray do not combine: a batch already runs on the "
+                            "provider's machines")
         if self.price is not None and min(self.price) < 0:
             raise UserError(f"--price {self.price[0]:g},{self.price[1]:g}: prices cannot be negative")
         return self

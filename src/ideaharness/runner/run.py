@@ -25,6 +25,7 @@ from ideaharness.errors import PartialRunError, Terminated, UserError
 from ideaharness.redaction import redact
 from ideaharness.report.html import Table, write_report
 from ideaharness.runner.arguments import RunArguments
+from ideaharness.runner.executors import install_executor
 from ideaharness.runner.models import build_models
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, RunContext
@@ -98,13 +99,16 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
         raise UserError(f"{bench_cls.name}: no {bench_cls.item_noun} to run (data has {len(available)}; "
                         f"--shard {_shard_text(args.options)}, --limit {args.options.limit})")
     roles = bench.model_roles()
-    models = build_models(roles, args.options, {r: m for r, m in args.models.items() if r in roles})
+    given = {r: m for r, m in args.models.items() if r in roles}
+    models = build_models(roles, args.options, given)
     out = args.options.out or default_out(bench_cls.name)
     store = RunStore(out, args.config.model_dump(mode="json"), identity_keys=bench.identity_keys(),
                      inputs=bench.input_files(), force=args.options.force)
     store.track_usage(models)
     steps = StepRunner(store, max_attempts=args.options.max_attempts, progress=args.options.progress,
-                       max_prompt_tokens=getattr(args.config, "max_prompt_tokens", None))
+                       max_prompt_tokens=getattr(args.config, "max_prompt_tokens", None),
+                       max_in_flight=2 * args.options.max_concurrency)
+    models = install_executor(steps, args.options, models, roles, Path(out), given=list(given))
     ctx = RunContext(config=args.config, options=args.options, store=store, steps=steps, models=models,
                      extras=args.extras, out=Path(out))
     ended = "complete"
@@ -137,6 +141,7 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
     aborted = ended != "complete"
     results: dict[str, Any] = {}
     try:
+        await ctx.store.drain()  # records of units cancelled mid-write are on disk: index them too
         results = bench.aggregate(ctx, items)
         results.update(common_blocks(bench, ctx, items, available, results, ended))
         for enrich in [*enrichers(), *bench.enrichers]:
@@ -172,7 +177,7 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
     notes = ctx.steps.notes() + bench.notes(ctx, results)
     if ended != "complete":
         notes.insert(0, f"the run was {ended}; finished work is saved and the same command resumes")
-    return {
+    blocks = {
         "benchmark": bench.name,
         "benchmark_version": bench.version,
         "settings": {"config": config, "execution": ctx.options.model_dump(mode="json"),
@@ -187,6 +192,10 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         "notes": notes,
         "metrics": [m.model_dump(mode="json") for m in bench.headline(results)],
     }
+    summary = getattr(ctx.steps.executor, "summary", None)
+    if summary is not None:  # --batch: what went through the Batch API (runner.executors)
+        blocks["batch"] = summary()
+    return blocks
 
 
 def _input_hashes(out: Path) -> dict[str, Any]:

@@ -6,14 +6,15 @@ by :class:`StepRunner` with its last error (secrets redacted). :meth:`StepRunner
 ``status`` ("complete" or "partial"), ``failed_units`` and the truncation counts to every
 ``results.json``; the CLI exits with status 3 on a partial run (:func:`ideaharness.runner.run.finish_run`).
 
-Phases go through an :class:`Executor` (:attr:`StepRunner.executor`): the default runs every item of
-a phase concurrently in this process; a batch or distributed executor replaces it without touching
-the benchmarks (each item is processed by one call ``fn(item)``).
+Phases go through an :class:`Executor` (:attr:`StepRunner.executor`): the default streams the items
+of a phase through this process with a bounded number in flight
+(:func:`~ideaharness.runs.stream.run_bounded`); a batch or distributed executor
+(:mod:`ideaharness.runner.executors`) replaces it without touching the benchmarks (each item is
+processed by one call ``fn(item)``).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -26,6 +27,7 @@ from ideaharness.llm.types import ChatModel, Message
 from ideaharness.prompts import CHARS_PER_TOKEN, Prompt, fit_prompt, prompt_chars
 from ideaharness.redaction import redact
 from ideaharness.runs.store import RunStore
+from ideaharness.runs.stream import run_bounded
 
 __all__ = ["DEFAULT_MAX_PROMPT_TOKENS", "Executor", "FailedUnit", "LocalExecutor", "StepRunner"]
 
@@ -36,6 +38,9 @@ Phase = tuple[str, Callable[[Any], Awaitable[None]]]
 MAX_CONSECUTIVE_ERRORS = 5
 """A run stops (keeping everything done) after this many model calls in a row failed for good:
 the endpoint is down or misconfigured, and retrying every remaining item would only burn time."""
+
+DEFAULT_MAX_IN_FLIGHT = 64
+"""Items of a phase in flight at once when the runner gives no bound (it gives 2 x --max-concurrency)."""
 
 DEFAULT_MAX_PROMPT_TOKENS = 6000
 """Default prompt budget of every benchmark (estimated tokens, :data:`~ideaharness.prompts.CHARS_PER_TOKEN`
@@ -66,12 +71,13 @@ class StepRunner:
     """
 
     def __init__(self, store: RunStore, *, max_attempts: int = 3, progress: bool = True,
-                 max_prompt_tokens: int | None = DEFAULT_MAX_PROMPT_TOKENS) -> None:
+                 max_prompt_tokens: int | None = DEFAULT_MAX_PROMPT_TOKENS,
+                 max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
         self.store = store
         self.max_attempts = max_attempts
         self.progress = progress
         self.max_prompt_tokens = max_prompt_tokens
-        self.executor: Executor = LocalExecutor()
+        self.executor: Executor = LocalExecutor(max_in_flight)
         self.error_count = 0
         self.failures: dict[tuple[str, str, str], FailedUnit] = {}
         self._consecutive_errors = 0
@@ -153,7 +159,7 @@ class StepRunner:
         truncations = getattr(fitted, "truncations", None)
         if truncations:
             record["prompt_truncations"] = truncations
-        self.store.put(step, instance_id, record, key)
+        await self.store.aput(step, instance_id, record, key)
         return record
 
     async def run_phases(
@@ -161,8 +167,8 @@ class StepRunner:
         items: Sequence[T],
         phases: Sequence[tuple[str, Callable[[T], Awaitable[None]]]],
     ) -> None:
-        """Run each phase over all items, in order, through :attr:`executor` (default: all items
-        of a phase concurrently, bounded by the model clients)."""
+        """Run each phase over all items, in order, through :attr:`executor` (default: the items of
+        a phase streamed, at most ``max_in_flight`` at once)."""
         await self.executor.run_phases(items, phases, progress=self.progress)
 
     def outcome(self) -> dict[str, Any]:
@@ -173,7 +179,7 @@ class StepRunner:
             error}], "truncated_texts": int, "truncated_prompts": int}``; truncation counts cover
             every record of the run directory (earlier runs included).
         """
-        prompts = [data["prompt_truncations"] for _, _, _, data in self.store.all_records()
+        prompts = [data["prompt_truncations"] for _, _, _, data in self.store.iter_records()
                    if isinstance(data, dict) and data.get("prompt_truncations")]
         return {
             "status": "partial" if self.failures else "complete",
@@ -215,8 +221,12 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """The default :class:`Executor`: every item of a phase concurrently in this process (bounded
-    by the model clients' concurrency limits), one progress bar per phase."""
+    """The default :class:`Executor`: the items of a phase streamed through this process, at most
+    ``max_in_flight`` started and not finished (no coroutine per item up front), one progress bar
+    per phase."""
+
+    def __init__(self, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
+        self.max_in_flight = max_in_flight
 
     async def run_phases(self, items: Sequence[Any], phases: Sequence[Phase], *, progress: bool) -> None:
         """Run each phase over all items, in order.
@@ -241,11 +251,8 @@ class LocalExecutor:
 
     async def run_phase(self, name: str, items: Sequence[Any], fn: Callable[[Any], Awaitable[None]],
                         bar: Progress) -> None:
-        """One phase: ``fn(item)`` for every item concurrently, advancing ``bar``."""
+        """One phase: ``fn(item)`` for every item, at most :attr:`max_in_flight` at once, advancing
+        ``bar``; on an error no new item starts and those in flight are cancelled."""
         task = bar.add_task(name, total=len(items))
-
-        async def one(item: Any) -> None:
-            await fn(item)
-            bar.advance(task)
-
-        await asyncio.gather(*(one(item) for item in items))
+        await run_bounded(items, fn, max_in_flight=self.max_in_flight,
+                          on_done=lambda _item: bar.advance(task))

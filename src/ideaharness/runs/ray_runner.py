@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from ideaharness.errors import UserError
 from ideaharness.runs.store import RunStore
+from ideaharness.runs.stream import run_bounded
 from ideaharness.runs.usage import model_stats, sum_stats
 
 T = TypeVar("T")
@@ -39,6 +40,8 @@ Record = tuple[str, str, str, dict[str, Any]]
 """(step, instance_id, key, data): one unit of work, as :meth:`RunStore.all_records` gives it."""
 
 DEFAULT_CHUNK_SIZE = 8
+MAX_IN_FLIGHT = 64
+"""Items of a chunk (or of a local phase) in flight at once."""
 
 
 class ModelSpec(BaseModel):
@@ -67,8 +70,9 @@ class ModelSpec(BaseModel):
 
 
 class RecordBuffer:
-    """The part of :class:`RunStore` that steps use (``get``, ``has``, ``put``, ``records``,
-    ``all_records``), in memory: seeded with existing records, it keeps the new ones in ``added``."""
+    """The part of :class:`RunStore` that steps use (``get``, ``has``, ``put``, ``aput``,
+    ``records``, ``iter_records``, ``all_records``), in memory: seeded with existing records, it
+    keeps the new ones in ``added``."""
 
     def __init__(self, existing: Sequence[Record] = ()) -> None:
         self._index: dict[tuple[str, str, str], dict[str, Any]] = {(s, i, k): d for s, i, k, d in existing}
@@ -87,8 +91,14 @@ class RecordBuffer:
         self._index[(step, instance_id, key)] = data
         self.added.append((step, instance_id, key, data))
 
+    async def aput(self, step: str, instance_id: str, data: dict[str, Any], key: str = "") -> None:
+        self.put(step, instance_id, data, key)
+
     def records(self, step: str) -> list[tuple[str, str, dict[str, Any]]]:
         return [(i, k, d) for (s, i, k), d in self._index.items() if s == step]
+
+    def iter_records(self, step: str | None = None) -> Iterator[Record]:
+        return iter([(s, i, k, d) for (s, i, k), d in self._index.items() if step is None or s == step])
 
     def all_records(self) -> list[Record]:
         return [(s, i, k, d) for (s, i, k), d in self._index.items()]
@@ -131,7 +141,10 @@ def _step_runner(store: Any, step_options: Mapping[str, Any]) -> Any:
 
 
 async def _run_items(fn: UnitFn[T], items: Sequence[T], ctx: WorkerContext) -> None:
-    await asyncio.gather(*(fn(ctx, item) for item in items))
+    async def one(item: T) -> None:
+        await fn(ctx, item)
+
+    await run_bounded(items, one, max_in_flight=MAX_IN_FLIGHT)
 
 
 def run_chunk(

@@ -23,6 +23,7 @@ its own), kept in ``records/<step>.torn`` and counted in ``corrupt_record_lines`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -276,6 +277,17 @@ class RunStore:
             if self._flusher is None or self._flusher.done():
                 self._flusher = loop.create_task(self._flush())
         await asyncio.shield(waiting)
+
+    async def drain(self) -> None:
+        """Wait until every record handed to :meth:`aput` is written and indexed (also when the
+        putting tasks were cancelled): call before reading records after an abort.
+
+        Raises:
+            nothing: a group that failed to write is reported to its own ``aput`` callers.
+        """
+        while self._flusher is not None and not self._flusher.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._flusher)
 
     async def _flush(self) -> None:
         while self._batch:

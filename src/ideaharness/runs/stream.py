@@ -67,8 +67,9 @@ async def run_bounded(
 
     def reap(done: set[asyncio.Task[Any]]) -> None:
         nonlocal count
-        errors = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
-        for task in done:
+        done_in_order = [t for t in pending if t in done]  # start order: the first error is raised
+        errors = [t.exception() for t in done_in_order if not t.cancelled() and t.exception() is not None]
+        for task in done_in_order:
             item = pending.pop(task)
             if not task.cancelled() and task.exception() is None:
                 count += 1

@@ -36,6 +36,7 @@ from ideaharness.metrics.pairwise_ranking import ORDERS, PairResult
 from ideaharness.metrics.retrieval import hit_ratio, hit_ratio_top1, negative_selection_ratio
 from ideaharness.report.html import Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.executors import driver_phase
 from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.schema import Instance
 
@@ -333,7 +334,7 @@ class ResearchBench(Benchmark):
         tasks = self.config.tasks
         phases: list[tuple[str, Any]] = []
         if "retrieval" in tasks or "ranking" in tasks:
-            phases.append(("candidate pools", self.pool))
+            phases.append(("candidate pools", driver_phase(self.pool)))  # embeds every source paper
         if "retrieval" in tasks:
             phases.append(("inspiration retrieval", self.retrieve))
         if "composition" in tasks:
