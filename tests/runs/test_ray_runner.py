@@ -106,12 +106,17 @@ def test_a_ray_run_writes_the_records_of_a_local_run(tmp_path: Path, server, loc
     assert remote.records_written == local.records_written == 8
     assert remote.failures == local.failures == []
     assert remote.stats["generator"]["calls"] == local.stats["generator"]["calls"] == 4  # summed over workers
-    assert len(server.requests) == 2 * calls_local
+    # the same prompts as the local run; identical prompts of two instances (the overlap prompt here)
+    # may both be asked when two workers miss the shared cache at the same moment
+    bodies = [json.dumps(r.body, sort_keys=True) for r in server.requests]
+    assert set(bodies[calls_local:]) == set(bodies[:calls_local])
+    assert calls_local <= len(bodies) - calls_local <= len(_records(tmp_path / "local"))
+    calls_ray = len(bodies)
     # resuming through Ray: everything is recorded, nothing is asked or written again
     with RunStore(tmp_path / "ray", {"bench": "t"}) as store:
         again = run_phase_ray(generate_and_rate, instances, store, models=specs, item_id=lambda inst: inst.id,
                               chunk_size=2)
-    assert again.records_written == 0 and len(server.requests) == 2 * calls_local
+    assert again.records_written == 0 and len(server.requests) == calls_ray
 
 
 def test_a_killed_worker_is_retried_without_duplicate_records(tmp_path: Path, server, local_ray) -> None:
