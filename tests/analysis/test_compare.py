@@ -46,6 +46,10 @@ def test_researchbench_leaderboard_and_paired_difference(runs: dict[str, Path]) 
     rank = result["metrics"]["ranking/rank_score"]["paired"][0]
     assert rank["mean_diff"] == 0.0 and not rank["significant"]  # the same judge, the same gold
     assert result["reliability"]["gen-strong"]["parse_failure_rate"] == 0.0
+    # the run's degenerate-judge warnings (the reliability block's own list) reach the leaderboard
+    for run, system in ((runs["researchbench_a"], "gen-strong"), (runs["researchbench_b"], "gen-weak")):
+        warned = results_of(run)["reliability"]["warnings"]
+        assert warned and result["reliability"][system]["reliability_warnings"] == warned
 
 
 def test_differing_settings_are_refused_with_their_names(runs: dict[str, Path], tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 from ideaharness.analysis.load import RunData, load_run
 from ideaharness.analysis.scores import score_reader
 from ideaharness.errors import UserError
+from ideaharness.metrics.reliability.summary import reliability_warnings
 from ideaharness.metrics.stats import bootstrap_ci
 from ideaharness.runs.inputs import INPUTS_KEY
 
@@ -93,7 +94,7 @@ def _reliability_columns(run: RunData, system: str) -> dict[str, Any]:
     frame = run.judgments[run.judgments["system"] == system]
     n = len(frame)
     block = run.results.get("reliability") if isinstance(run.results.get("reliability"), dict) else {}
-    warnings = [w for m in (block or {}).values() if isinstance(m, dict) for w in m.get("warnings") or []]
+    warnings = reliability_warnings(block or {})
     return {
         "judgments": n,
         "parse_failure_rate": float((~frame["parse_ok"].astype(bool)).mean()) if n else None,
