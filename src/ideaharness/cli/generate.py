@@ -72,11 +72,12 @@ def config_parameter() -> inspect.Parameter:
     )
 
 
-def given(values: dict[str, Any]) -> dict[str, Any]:
-    """The flags actually given (typer passes None, an empty list, or False for an off switch, for
-    the others)."""
+def given(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The flags actually given: a value other than the parameter's default (None for a flag or a
+    ``--yes/--no`` pair, so its "no" side counts; False for an off-by-default switch) that is not
+    an empty list."""
     return {k: v for k, v in values.items()
-            if v is not None and v is not False and not (isinstance(v, list | tuple) and not v)}
+            if v is not defaults.get(k) and not (isinstance(v, list | tuple) and not v)}
 
 
 def make_command(parameters: list[inspect.Parameter], handler: Callable[..., None],
@@ -84,11 +85,13 @@ def make_command(parameters: list[inspect.Parameter], handler: Callable[..., Non
     """A function typer can register whose signature is ``parameters``; it calls
     ``handler(**given flags)``."""
 
+    defaults = {p.name: p.default for p in parameters}
+
     def command(**values: Any) -> None:
         from ideaharness.errors import Terminated
 
         try:
-            handler(**given(values))
+            handler(**given(values, defaults))
         except Terminated as exc:  # click would turn it into Ctrl-C's 130
             raise typer.Exit(exc.exit_code) from None
 
