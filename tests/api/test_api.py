@@ -73,3 +73,29 @@ def test_run_inside_a_running_loop_says_to_await_arun() -> None:
     with pytest.raises(UserError) as info:
         asyncio.run(notebook_cell())
     assert str(info.value) == IN_LOOP_MESSAGE and "await ideaharness.arun" in IN_LOOP_MESSAGE
+
+
+def test_config_file_flag_names_duplicates_and_unknown_keys_are_named(tmp_path: Path) -> None:
+    from ideaharness.errors import DataError
+    from ideaharness.runner.arguments import resolve
+    from ideaharness.runner.registry import get_benchmark
+
+    bench = get_benchmark("ideabench")
+    flags = tmp_path / "flags.yaml"
+    flags.write_text("no-progress: true\nlimit: 2\n")
+    args = resolve(bench, config=flags)
+    assert args.options.progress is False and args.options.limit == 2  # a flag name, "no" side included
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("limit: 1\nlimit: 3\n")
+    with pytest.raises(DataError, match=r"twice.yaml.*line 2: key 'limit' given twice"):
+        resolve(bench, config=twice)
+    twice_json = tmp_path / "twice.json"
+    twice_json.write_text('{"limit": 1, "limit": 3}')
+    with pytest.raises(DataError, match="given twice"):
+        resolve(bench, config=twice_json)
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("generatr: openai/m\n")
+    with pytest.raises(UserError, match=r"typo.yaml: unknown argument\(s\) generatr for ideabench"):
+        resolve(bench, config=typo)
+    with pytest.raises(UserError, match="is a folder"):
+        resolve(bench, config=tmp_path)

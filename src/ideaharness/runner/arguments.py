@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel
 
 from ideaharness.data.textio import read_text
@@ -37,22 +38,26 @@ class RunArguments:
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
-    """The settings of a YAML (``.yaml``/``.yml``) or JSON file: one mapping of field or flag names.
+    """The settings of a YAML (``.yaml``/``.yml``) or JSON file: one mapping of field or flag names
+    (``no-progress: true`` is the flag ``--no-progress``). A key given twice is an error.
 
     Raises:
-        UserError: the file is missing; DataError: it does not parse or is not a mapping.
+        UserError: the file is missing or a folder; DataError: it does not parse, repeats a key or
+            is not a mapping.
     """
     file = Path(path)
+    if file.is_dir():
+        raise UserError(f"--config {file}: is a folder, not a settings file")
     if not file.is_file():
         raise UserError(f"--config {file}: no such file")
     text = read_text(file)
     try:
         if file.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
         else:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey as exc:
+        raise DataError(file, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise DataError(file, f"line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except Exception as exc:  # yaml.YAMLError carries the line in its message
@@ -62,6 +67,33 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DataError(file, f"expected a mapping of settings, got {type(data).__name__}")
     return {str(k).replace("-", "_"): v for k, v in data.items()}
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"key {key!r} given twice")
+        out[key] = value
+    return out
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML 1.2 forbids it; PyYAML
+    keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise _DuplicateKey(f"line {key_node.start_mark.line + 1}: key {key!r} given twice")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _is_model_object(value: Any) -> bool:
@@ -110,10 +142,12 @@ def resolve(
         UserError: an unknown argument (named), a bad file; ValidationError: a bad value.
     """
     base: dict[str, Any] = {}
+    source = ""
     if isinstance(config, BaseModel):
         base = config.model_dump()
     elif isinstance(config, str | Path):
         base = load_config_file(config)
+        source = f"{config}: "
     elif isinstance(config, Mapping):
         base = {str(k).replace("-", "_"): v for k, v in config.items()}
     flat = {**base, **{k.replace("-", "_"): v for k, v in kwargs.items()}}
@@ -140,8 +174,17 @@ def resolve(
             continue
         else:
             unknown.append(key)
+    for key in list(unknown):  # ``no_progress: true`` is the "no" side of ``--progress/--no-progress``
+        name = key.removeprefix("no_")
+        if name != key and isinstance(flat[key], bool):
+            field = ExecutionOptions.model_fields.get(name) or bench.config_class.model_fields.get(name)
+            if field is not None and field.annotation is bool:
+                unknown.remove(key)
+                (opts if name in option_names else nested_given)[name] = not flat[key]
     if unknown:
-        raise UserError(f"unknown argument(s) {', '.join(sorted(unknown))} for {bench.name}")
+        from_file = sorted(k for k in unknown if source and k in base and k not in kwargs)
+        where = source if from_file and len(from_file) == len(unknown) else ""
+        raise UserError(f"{where}unknown argument(s) {', '.join(sorted(unknown))} for {bench.name}")
     settings = deep_merge(nested_given, settings)
     for name in MODEL_FIELDS:
         if name in settings:
