@@ -16,7 +16,7 @@ from ideaharness.analysis.export import export_run, read_export
 from ideaharness.analysis.load import judgment_row
 from ideaharness.analysis.scores import reported_value
 from ideaharness.cli import main
-from ideaharness.errors import UserError
+from ideaharness.errors import DataWarning, UserError
 from tests.analysis.saved_runs import HOSTILE, results_of
 
 BENCHMARK_RUNS = ["ideabench_a", "researchbench_a", "aiideabench", "ligbench"]
@@ -99,7 +99,8 @@ def test_unreadable_record_lines_are_skipped_and_counted(runs: dict[str, Path], 
     shutil.copytree(runs["ideabench_a"], copy)
     with (copy / "records" / "overlap_low.jsonl").open("a") as f:
         f.write('{"step": "overlap/low", "instance_id": "x", "ke\n["not a record"]\n')
-    run = load_run(copy)
+    with pytest.warns(DataWarning, match="2 unreadable record line"):  # said, not silently dropped
+        run = load_run(copy)
     assert run.corrupt_lines == 2
     assert len(run.judgments) == len(load_run(runs["ideabench_a"]).judgments)
 

@@ -8,6 +8,7 @@ documented in ``docs/export.md``.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pandas as pd
 
 from ideaharness.analysis.scores import Record, instance_scores, record_system, run_system
 from ideaharness.data.jsonl import scan_jsonl
-from ideaharness.errors import UserError
+from ideaharness.errors import DataWarning, UserError
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RESULTS_FILE
 
 SCORE_COLUMNS = ["benchmark", "run_id", "system", "instance_id", "pair_key", "metric", "value"]
@@ -199,6 +200,9 @@ def load_run(path: str | Path) -> RunData:
     scores = pd.DataFrame(
         [{"benchmark": benchmark, "run_id": run_id, **r} for r in score_rows], columns=SCORE_COLUMNS
     )
+    if corrupt:
+        warnings.warn(f"{run_dir / RECORDS_DIR}: {corrupt} unreadable record line(s) skipped", DataWarning,
+                      stacklevel=2)
     return RunData(
         path=run_dir,
         run_id=run_id,
