@@ -156,3 +156,11 @@ def test_torn_tail_repair_keeps_exactly_the_complete_lines(
     assert path.read_bytes() == complete
     assert [v for _, v in scan_jsonl(path).rows] == json.loads(json.dumps(values))
     assert (aside.exists() and len(aside.read_bytes().split(b"\n")) == 2) is (cut > 0)
+
+
+def test_an_unterminated_string_reads_once_at(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"id": "a"}\n{"id": "b\n')
+    message = r"line 2: not valid JSON \(Unterminated string starting at column 8\)"
+    with pytest.raises(DataError, match=message):
+        list(iter_jsonl(path))

@@ -59,7 +59,7 @@ def decode_line(line: str) -> Any:
 
 
 def _invalid(exc: json.JSONDecodeError) -> str:
-    return f"not valid JSON ({exc.msg} at column {exc.colno})"
+    return f"not valid JSON ({_where(exc)})"
 
 
 def _file_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -152,7 +152,7 @@ def parse_json_document(text: str, path: str | Path) -> Any:
         value = json.loads(text[1:] if text.startswith("\ufeff") else text)
     except json.JSONDecodeError as exc:
         raise DataError(
-            path, f"line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+            path, f"line {exc.lineno}: not valid JSON ({_where(exc)})"
         ) from None
     value, changed = replace_surrogates_in(value)
     _warn_replaced(Path(path), [f"field '{where}'" for where in changed])
@@ -242,3 +242,9 @@ def _last_newline_end(fh: Any, size: int, block: int = 1 << 16) -> int:
             return start + at + 1
         end = start
     return 0
+
+
+def _where(exc: json.JSONDecodeError) -> str:
+    """``"Expecting ',' delimiter at column 12"``; json's own "... starting at" messages end in "at"
+    already, so they read "Unterminated string starting at column 86", not "at at"."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
