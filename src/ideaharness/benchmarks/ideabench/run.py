@@ -3,7 +3,6 @@ rankings, each recorded in the run directory (see the package docstring for the 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -41,6 +40,7 @@ from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, sum
 from ideaharness.prompts import CHARS_PER_TOKEN, render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.executors import driver_phase
 from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.runner.reliability import reask_units
 from ideaharness.schema import Idea, Instance, Provenance, Reference
@@ -373,7 +373,18 @@ class IdeaBench(Benchmark):
             shown = [(item_id, texts[item_id]) for item_id in permute(shown_ids, perm)]
             await self.ask_rank(by_id[iid], scenario, indicator, shown, reask_key(key))
 
-        await asyncio.gather(*(one(unit) for unit in chosen))
+        per_instance: dict[str, list[tuple[str, str, str, dict[str, Any]]]] = {}
+        for unit in chosen:
+            per_instance.setdefault(unit[1], []).append(unit)
+
+        async def reask_instance(inst: Instance) -> None:
+            for unit in per_instance[inst.id]:
+                await one(unit)
+
+        # a phase of its own, so --batch sends the re-asks as a batch too (on the driver under Ray)
+        if per_instance:
+            await self.steps.run_phases([by_id[i] for i in per_instance],
+                                        [("re-ask rankings", driver_phase(reask_instance))])
 
     # -- orchestration -------------------------------------------------------
     async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
