@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import openai
@@ -39,7 +40,7 @@ from tests.ideabench.conftest import ideabench_responder
 from tests.researchbench.test_rb_run import RELEASE as RB_RELEASE
 
 FAST = BatchSettings(poll_interval_s=0.01)
-SECRET = "sk-test-batch-SECRET-0123456789"
+SECRET = f"batch-test-key-{uuid.uuid4().hex}"  # made per session: no key-like literal in the tree
 
 
 def _llm(server: OpenAICompatServer, cache: Path, **kw) -> BatchableModel:
