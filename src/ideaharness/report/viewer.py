@@ -25,7 +25,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ideaharness import __version__
-from ideaharness.analysis.load import RunData, load_run
+from ideaharness.analysis.load import JUDGMENT_COLUMNS, RunData, load_run
 from ideaharness.report.html import format_cell
 
 INSTANCE_COLUMNS = [
@@ -42,25 +42,10 @@ INSTANCE_COLUMNS = [
     "cost_usd",
 ]
 """Leading columns of the instance table; one column per metric follows."""
-JUDGMENT_VIEW_COLUMNS = [
-    "system",
-    "step",
-    "instance_id",
-    "key",
-    "model",
-    "prompt_hash",
-    "prompt",
-    "raw_reply",
-    "parsed",
-    "parse_status",
-    "attempts",
-    "errors",
-    "positions",
-    "tokens_in",
-    "tokens_out",
-    "latency_s",
-    "cost_usd",
-]
+JUDGMENT_VIEW_COLUMNS = [c for c in JUDGMENT_COLUMNS
+                         if c not in ("benchmark", "run_id", "parse_ok", "created")]
+"""The export's judgment columns (:data:`~ideaharness.analysis.load.JUDGMENT_COLUMNS`) less those
+the viewer shows elsewhere or not at all."""
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
