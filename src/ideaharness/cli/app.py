@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "ideaharness.cli.scholarly",
     "ideaharness.cli.analysis",
     "ideaharness.cli.batch",
+    "ideaharness.cli.doctor",
 )
 """Modules that register commands on the apps below when imported."""
 ENTRY_POINT_GROUP = "ideaharness.commands"
