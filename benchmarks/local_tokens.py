@@ -6,8 +6,9 @@ temporary folders:
 * ``portable``: :data:`ideaharness.llm.runtime.PORTABLE_CMAKE_ARGS` (what ``make`` installs);
 * ``native``: the old Makefile build, ``-DLLAVA_BUILD=OFF`` with llama.cpp's defaults, i.e.
   ``-march=native`` (on a CPU with AMX it takes the AMX path and may crash: reported as such);
-* ``native-no-amx``: every AVX-512 extension this CPU has, AMX off: the fastest build that does
-  not crash on an AMX machine, i.e. "native where native works".
+* ``native-no-amx``: :data:`~ideaharness.llm.runtime.AVX512_CMAKE_ARGS`, AVX-512 on and AMX off:
+  the variant model processes load on CPUs with AVX-512 (``make`` builds it on such machines),
+  and "native where native works" on an AMX machine.
 
 Each (build, model, threads) runs in its own child process: load, one warm-up, then ``--reps``
 generations of a ~330-token prompt; prefill tok/s from a 1-token generation, decode tok/s from
@@ -38,15 +39,12 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from ideaharness.llm.cache import default_models_dir  # noqa: E402
 from ideaharness.llm.local import LOCAL_MODELS, describe_exit, model_path  # noqa: E402
-from ideaharness.llm.runtime import PORTABLE_CMAKE_ARGS, build_features  # noqa: E402
+from ideaharness.llm.runtime import AVX512_CMAKE_ARGS, PORTABLE_CMAKE_ARGS, build_features  # noqa: E402
 
-AVX512 = ["-DGGML_AVX512=ON", "-DGGML_AVX512_VBMI=ON", "-DGGML_AVX512_VNNI=ON", "-DGGML_AVX512_BF16=ON"]
 BUILDS = {
     "portable": PORTABLE_CMAKE_ARGS,
     "native": "-DLLAVA_BUILD=OFF",
-    "native-no-amx": PORTABLE_CMAKE_ARGS.replace("-DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF "
-                                                 "-DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF",
-                                                 " ".join(AVX512)),
+    "native-no-amx": AVX512_CMAKE_ARGS,
 }
 
 CHILD = r"""

@@ -10,11 +10,13 @@ builds ``llama_cpp_python-<version>-*.whl`` with ``pip wheel --no-cache-dir`` in
 ``$IDEAHARNESS_WHEELS_DIR`` (default ``~/.cache/ideaharness/wheels``) ``/<version>-<key>/`` unless a
 wheel is already there, then installs it with ``--no-deps --force-reinstall`` into the running
 interpreter. The version and flags default to ``LLAMA_CPP_VERSION`` and ``PORTABLE_CMAKE_ARGS`` of
-``src/ideaharness/llm/runtime.py`` (read from the file: the package need not be installed yet);
-``--cmake-args`` builds another variant (``benchmarks/local_tokens.py`` does) and ``--target DIR``
-installs it into a folder. ``--rebuild`` discards the cached wheel of this key first. Exit status 0
-on success,
-the failing pip's status otherwise.
+``src/ideaharness/llm/runtime.py`` (read from the file: the package need not be installed yet).
+Where this CPU has AVX-512, the ``AVX512_CMAKE_ARGS`` variant (AMX still off) is built the same way
+and its libraries unpacked into ``<sys.prefix>/lib/ideaharness-llama/avx512``; model processes use
+them only on CPUs that have those extensions (``runtime.select_lib_dir``). ``--cmake-args`` builds
+another variant (``benchmarks/local_tokens.py`` does) and ``--target DIR`` installs it into a
+folder. ``--rebuild`` discards the cached wheels of these keys first. Exit status 0 on success, the
+failing pip's status otherwise.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import zipfile
 from pathlib import Path
+from typing import Any
 
 PACKAGE = "llama-cpp-python"
 MARKER = "ideaharness-llama-build.json"  # in sys.prefix; read by ideaharness.llm.runtime
@@ -38,12 +42,13 @@ MARKER = "ideaharness-llama-build.json"  # in sys.prefix; read by ideaharness.ll
 RUNTIME = Path(__file__).resolve().parent.parent / "src" / "ideaharness" / "llm" / "runtime.py"
 
 
-def _runtime_defaults() -> tuple[str, str]:
+def _runtime() -> Any:
+    """``src/ideaharness/llm/runtime.py`` loaded from its file (it imports only the standard library)."""
     spec = importlib.util.spec_from_file_location("_ideaharness_runtime", RUNTIME)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.LLAMA_CPP_VERSION, module.PORTABLE_CMAKE_ARGS
+    return module
 
 
 def build_key(version: str, cmake_args: str) -> str:
@@ -62,45 +67,72 @@ def pip(*args: str, env: dict[str, str] | None = None) -> None:
     subprocess.run([sys.executable, "-m", "pip", *args], check=True, env=env)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    version, cmake_args = _runtime_defaults()
-    parser.add_argument("--version", default=version)
-    parser.add_argument("--cmake-args", default=cmake_args)
-    parser.add_argument("--target", help="install into this folder (pip --target) instead of the interpreter")
-    parser.add_argument("--rebuild", action="store_true", help="discard the cached wheel of these flags")
-    args = parser.parse_args()
-
-    key = build_key(args.version, args.cmake_args)
-    folder = wheels_dir() / f"{args.version}-{key}"
-    if args.rebuild and folder.exists():
+def wheel_for(version: str, cmake_args: str, rebuild: bool) -> Path:
+    """The cached wheel of (version, flags), built first when there is none (or ``rebuild``)."""
+    key = build_key(version, cmake_args)
+    folder = wheels_dir() / f"{version}-{key}"
+    if rebuild and folder.exists():
         shutil.rmtree(folder)
     wheels = sorted(folder.glob("llama_cpp_python-*.whl")) if folder.is_dir() else []
+    if wheels:
+        print(f"{PACKAGE}=={version}: reusing the wheel built with these flags ({folder})", flush=True)
+        return wheels[-1]
+    print(f"building {PACKAGE}=={version} (flags key {key}; about 6 minutes on 2 cores)", flush=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".build-") as tmp:
+        env = {**os.environ, "CMAKE_ARGS": cmake_args, "FORCE_CMAKE": "1"}
+        pip("wheel", "--no-deps", "--no-cache-dir", "--no-binary", PACKAGE,
+            "--wheel-dir", tmp, f"{PACKAGE}=={version}", env=env)
+        (Path(tmp) / "CMAKE_ARGS").write_text(cmake_args + "\n")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, folder)  # a killed build leaves no half-filled key folder
+        os.makedirs(tmp)  # for TemporaryDirectory's clean-up
+    return sorted(folder.glob("llama_cpp_python-*.whl"))[-1]
+
+
+def install_variant(wheel: Path, folder: Path) -> None:
+    """Unpack the shared libraries of ``wheel`` (``llama_cpp/lib/*``) into ``folder``, replacing
+    what was there (a temporary folder renamed into place)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if name.startswith("llama_cpp/lib/") and not name.endswith("/"):
+                (tmp / Path(name).name).write_bytes(archive.read(name))
+    os.chmod(tmp, 0o755)
+    if folder.exists():
+        shutil.rmtree(folder)
+    os.replace(tmp, folder)
+
+
+def main() -> int:
+    runtime = _runtime()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", default=runtime.LLAMA_CPP_VERSION)
+    parser.add_argument("--cmake-args", default=runtime.PORTABLE_CMAKE_ARGS)
+    parser.add_argument("--target", help="install into this folder (pip --target) instead of the interpreter")
+    parser.add_argument("--rebuild", action="store_true", help="discard the cached wheels of these flags")
+    parser.add_argument("--no-variant", action="store_true",
+                        help="do not build the AVX-512 variant (built only where this CPU has AVX-512)")
+    args = parser.parse_args()
     try:
-        if not wheels:
-            print(f"building {PACKAGE}=={args.version} (flags key {key}, about 3 minutes)", flush=True)
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".build-") as tmp:
-                env = {**os.environ, "CMAKE_ARGS": args.cmake_args, "FORCE_CMAKE": "1"}
-                pip("wheel", "--no-deps", "--no-cache-dir", "--no-binary", PACKAGE,
-                    "--wheel-dir", tmp, f"{PACKAGE}=={args.version}", env=env)
-                (Path(tmp) / "CMAKE_ARGS").write_text(args.cmake_args + "\n")
-                os.chmod(tmp, 0o755)
-                os.replace(tmp, folder)  # a killed build leaves no half-filled key folder
-                os.makedirs(tmp)  # for TemporaryDirectory's clean-up
-            wheels = sorted(folder.glob("llama_cpp_python-*.whl"))
-        else:
-            print(f"{PACKAGE}=={args.version}: reusing the wheel built with these flags ({folder})",
-                  flush=True)
+        wheel = wheel_for(args.version, args.cmake_args, args.rebuild)
         if args.target:
-            pip("install", "--no-deps", "--no-cache-dir", "--upgrade", "--target", args.target,
-                str(wheels[-1]))
+            pip("install", "--no-deps", "--no-cache-dir", "--upgrade", "--target", args.target, str(wheel))
             return 0
-        pip("install", "--no-deps", "--force-reinstall", "--no-cache-dir", str(wheels[-1]))
+        pip("install", "--no-deps", "--force-reinstall", "--no-cache-dir", str(wheel))
+        record: dict[str, Any] = {"version": args.version, "cmake_args": args.cmake_args,
+                                  "key": build_key(args.version, args.cmake_args), "wheel": str(wheel)}
+        variant = Path(sys.prefix) / "lib" / "ideaharness-llama" / runtime.VARIANT
+        wanted = set(runtime.AVX512_CPU_FLAGS) <= runtime.cpu_flags()
+        if wanted and not args.no_variant and args.cmake_args == runtime.PORTABLE_CMAKE_ARGS:
+            install_variant(wheel_for(args.version, runtime.AVX512_CMAKE_ARGS, args.rebuild), variant)
+            record["variant"] = {"name": runtime.VARIANT, "cmake_args": runtime.AVX512_CMAKE_ARGS,
+                                 "dir": str(variant)}
+        elif variant.exists():
+            shutil.rmtree(variant)
         # what `ideaharness doctor` prints as this environment's build (the wheel carries no flags)
-        marker = Path(sys.prefix) / MARKER
-        marker.write_text(json.dumps({"version": args.version, "cmake_args": args.cmake_args, "key": key,
-                                      "wheel": str(wheels[-1])}, indent=1) + "\n")
+        (Path(sys.prefix) / MARKER).write_text(json.dumps(record, indent=1) + "\n")
     except subprocess.CalledProcessError as exc:
         print(f"install_llama: pip failed with exit status {exc.returncode}", file=sys.stderr)
         return exc.returncode or 1

@@ -26,6 +26,7 @@ import typer
 
 from ideaharness.cli.app import app, new_app, register_app
 from ideaharness.errors import UserError
+from ideaharness.llm.runtime import cpu_flags
 
 models_app = register_app(new_app(help="The bundled embedded models: list them, fetch their weights."),
                           "models")
@@ -78,18 +79,6 @@ def check_packages() -> Check:
     return Check("packages", "ok", ", ".join(found) or "none found")
 
 
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags from /proc/cpuinfo (empty where there is none)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.partition(":")[2].split())
-    return set()
-
-
 def check_cpu() -> Check:
     flags = cpu_flags()
     model = platform.processor() or platform.machine()
@@ -108,7 +97,15 @@ def check_cpu() -> Check:
 
 
 def check_runtime() -> Check:
-    from ideaharness.llm.runtime import build_record, forbidden_present, probe_runtime, rebuild_command
+    from ideaharness.llm.runtime import (
+        AVX512_CPU_FLAGS,
+        build_record,
+        forbidden_present,
+        probe_runtime,
+        rebuild_command,
+        select_lib_dir,
+        variant_dir,
+    )
 
     probe = probe_runtime()
     if not probe.get("ok"):
@@ -117,18 +114,35 @@ def check_runtime() -> Check:
                          "pip install 'ideaharness[local]' (or `make demo`) for local/ models",
                          required=False)
         return Check("embedded runtime", "fail", str(probe.get("error")), f"rebuild it: {rebuild_command()}")
-    features = probe["features"]
-    assert isinstance(features, dict)
-    on = " ".join(sorted(name for name, value in features.items() if value))
     record = build_record()
     built = (f"built by scripts/install_llama.py, flags {record.get('cmake_args')}" if record
              else "build flags not recorded (not installed by scripts/install_llama.py)")
-    bad = forbidden_present(features)
-    detail = f"llama-cpp-python {probe.get('version')}; features: {on or 'none'}; {built}"
+    parts = [f"llama-cpp-python {probe.get('version')}; portable build features: {_on(probe)}; {built}"]
+    bad = [f"portable build has {name}" for name in forbidden_present(_features(probe))]
+    if (variant_dir() / "libllama.so").exists():
+        variant = probe_runtime(lib_dir=variant_dir())
+        if not variant.get("ok"):
+            bad.append(f"the AVX-512 variant in {variant_dir()} does not load: {variant.get('error')}")
+        else:
+            bad += [f"AVX-512 variant has {name}" for name in forbidden_present(_features(variant))]
+            missing = sorted(set(AVX512_CPU_FLAGS) - cpu_flags())
+            used = ("used on this CPU" if select_lib_dir() is not None
+                    else f"not used here (CPU lacks {', '.join(missing)})" if missing else "not used")
+            parts.append(f"AVX-512 variant ({variant_dir()}) features: {_on(variant)}, {used}")
+    detail = "; ".join(parts)
     if bad:
-        return Check("embedded runtime", "fail", f"{detail}; has {', '.join(bad)}",
+        return Check("embedded runtime", "fail", f"{detail}; {'; '.join(bad)}",
                      f"the AMX path crashes on Q4_K models (llama.cpp#20824); rebuild: {rebuild_command()}")
     return Check("embedded runtime", "ok", f"{detail}; no AMX path")
+
+
+def _features(probe: dict[str, object]) -> dict[str, bool]:
+    features = probe.get("features")
+    return features if isinstance(features, dict) else {}
+
+
+def _on(probe: dict[str, object]) -> str:
+    return " ".join(sorted(name for name, value in _features(probe).items() if value)) or "none"
 
 
 def _sha256(path: Path) -> str:
@@ -174,7 +188,8 @@ def check_model(name: str, models_dir: Path, generate: bool) -> list[Check]:
         process.stop()
     checks.append(Check(f"{label} generation", "ok" if reply.get("ok") else "fail",
                         f"one token ({reply.get('text', reply.get('message'))!r}) in a child process, "
-                        f"{time.monotonic() - start:.1f} s with start-up, {process.threads} thread(s)"))
+                        f"{time.monotonic() - start:.1f} s with start-up, {process.threads} thread(s), "
+                        f"{process.runtime} runtime"))
     return checks
 
 

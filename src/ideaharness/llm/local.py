@@ -36,7 +36,7 @@ from typing import IO, Any
 from ideaharness.errors import UserError
 from ideaharness.llm.errors import ContextLengthError, LLMError, ProviderError
 from ideaharness.llm.openai_provider import derived_seed
-from ideaharness.llm.runtime import REBUILD_HINT
+from ideaharness.llm.runtime import REBUILD_HINT, VARIANT, select_lib_dir
 from ideaharness.llm.types import ChatRequest, Completion, Message, Usage
 
 LOCAL_EXTRA_HINT = "install the local extra: pip install 'ideaharness[local]'"
@@ -333,6 +333,20 @@ def crash_fix(returncode: int | None) -> str:
     return "run `ideaharness doctor` to check the embedded runtime"
 
 
+class ModelStartError(UserError):
+    """The model process could not be started (spawn, load or the one-token check); ``crashed``
+    when it died of a signal or an exit rather than answering with an error."""
+
+    def __init__(self, message: str, *, crashed: bool = False) -> None:
+        super().__init__(message)
+        self.crashed = crashed
+
+
+_VARIANT_FAILED: list[str] = []
+"""Why the AVX-512 variant failed to start in this interpreter (then only the portable libraries
+are used)."""
+
+
 class WorkerDied(Exception):
     """The model process ended while a request was with it."""
 
@@ -361,6 +375,7 @@ class ModelProcess:
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.threads: int | None = None  # what the running process was started with
+        self.runtime: str | None = None  # "avx512" (the variant's libraries) or "portable"
         self.system_info: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
@@ -415,17 +430,35 @@ class ModelProcess:
             self.kill()
 
     def _start(self) -> None:
+        """Start the process on the AVX-512 variant where it applies (:func:`select_lib_dir`),
+        else on the package's portable libraries; a variant that fails to start (crash, library
+        that does not load) is not used again in this interpreter."""
+        lib_dir = None if _VARIANT_FAILED else select_lib_dir()
+        try:
+            self._launch(lib_dir)
+        except ModelStartError as exc:
+            if lib_dir is None:
+                raise
+            _VARIANT_FAILED.append(str(exc))
+            print(f"warning: {self.label}: the AVX-512 runtime did not start ({exc}); using the portable "
+                  "runtime", file=sys.stderr)
+            self._launch(None)
+
+    def _launch(self, lib_dir: Path | None) -> None:
         self._close_log()
         self._stderr = tempfile.TemporaryFile()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if lib_dir is not None:
+            env["LLAMA_CPP_LIB_PATH"] = str(lib_dir)
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, env=env, start_new_session=True,  # Ctrl-C goes to the run only
             )
         except OSError as exc:
-            raise UserError(f"{self.label}: the model process could not be started: {exc}") from exc
+            raise ModelStartError(f"{self.label}: the model process could not be started: {exc}") from exc
         self.starts += 1
+        self.runtime = VARIANT if lib_dir is not None else "portable"
         _register(self)
         stage = "while loading the model"
         try:
@@ -433,20 +466,23 @@ class ModelProcess:
             loaded = self._send({"op": "load", "path": str(self.path), "n_ctx": self.n_ctx,
                                  "n_threads": self.threads})
             if not loaded.get("ok"):
-                raise UserError(f"{self.label}: the model could not be loaded from {self.path}: "
-                                f"{loaded.get('message')}; {REBUILD_HINT}")
+                spec = next((m for m in LOCAL_MODELS.values() if m.filename == self.path.name), None)
+                fix = f"delete it and run `{fetch_hint(spec)}`" if spec else "check the file"
+                raise ModelStartError(f"{self.label}: the model could not be loaded from {self.path}: "
+                                      f"{loaded.get('message')}; {fix} (`ideaharness doctor` checks it)")
             self.system_info = loaded.get("system_info")
             stage = "during its one-token start-up check"
             check = self._send({"op": "complete", "messages": [{"role": "user", "content": "Hi"}],
                                 "temperature": 0.0, "max_tokens": 1, "seed": 0})
             if not check.get("ok"):
-                raise UserError(f"{self.label}: the model's start-up check failed: {check.get('message')}")
+                raise ModelStartError(
+                    f"{self.label}: the model's start-up check failed: {check.get('message')}")
         except WorkerDied as died:
-            raise UserError(
-                f"{self.label}: the model process died with {died} {stage}; {crash_fix(died.returncode)}"
-                f"{_tail_note(died.stderr_tail)}"
+            raise ModelStartError(
+                f"{self.label}: the model process died with {died} {stage} ({self.runtime} runtime); "
+                f"{crash_fix(died.returncode)}{_tail_note(died.stderr_tail)}", crashed=True,
             ) from None
-        except UserError:
+        except ModelStartError:
             self.kill()
             raise
 

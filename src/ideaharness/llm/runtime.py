@@ -4,12 +4,19 @@ llama-cpp-python exists on PyPI as an sdist only and is compiled on the user's m
 default build targets the build machine's own CPU (``GGML_NATIVE=ON``, i.e. ``-march=native``).
 On a CPU with AMX (Intel Sapphire Rapids and later) that compiles ggml's AMX matrix-multiply
 path, which crashes on Q4_K models (ggml-org/llama.cpp#20824, "segfault in
-ggml_backend_amx_mul_mat"), and a native build is wrong for any other machine the folder is
-copied to. :data:`PORTABLE_CMAKE_ARGS` builds for any x86-64 CPU with AVX2 instead: AVX, AVX2,
-FMA, F16C and BMI2 on; every AVX-512 and AMX variant off (so the AMX code is not compiled at
-all, whatever CPU builds it); no runtime-dispatched backend variants (``GGML_CPU_ALL_VARIANTS``
-would include the AMX one); no multimodal library (``LLAVA_BUILD=OFF``, about 3 minutes saved).
-``benchmarks/local_tokens.py`` measures what this costs against other builds.
+ggml_backend_amx_mul_mat"; on some virtual machines an illegal instruction instead), and a
+native build is wrong for any other machine the folder is copied to.
+
+:data:`PORTABLE_CMAKE_ARGS` builds for any x86-64 CPU with AVX2 instead: AVX, AVX2, FMA, F16C and
+BMI2 on; every AVX-512 and AMX variant off (so the AMX code is not compiled at all, whatever CPU
+builds it); no runtime-dispatched backend variants (``GGML_CPU_ALL_VARIANTS`` would include the
+AMX one); no multimodal library (``LLAVA_BUILD=OFF``, about 3 minutes saved). That is the
+installed package. Where the building CPU has AVX-512, ``scripts/install_llama.py`` also builds
+:data:`AVX512_CMAKE_ARGS` (the same with AVX-512 F/VBMI/VNNI/BF16 on, AMX still off: prompt
+processing ~1.5x faster) and keeps its libraries beside the package (:func:`variant_dir`); a
+model process loads them (``LLAMA_CPP_LIB_PATH``) only when the CPU it runs on has every
+extension they use (:func:`select_lib_dir`), and falls back to the portable libraries if they
+fail to start. ``benchmarks/local_tokens.py`` measures both against other builds.
 """
 
 from __future__ import annotations
@@ -17,6 +24,10 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LLAMA_CPP_VERSION = "0.3.36"
 """The llama-cpp-python release the ``local`` extra pins."""
@@ -30,6 +41,19 @@ PORTABLE_CMAKE_ARGS = " ".join([
     "-DLLAVA_BUILD=OFF",
 ])
 """CMake flags of the portable build (see the module docstring for why each)."""
+
+_AVX2_ONLY = ("-DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF "
+              "-DGGML_AVX512_BF16=OFF")
+AVX512_CMAKE_ARGS = PORTABLE_CMAKE_ARGS.replace(
+    _AVX2_ONLY, "-DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON")
+"""CMake flags of the AVX-512 variant: the portable build plus AVX-512 F/CD/VL/DQ/BW, VBMI, VNNI and
+BF16; AMX off."""
+
+AVX512_CPU_FLAGS = ("avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw", "avx512vbmi",
+                    "avx512_vnni", "avx512_bf16")
+"""``/proc/cpuinfo`` flags a CPU needs to run the AVX-512 variant."""
+
+VARIANT = "avx512"
 
 FORBIDDEN_FEATURES = ("AMX_INT8", "AMX_BF16", "AMX_TILE", "AMX")
 """Build features that must read 0 in the installed runtime's system info."""
@@ -67,6 +91,40 @@ def forbidden_present(features: dict[str, bool]) -> list[str]:
     return [name for name in FORBIDDEN_FEATURES if features.get(name)]
 
 
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (empty where there is none)."""
+    from pathlib import Path
+
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return set()
+
+
+def variant_dir() -> Path:
+    """Where ``scripts/install_llama.py`` puts the AVX-512 variant's libraries:
+    ``<sys.prefix>/lib/ideaharness-llama/avx512`` (beside, not inside, the llama_cpp package)."""
+    from pathlib import Path
+
+    return Path(sys.prefix) / "lib" / "ideaharness-llama" / VARIANT
+
+
+def select_lib_dir() -> Path | None:
+    """The library folder a model process should load: the AVX-512 variant when it is installed
+    and this CPU has every flag of :data:`AVX512_CPU_FLAGS`, else None (the package's own,
+    portable libraries). A ``LLAMA_CPP_LIB_PATH`` set by the user is left alone (None)."""
+    import os
+
+    folder = variant_dir()
+    if os.environ.get("LLAMA_CPP_LIB_PATH") or not (folder / "libllama.so").exists():
+        return None
+    return folder if set(AVX512_CPU_FLAGS) <= cpu_flags() else None
+
+
 BUILD_MARKER = "ideaharness-llama-build.json"
 """Written into ``sys.prefix`` by ``scripts/install_llama.py``: the flags the installed wheel was
 built with (the wheel itself does not record them)."""
@@ -94,20 +152,26 @@ PROBE = (
 """Run by ``python -c`` in a child: the installed runtime's version, system info and location."""
 
 
-def probe_runtime(timeout_s: float = 60.0) -> dict[str, object]:
+def probe_runtime(timeout_s: float = 60.0, lib_dir: Path | None = None) -> dict[str, object]:
     """Import llama-cpp-python in a child process and read its build (a crash there is reported,
     not suffered).
+
+    Args:
+        lib_dir: load the libraries of this folder (``LLAMA_CPP_LIB_PATH``) instead of the
+            package's own.
 
     Returns:
         ``{"ok": True, "version", "system_info", "features": {NAME: bool}, "path"}``, or
         ``{"ok": False, "error": str}`` (not installed, or the child died: the signal is named).
     """
     import json
+    import os
     import subprocess
 
+    env = {**os.environ, **({"LLAMA_CPP_LIB_PATH": str(lib_dir)} if lib_dir else {})}
     try:
         proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                              timeout=timeout_s)
+                              timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"importing llama_cpp took over {timeout_s:.0f} s"}
     if proc.returncode != 0:
