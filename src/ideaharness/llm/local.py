@@ -445,6 +445,7 @@ class ModelProcess:
             self._launch(None)
 
     def _launch(self, lib_dir: Path | None) -> None:
+        threads = self.n_threads or default_threads()
         self._close_log()
         self._stderr = tempfile.TemporaryFile()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -462,7 +463,7 @@ class ModelProcess:
         _register(self)
         stage = "while loading the model"
         try:
-            self.threads = self.n_threads or default_threads()
+            self.threads = threads
             loaded = self._send({"op": "load", "path": str(self.path), "n_ctx": self.n_ctx,
                                  "n_threads": self.threads})
             if not loaded.get("ok"):
