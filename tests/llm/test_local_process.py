@@ -94,6 +94,28 @@ def generating(run: subprocess.Popen[str], out: Path, after_records: bool) -> in
     return None
 
 
+def signal_during_generation(
+    tmp_path: Path, out: Path, *, after_records: bool, kill_model: int | None = None,
+    signal_run: int | None = None,
+) -> tuple[subprocess.Popen[str], int, str]:
+    """Start the run, wait until its model process is generating (after a record when
+    ``after_records``), send ``kill_model`` to the model process or ``signal_run`` to the run, and
+    wait for the run to end; returns (the run, the model process's pid, the run's stderr)."""
+    run = subprocess.Popen(run_args(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env(tmp_path))
+    try:
+        pid = wait_for(lambda: generating(run, out, after_records), 300, "a generation")
+        assert isinstance(pid, int)
+        if kill_model is not None:
+            os.kill(pid, kill_model)
+        if signal_run is not None:
+            run.send_signal(signal_run)
+        _, err = run.communicate(timeout=600)
+    finally:
+        run.kill()
+    return run, pid, err
+
+
 def test_exit_descriptions_name_the_signal_and_the_fix() -> None:
     assert describe_exit(-11) == "SIGSEGV (Segmentation fault)"
     assert describe_exit(-4).startswith("SIGILL") and describe_exit(1) == "exit status 1"
@@ -206,15 +228,7 @@ def test_a_model_process_killed_at_start_stops_the_run_with_exit_1(tmp_path: Pat
 @pytest.mark.model
 def test_a_crash_mid_run_fails_one_unit_and_the_same_command_resumes(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run = subprocess.Popen(run_args(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=env(tmp_path))
-    try:
-        pid = wait_for(lambda: generating(run, out, after_records=True), 300, "a generation after a record")
-        assert isinstance(pid, int)
-        os.kill(pid, signal.SIGSEGV)
-        _, err = run.communicate(timeout=600)
-    finally:
-        run.kill()
+    run, pid, err = signal_during_generation(tmp_path, out, after_records=True, kill_model=signal.SIGSEGV)
     assert run.returncode == 3, err  # partial: the crashed unit failed, the rest ran on a new process
     assert "Traceback" not in err and not alive(pid)
     results = json.loads((out / "results.json").read_text())
@@ -240,16 +254,8 @@ def test_a_crash_mid_run_fails_one_unit_and_the_same_command_resumes(tmp_path: P
 
 @pytest.mark.model
 def test_sigterm_during_a_generation_leaves_no_model_process(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    run = subprocess.Popen(run_args(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=env(tmp_path))
-    try:
-        pid = wait_for(lambda: generating(run, out, after_records=False), 300, "a generation")
-        assert isinstance(pid, int)
-        run.send_signal(signal.SIGTERM)
-        _, err = run.communicate(timeout=120)
-    finally:
-        run.kill()
+    run, pid, err = signal_during_generation(tmp_path, tmp_path / "run", after_records=False,
+                                             signal_run=signal.SIGTERM)
     gone_at_exit = not alive(pid)
     assert run.returncode == 143, err
     assert "terminated (SIGTERM)" in err and "Traceback" not in err

