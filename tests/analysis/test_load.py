@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -138,3 +139,28 @@ def test_judgment_row_keeps_every_field(judgment: dict, step: str) -> None:
         assert row["parsed"] is None  # a failed parse never carries a value
     assert row["tokens_in"] == judgment["usage"]["prompt_tokens"]
     assert judgment_row(step, "i", "", {"f1": [0.1]}, benchmark="b", run_id="r", system="s") is None
+
+
+def test_a_consistency_reask_is_never_a_score_row(runs: dict[str, Path], tmp_path: Path) -> None:
+    """A re-ask that disagrees with the original (the target ranked first instead of last) changes
+    no score row: every (instance, metric) has one row and the rows re-aggregate to results.json."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(runs["ideabench_a"], run_dir)
+    changed = 0
+    for path in (run_dir / "records").glob("rank_*.jsonl"):
+        lines = []
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record["key"].endswith("#reask"):
+                judgment = record["data"]["judgment"]
+                target = record["data"]["target_label"]
+                judgment["parsed"] = [target, *(label for label in judgment["parsed"] if label != target)]
+                changed += 1
+            lines.append(json.dumps(record))
+        path.write_text("\n".join(lines) + "\n")
+    assert changed >= 1, "the saved IdeaBench run has no re-ask to check"
+    run = load_run(run_dir)
+    results = results_of(run_dir)
+    assert not run.scores.duplicated(["system", "instance_id", "metric"]).any()
+    for (system, metric), group in run.scores.groupby(["system", "metric"]):
+        assert group["value"].mean() == pytest.approx(reported_value(results, run.benchmark, metric, system))

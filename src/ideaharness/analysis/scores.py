@@ -292,9 +292,17 @@ def score_reader(benchmark: str) -> ScoreReader | None:
 def instance_scores(
     benchmark: str, records: Iterable[Record], results: dict[str, Any], config: dict[str, Any], system: str
 ) -> list[ScoreRow]:
-    """Score rows of a run; an unknown benchmark has none (its judgments still load)."""
+    """Score rows of a run; an unknown benchmark has none (its judgments still load).
+
+    Consistency re-asks (keys ending in ``#reask``, :func:`~ideaharness.metrics.reliability.reask_key`)
+    are extra calls that measure the judge, never scores: they are dropped here, before any
+    benchmark's reader sees the records, so no reader can count one as a second value.
+    """
+    from ideaharness.metrics.reliability.sampling import original_key
+
     reader = score_reader(benchmark)
-    return reader.scores(list(records), results, config, system) if reader else []
+    scored = [record for record in records if not original_key(str(record[2]))[1]]
+    return reader.scores(scored, results, config, system) if reader else []
 
 
 def record_system(benchmark: str, instance_id: str, system: str) -> str:
