@@ -341,11 +341,13 @@ def generator_models(records: Iterable[Record]) -> dict[str, str]:
 
 
 def views_from_records(records: Iterable[Record]) -> list[JudgmentView]:
-    """Judgment views of every judged record (order kept); other records are ignored.
+    """Judgment views of every judged record, in (step, instance, key) order whatever order the
+    records were written in (a streamed, batched or Ray run writes them in completion order, and
+    the figures and their intervals must not depend on that); other records are ignored.
 
     A record without a ``judgment`` (a skipped unit) is ignored.
     """
-    rows = list(records)
+    rows = sorted(records, key=lambda r: (str(r[0]), str(r[1]), str(r[2])))
     gens = generator_models(rows)
     views: list[JudgmentView] = []
     for step, iid, key, data in rows:
