@@ -346,12 +346,7 @@ def crash_fix(returncode: int | None) -> str:
 
 
 class ModelStartError(UserError):
-    """The model process could not be started (spawn, load or the one-token check); ``crashed``
-    when it died of a signal or an exit rather than answering with an error."""
-
-    def __init__(self, message: str, *, crashed: bool = False) -> None:
-        super().__init__(message)
-        self.crashed = crashed
+    """The model process could not be started (spawn, load or the one-token check)."""
 
 
 _VARIANT_FAILED: list[str] = []
@@ -472,7 +467,7 @@ class ModelProcess:
             raise ModelStartError(f"{self.label}: the model process could not be started: {exc}") from exc
         self.starts += 1
         self.runtime = VARIANT if lib_dir is not None else "portable"
-        _register(self)
+        _LIVE.add(self)
         stage = "while loading the model"
         try:
             self.threads = threads
@@ -493,7 +488,7 @@ class ModelProcess:
         except WorkerDied as died:
             raise ModelStartError(
                 f"{self.label}: the model process died with {died} {stage} ({self.runtime} runtime); "
-                f"{crash_fix(died.returncode)}{_tail_note(died.stderr_tail)}", crashed=True,
+                f"{crash_fix(died.returncode)}{_tail_note(died.stderr_tail)}",
             ) from None
         except ModelStartError:
             self.kill()
@@ -572,6 +567,8 @@ def _tail_note(tail: str) -> str:
 _PROCESSES: dict[tuple[str, int, int | None], ModelProcess] = {}
 _PROCESSES_LOCK = threading.Lock()
 _LIVE: set[ModelProcess] = set()
+"""Every process handle that has started a child, for :func:`stop_all` (a handle may have left
+the registry above)."""
 
 
 def model_process(label: str, path: Path, n_ctx: int, n_threads: int | None = None) -> ModelProcess:
@@ -583,10 +580,6 @@ def model_process(label: str, path: Path, n_ctx: int, n_threads: int | None = No
         if process is None:
             process = _PROCESSES[key] = ModelProcess(label, path, n_ctx, n_threads)
         return process
-
-
-def _register(process: ModelProcess) -> None:
-    _LIVE.add(process)
 
 
 @atexit.register
