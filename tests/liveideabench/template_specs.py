@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 SPECS: dict[str, Any] = {
-    "liveideabench_idea": lambda u: {"keyword": u(), "protocol": "v2", "fallback": True},
+    # parity=False: the default prompt, whose keyword is delimited data; the --parity prompt is the
+    # published single user message with the keyword inline (tests/liveideabench/test_parity.py)
+    "liveideabench_idea": lambda u: {"keyword": u(), "protocol": "v2", "fallback": True, "parity": False},
     "liveideabench_critique": lambda u: {"idea": u(), "protocol": "v2"},
     "liveideabench_fluency": lambda u: {"keyword": u(), "first": u(), "second": u(), "protocol": "v2"},
 }

@@ -49,7 +49,10 @@ def test_python_api_scripted_panel(tmp_path: Path) -> None:
         keyword=KEYWORDS, judges_per_idea=2, fluency_judges=1, out=tmp_path / "run", progress=False,
         models={"generator": gen, "judge:scripted/judge-a": good, "judge:scripted/judge-b": off_scale},
         bootstrap_resamples=50)
-    assert results["status"] == "complete"
+    # fewer than 5 keywords: flexibility and the average have no value, so the run is partial
+    assert results["status"] == "partial"
+    assert {m["metric"] for m in results["not_computed"]["metrics"]} == {
+        "liveideabench.flexibility", "liveideabench.average"}
     c = results["counts"]
     assert c["ideas"] == 4 and c["critiques"] == 8
     assert c["critique_parse_failures"] == 4  # every reply of judge b: counted, never scored
@@ -131,10 +134,18 @@ def test_cli_run_against_a_loopback_server_and_resume(tmp_path: Path, monkeypatc
         assert results["scores"]["average"]["value"] == pytest.approx(
             sum(results["scores"][d]["value"] for d in dims) / 5)
         assert all(r.body["model"] in ("gen", "j1", "j2", "j3") for r in server.requests)
+        unparsed = results["unparsed_units"]
+        assert unparsed and {u["step"] for u in unparsed} == {"fluency"}
         with pytest.raises(SystemExit) as exc:
             main(args)
             raise SystemExit(0)
-        assert exc.value.code == 0 and len(server.requests) == calls  # resumed: no new call
+        # resumed: nothing recorded is asked again, except the unparsed judgments, re-asked with the
+        # next samples (max_attempts = 3 each; a keyword's two ideas are one text here, so its AB and
+        # BA prompts are one request)
+        again = server.requests[calls:]
+        assert exc.value.code == 0 and 0 < len(again) <= 3 * len(unparsed) and len(again) % 3 == 0
+        assert all(r.body["model"] == "j3" and "ONLY ANSWER A/B/C/D" in r.body["messages"][-1]["content"]
+                   for r in again)
     report = (tmp_path / "run" / "report.html").read_text()
     assert "LiveIdeaBench leaderboard" in report and "Examples" in report
 

@@ -4,7 +4,8 @@ Default (the notes' §5.11 recommendation): a judge score is averaged per idea, 
 then over keywords, so an idea that lost a judge to a parse failure is not down-weighted and the
 interval resamples keywords, the independent unit. ``--parity``: the published means over
 judgment rows (ideas x judges pooled, ``stats.ipynb``), after the published idea-length filter
-(kept: 100 < characters < 2500 and words < 200; fluency pairs: characters >= 100, ``hash.py``).
+(kept: 100 < characters < 2500 and words < 200) and the published fluency pool
+(:func:`parity_fluency_pairs`).
 Fluency: every judgment of a pair is worth :func:`~.metrics.fluency_value` of its grade; a pair's
 value is the mean over its parsed judgments and is carried by both of its ideas.
 """
@@ -12,7 +13,7 @@ value is the mean over its parsed judgments and is carried by both of its ideas.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,9 +36,40 @@ def kept_for_scores(idea: str) -> bool:
     return 100 < len(idea) < 2500 and len(idea.split()) < 200
 
 
-def kept_for_fluency(idea: str) -> bool:
-    """The published fluency-pool filter (``hash.py``): 100 <= characters < 2500, words < 200."""
-    return 100 <= len(idea) < 2500 and len(idea.split()) < 200
+def parity_fluency_pairs(pairs: Sequence[tuple[int, int]], ideas: Mapping[int, str | None],
+                         parsed_critiques: Mapping[int, int]) -> list[bool]:
+    """Which fluency pairs of one keyword the published code would judge (``--parity``).
+
+    The published pool (``hash.py`` reads ``data/data.parquet``, which ``stats.ipynb`` wrote after
+    its score filters) holds the ideas that pass :func:`kept_for_scores` (so an idea of exactly 100
+    characters is out: ``> 100``; the ``>= 100`` of ``hash.py`` is moot after it) **and** kept at
+    least one parsed critique row (rows whose scores did not parse were dropped). ``hash.py`` then
+    skips a keyword whose two ideas are identical (``unique()`` leaves one: "Only one or no ideas")
+    and a pair with an idea already judged in another pair (its ``existing_hashes``); here the
+    second applies within the keyword, in pair order.
+
+    Args:
+        pairs: the keyword's pairs of idea indices (:meth:`LiveIdeaBench.pairs`).
+        ideas: idea index -> cleaned idea text, None when the idea never parsed.
+        parsed_critiques: idea index -> number of its critiques that parsed.
+
+    Returns:
+        One flag per pair: True when the pair is judged.
+    """
+    def pooled(k: int) -> bool:
+        text = ideas.get(k)
+        return text is not None and kept_for_scores(text) and parsed_critiques.get(k, 0) > 0
+
+    judged: set[str] = set()
+    out = []
+    for a, b in pairs:
+        first, second = ideas.get(a), ideas.get(b)
+        keep = (pooled(a) and pooled(b) and first != second
+                and first not in judged and second not in judged)
+        if keep and first is not None and second is not None:
+            judged.update((first, second))
+        out.append(keep)
+    return out
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -93,12 +125,14 @@ def keyword_scores(data: dict[str, Any], protocol: str, parity: bool) -> tuple[d
         "fluency": pair value (absent when the idea has none)}``, one per parsed critique.
     """
     dims = DIMENSIONS[protocol]
-    ideas = {e["k"]: e["idea"] for e in data["ideas"]}
+    texts = {e["k"]: e["idea"]["idea"] if e["idea"] else None for e in data["ideas"]}
+    pooled = parity_fluency_pairs([p["ideas"] for p in data["pairs"]], texts,
+                                  {e["k"]: len(e["scores"]) for e in data["ideas"]}) if parity else None
     pair_of: dict[int, float] = {}
     pair_values: list[float] = []
-    for pair in data["pairs"]:
+    for p, pair in enumerate(data["pairs"]):
         a, b = pair["ideas"]
-        if parity and not all(ideas.get(i) and kept_for_fluency(ideas[i]["idea"]) for i in (a, b)):
+        if pooled is not None and not pooled[p]:
             continue
         value = _mean(pair["values"])
         if value is not None:
@@ -157,6 +191,11 @@ def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, A
                 j["parse_failures"] += not ok
                 if ok:
                     j["scores"].append(parsed)
+        if cfg.parity:
+            present = {e["k"] for e in data["ideas"] if e["idea"] is not None}
+            counts["fluency_pairs_outside_pool"] += sum(
+                1 for keep, (a, b) in zip(bench.fluency_pairs(kw.id), bench.pairs(), strict=True)
+                if not keep and a in present and b in present)
         for p in data["pairs"]:
             counts["fluency_judgments"] += len(p["values"]) + p["failures"]
             counts["fluency_parse_failures"] += p["failures"]
@@ -192,6 +231,7 @@ def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, A
     return {
         "benchmark": "liveideabench", "benchmark_version": BENCHMARK_VERSION,
         "generator": cfg.generator, "judges": cfg.eligible_judges(), "fluency_judges": cfg.fluency_panel(),
+        "judge_exclusion": cfg.judge_exclusion(),
         "protocol": cfg.protocol, "parity": cfg.parity, "seed": cfg.seed,
         "bootstrap": {**bootstrap_settings(cfg.bootstrap_resamples, cfg.seed), "resampled_unit": "keyword"},
         "keywords": len(items), "counts": dict(counts), "fluency_grades": dict(sorted(grades.items())),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -13,14 +14,60 @@ BENCHMARK_VERSION = "1"
 Protocol = Literal["v2", "v1"]
 
 
-def model_family(model: str) -> str:
-    """The family of a ``provider/model`` string: its last path segment without a ``:variant``
-    suffix, lower-cased (``openai/anthropic/claude-3.7-sonnet:thinking`` -> ``claude-3.7-sonnet``).
+_RELEASE_SUFFIX = re.compile(
+    r"-(?:"
+    r"\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{4}|\d{2}-\d{2}|0\d{2}"  # dated snapshot: -2024-11-20, -20241022,
+                                                                 # -202411, -2411, -02-05, -001
+    r"|high|medium|low|minimal"  # reasoning effort (o3-mini-high)
+    r"|thinking|reasoning"  # reasoning mode (gemini-2.0-flash-thinking-exp, claude-…:thinking)
+    r"|preview|exp|experimental|latest|beta|alpha"  # release stage (qwq-32b-preview, …-exp)
+    r"|instruct|it"  # instruction-tuned release of the same base (gemma-2-27b-it)
+    r")$"
+)
+"""One release suffix of a model name: a date or snapshot number, a reasoning effort or mode, a
+release stage or the instruction-tuned marker. Stripped from the end, repeatedly, by
+:func:`model_family`."""
 
-    Two models of one family never judge each other by default (LiveIdeaBench's published code
-    excludes the generator by exact string only, so ``…:thinking`` judged ``…`` — notes §5.2).
+
+def model_family(model: str) -> str:
+    """The base model of a ``provider/model`` string, the unit of the self-judging exclusion.
+
+    The last path segment, lower-cased, without a ``:variant`` (``:thinking``, ``:free``,
+    ``:Q4_K_M``) and without trailing release suffixes (:data:`_RELEASE_SUFFIX`, stripped
+    repeatedly): a dated snapshot (``-2024-11-20``, ``-20241022``, ``-202411``, ``-2411``,
+    ``-02-05``, ``-001``), a reasoning effort (``-high``), a reasoning mode (``-thinking``), a
+    release stage (``-preview``, ``-exp``, ``-latest``) or ``-instruct``/``-it``. Size and tier
+    words are kept (``o3-mini`` is not ``o3``, ``gemini-2.0-flash-lite`` is not
+    ``gemini-2.0-flash``, ``deepseek-r1-distill-qwen-32b`` is not ``deepseek-r1``).
+
+    Examples: ``openai/o3-mini-high`` -> ``o3-mini``; ``google/gemini-2.0-flash-thinking-exp:free``
+    -> ``gemini-2.0-flash``; ``qwen/qwq-32b-preview`` -> ``qwq-32b``; ``openai/gpt-4o-2024-11-20``
+    -> ``gpt-4o``; ``google/gemini-2.0-pro-exp-02-05:free`` -> ``gemini-2.0-pro``.
+
+    Source of the rule: the published roster (x66ccff/liveideabench ``config.py``, ``CRITIC_MODELS``)
+    leaves out ``anthropic/claude-3.7`` "as it shares the same base model as 'thinking'", i.e. a
+    mode variant is the same model; the published exclusion itself is by exact string only
+    (``run.py``: ``[m for m in CRITIC_MODELS if m != idea_model]``), so ``o3-mini-high`` judged
+    ``o3-mini`` there. A fine-tune published under another name (``qwen2.5-dracarys2-72b``) is not
+    recognised.
     """
-    return model.rsplit("/", 1)[-1].split(":", 1)[0].strip().lower()
+    name = model.rsplit("/", 1)[-1].split(":", 1)[0].strip().lower()
+    while True:
+        stripped = _RELEASE_SUFFIX.sub("", name)
+        if stripped == name or not stripped:
+            return name
+        name = stripped
+
+
+def family_key(model: str) -> str:
+    """:func:`model_family` with the separators ``-``, ``.``, ``_`` and spaces removed, so that
+    ``claude-3-7-sonnet-20250219`` and ``anthropic/claude-3.7-sonnet`` are one family."""
+    return re.sub(r"[-._\s]", "", model_family(model))
+
+
+def same_family(a: str, b: str) -> bool:
+    """Whether two model strings name the same base model (:func:`family_key`)."""
+    return family_key(a) == family_key(b)
 
 
 class LiveIdeaBenchConfig(BenchmarkConfig):
@@ -43,11 +90,13 @@ class LiveIdeaBenchConfig(BenchmarkConfig):
                                 "(--parity: one judge, one order).")
     protocol: Protocol = Field("v2", description="Published protocol: v2 (2025: originality, feasibility, "
                                "clarity; fluency remapped to 1-10) or v1 (2024 leaderboard).")
-    parity: bool = Field(False, description="Published behaviour: judges excluded by exact name, one "
-                         "fluency judge from the whole panel in one order, means over rows, the "
-                         "published idea-length filter.")
+    parity: bool = Field(False, description="Published behaviour: the published idea prompt as one user "
+                         "message, judges excluded by exact name, one fluency judge from the whole panel "
+                         "in one order over the published fluency pool, means over rows, the published "
+                         "idea-length filter (docs/liveideabench.md).")
     allow_self_judging: bool = Field(False, description="Let a judge of the generator's family judge "
-                                     "(e.g. one small local model for both).")
+                                     "(e.g. one small local model for both); families ignore dates, "
+                                     "-high/-thinking/-preview/-exp and :variants.")
     generation_temperature: float = Field(0.7, description="Generator sampling temperature (published: "
                                           "provider default).")
     judge_temperature: float = Field(0.0, description="Judge sampling temperature.")
@@ -66,7 +115,7 @@ class LiveIdeaBenchConfig(BenchmarkConfig):
     def eligible_judges(self) -> list[str]:
         """The panel members that may judge this generator's ideas, in panel order.
 
-        Default: every judge not of the generator's family (:func:`model_family`); ``parity``:
+        Default: every judge not of the generator's family (:func:`same_family`); ``parity``:
         every judge whose model string differs from the generator's (published ``run.py``);
         ``allow_self_judging``: the whole panel.
 
@@ -78,7 +127,7 @@ class LiveIdeaBenchConfig(BenchmarkConfig):
         if self.parity:
             out = [j for j in self.judges if j != self.generator]
         else:
-            out = [j for j in self.judges if model_family(j) != model_family(self.generator)]
+            out = [j for j in self.judges if not same_family(j, self.generator)]
         if not out:
             rule = "differs from" if self.parity else "is not of the family of"
             raise UserError(f"--judge: no judge {rule} the generator {self.generator} (judges may not "
@@ -89,3 +138,14 @@ class LiveIdeaBenchConfig(BenchmarkConfig):
         """Who may judge fluency pairs: the eligible judges; ``parity``: the whole panel, as the
         published ``hash.py`` (``random.choice(CRITIC_MODELS)``, no exclusion)."""
         return list(self.judges) if self.parity else self.eligible_judges()
+
+    def judge_exclusion(self) -> dict[str, Any]:
+        """The self-judging rule as applied, for results.json: ``{"rule", "generator",
+        "generator_family", "families": {judge: family}, "excluded": [judges left out]}``; rule is
+        ``"family"`` (default, :func:`same_family`), ``"exact name"`` (``--parity``, as published)
+        or ``"none"`` (``--allow-self-judging``)."""
+        rule = "none" if self.allow_self_judging else "exact name" if self.parity else "family"
+        eligible = set(self.eligible_judges())
+        return {"rule": rule, "generator": self.generator, "generator_family": model_family(self.generator),
+                "families": {j: model_family(j) for j in self.judges},
+                "excluded": [j for j in self.judges if j not in eligible]}

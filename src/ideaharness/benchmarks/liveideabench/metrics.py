@@ -12,14 +12,16 @@ from collections.abc import Sequence
 import numpy as np
 
 FLUENCY_RAW = {"A": 10.0, "B": 20.0 / 3.0, "C": 10.0 / 3.0, "D": 0.0}
-"""Pair score of each grade in ``hash.py`` (``{'A': 10, 'B': 6.6667, 'C': 3.3333, 'D': 0}``);
-higher = the two ideas differ more = more fluent."""
+"""v1 pair score of each grade: the map of ``hash.py@2520c31`` (``{'A': 10, 'B': 6.6667, 'C': 3.3333,
+'D': 0}``, commented out at HEAD); the published v1 fluency data hold 10 / 6.666666 / 3.333333 / 0
+(``datasets/fluency/fluency_scores.csv`` @ 4c94105, within 7e-7 of these). Higher = the two ideas
+differ more = more fluent."""
 FLUENCY_VALUES: dict[str, dict[str, float]] = {
     "v2": {"A": 10.0, "B": 7.0, "C": 4.0, "D": 1.0},
     "v1": FLUENCY_RAW,
 }
-"""Leaderboard value of each grade: v2 remaps the pair scores {0, 3.33, 6.67, 10} onto {1, 4, 7,
-10} (``stats_flexibility.ipynb``, notes §2.3); v1 averaged the pair scores as they are."""
+"""Leaderboard value of each grade: v2 = 10/7/4/1, the map ``hash.py`` applies directly at HEAD
+(x66ccff/liveideabench 6fc8285, ``hash.py`` ``score_mapping``); v1 = :data:`FLUENCY_RAW`."""
 FLEXIBILITY_PERCENTILE = 30.0
 FLEXIBILITY_MIN_KEYWORDS = 5
 

@@ -35,7 +35,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         [k.replace("_", " "), c.get(k, 0)] for k in (
             "ideas_attempted", "ideas", "idea_parse_failures", "fallback_used", "over_100_words",
             "excluded_by_length", "critiques", "critique_parse_failures", "fluency_judgments",
-            "fluency_parse_failures", "fluency_order_disagreements")]))
+            "fluency_parse_failures", "fluency_order_disagreements",
+            *(["fluency_pairs_outside_pool"] if results["parity"] else []))]))
     dims = list(DIMENSIONS[protocol])
     tables.append(Table(title="Per judge", columns=["judge", "judgments", "parse failures", *dims], rows=[
         [j, v["judgments"], v["parse_failures"], *[v[d] for d in dims]]

@@ -6,7 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ideaharness.benchmarks.liveideabench.aggregate import aggregate_run, headline_values
+from ideaharness.benchmarks.liveideabench.aggregate import (
+    aggregate_run,
+    headline_values,
+    kept_for_scores,
+    parity_fluency_pairs,
+)
 from ideaharness.benchmarks.liveideabench.config import BENCHMARK_VERSION, LiveIdeaBenchConfig
 from ideaharness.benchmarks.liveideabench.keywords import Keyword, select_keywords
 from ideaharness.benchmarks.liveideabench.parsers import parse_critique, parse_fluency, parse_idea
@@ -103,7 +108,8 @@ class LiveIdeaBench(Benchmark):
                     break
                 await self.steps.judge_step(
                     step, kw.id, idea_key(k), self.ctx.model("generator"),
-                    render("liveideabench_idea", keyword=kw.id, protocol=cfg.protocol, fallback=fallback),
+                    render("liveideabench_idea", keyword=kw.id, protocol=cfg.protocol, fallback=fallback,
+                           parity=cfg.parity),
                     parse_idea, temperature=cfg.generation_temperature, max_tokens=cfg.generation_max_tokens,
                     seed=derive_seed(cfg.seed, kw.id, k) % 2**31, extra={"fallback": fallback},
                 )
@@ -121,8 +127,8 @@ class LiveIdeaBench(Benchmark):
         cfg = self.config
         for k in range(cfg.ideas_per_keyword):
             idea = self.idea(kw.id, k)
-            if idea is None:
-                continue
+            if idea is None or (cfg.parity and not kept_for_scores(idea["idea"])):
+                continue  # --parity: an idea the published length filter drops is not paid for
             for judge in self.critique_judges(kw.id, k):
                 await self.steps.judge_step(
                     "critique", kw.id, f"{k}/{judge}", self.ctx.model(f"judge:{judge}"),
@@ -131,11 +137,32 @@ class LiveIdeaBench(Benchmark):
                     max_tokens=cfg.judge_max_tokens, seed=cfg.seed, extra={"idea": k, "judge": judge},
                 )
 
+    def parsed_critiques(self, keyword: str, k: int) -> int:
+        """How many of idea ``k``'s critiques parsed."""
+        recs = (self.store.get("critique", keyword, f"{k}/{judge}")
+                for judge in self.critique_judges(keyword, k))
+        return sum(1 for rec in recs if rec and rec["judgment"]["parse_ok"])
+
+    def fluency_pairs(self, keyword: str) -> list[bool]:
+        """Which fluency pairs of ``keyword`` are judged (one flag per :meth:`pairs` entry).
+
+        Default: every pair whose two ideas exist. ``--parity``: only pairs in the published pool
+        (:func:`~.aggregate.parity_fluency_pairs`), so no judgment is paid for that the published
+        fluency would not use. Call after the critiques are recorded (the phases run in order).
+        """
+        ideas = {k: self.idea(keyword, k) for k in range(self.config.ideas_per_keyword)}
+        texts = {k: (v["idea"] if v else None) for k, v in ideas.items()}
+        if not self.config.parity:
+            return [texts[a] is not None and texts[b] is not None for a, b in self.pairs()]
+        parsed = {k: self.parsed_critiques(keyword, k) for k, v in texts.items() if v is not None}
+        return parity_fluency_pairs(self.pairs(), texts, parsed)
+
     async def fluency(self, kw: Keyword) -> None:
         cfg = self.config
+        judged = self.fluency_pairs(kw.id)
         for p, (a, b) in enumerate(self.pairs()):
             first, second = self.idea(kw.id, a), self.idea(kw.id, b)
-            if first is None or second is None:
+            if first is None or second is None or not judged[p]:
                 continue
             for judge, order in self.fluency_design(kw.id, p):
                 shown = (first, second) if order == "AB" else (second, first)
