@@ -42,7 +42,7 @@ def test_resolve_routes_config_options_and_models() -> None:
     assert args.config.n_ideas == 4 and args.config.scenarios == ["high"]
     assert args.config.indicators[0].definition  # a bare default name keeps its definition
     assert args.options.limit == 2 and args.options.use_cache is False
-    assert args.options.price == (1.0, 2.0) and args.options.shard == (1, 3)
+    assert args.options.price == {"*": (1.0, 2.0)} and args.options.shard == (1, 3)
     assert args.models == {"generator": model}
 
 

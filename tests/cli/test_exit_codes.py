@@ -221,3 +221,194 @@ def test_full_disk_in_the_response_cache_ends_the_run_with_one_line_not_a_failed
     assert code == 0, err
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "complete" and results["i2t"]["motivation"]["n"] == 2
+
+
+# ----------------------------------------------------------------------------- nothing scored (3, 13)
+
+GARBAGE = "I am not sure."
+
+
+def first_line(out: str) -> str:
+    return next(line for line in out.splitlines() if line.strip())
+
+
+def report_banner(run_dir: Path) -> str:
+    import re
+
+    html = (run_dir / "report.html").read_text()
+    match = re.search(r"<body>\s*<p class=\"run-banner\"[^>]*>(.*?)</p>", html, re.DOTALL)
+    assert match, "the report does not open with the banner"
+    return match.group(1)
+
+
+def assert_not_computed(code: int, out: str, err: str, run_dir: Path, *needles: str) -> dict[str, Any]:
+    """Exit 3; the first console line and the report's banner name the metrics and why."""
+    assert code == 3, err
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["status"] == "partial" and results["not_computed"] is not None
+    line = results["not_computed"]["line"]
+    assert first_line(out) == line and line.startswith("NOT COMPUTED (0 scored units): ")
+    assert report_banner(run_dir) == line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
+        .replace('"', "&#34;").replace("'", "&#39;")
+    for needle in needles:
+        assert needle in line, line
+    assert "NOT COMPUTED" in err and "Traceback" not in err
+    return results
+
+
+def test_aiideabench_with_every_decomposition_unparsed_is_partial_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with OpenAICompatServer(lambda body: GARBAGE) as srv:
+        code, stdout, err = run_cli(["run", "aiideabench", "--data", "tomato-chem", "--limit", "2",
+                                     "--metric", "imcq", "--n-ideas", "1", "--generator", "openai/gen",
+                                     "--judge", "openai/judge", "--base-url", srv.base_url,
+                                     "--max-attempts", "1",
+                                     "--no-progress", "--out", str(out)], capsys)
+    results = assert_not_computed(code, stdout, err, out, "aiideabench.imcq",
+                                  "decompose: 2/2 judgments unparsed")
+    assert results["failed_units"] == []  # nothing failed: nothing could be scored
+    assert {u["step"] for u in results["unparsed_units"]} >= {"decompose"}
+    assert all(u["error"] for u in results["unparsed_units"])
+
+
+def test_researchbench_retrieval_with_every_window_unparsed_is_partial_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.researchbench.test_rb_run import RELEASE
+
+    out = tmp_path / "rb"
+    with OpenAICompatServer(lambda body: GARBAGE) as srv:
+        code, stdout, err = run_cli(["run", "researchbench", "--task", "retrieval", "--data", str(RELEASE),
+                                     "--generator", "openai/judge", "--judge", "openai/judge",
+                                     "--base-url", srv.base_url, "--max-attempts", "1", "--no-progress",
+                                     "--out", str(out)], capsys)
+    results = assert_not_computed(code, stdout, err, out, "researchbench.hit_ratio", "judgments unparsed")
+    windows = [u for u in results["unparsed_units"] if "screen" in u["step"]]
+    assert windows and all(u["error"] for u in windows)
+
+
+def test_researchbench_ranking_with_no_gold_rewritten_is_partial_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.blinding_support import is_rewrite
+    from tests.researchbench.test_rb_run import RELEASE
+
+    def rank(body: dict[str, Any]) -> str:
+        if is_rewrite(body["messages"][-1]["content"]):
+            return GARBAGE  # no gold hypothesis is rewritten into the negatives' form
+        return "**Analysis**: a.\n**Selection of research hypothesis candidate**: candidate 1"
+
+    out = tmp_path / "rb"
+    with OpenAICompatServer(rank) as srv:
+        code, stdout, err = run_cli(["run", "researchbench", "--task", "ranking", "--ranking-negatives",
+                                     "given", "--data", str(RELEASE), "--generator", "openai/judge",
+                                     "--judge", "openai/judge", "--base-url", srv.base_url,
+                                     "--max-attempts", "1",
+                                     "--no-progress", "--out", str(out)], capsys)
+    results = assert_not_computed(code, stdout, err, out, "researchbench.directional_accuracy",
+                                  "rewrite: 2/2 judgments unparsed")
+    assert results["ranking"]["overall"]["directional_accuracy"] is None
+
+
+# ----------------------------------------------------------------------------- parse failures re-asked (4)
+
+def test_score_idea_whose_formalisation_does_not_parse_is_reasked_by_a_rerun(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No ``--out``: each run records into a fresh temporary folder and the failed reply is cached;
+    "run the same command again to retry" must still be true, and the parse error is shown."""
+    import shutil
+
+    from tests.ligbench.test_cli import _scripted_judge
+
+    corpus = tmp_path / "corpus" / "pairiq_mini.jsonl"
+    corpus.parent.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "ligbench" / "fixtures" / "pairiq_mini.jsonl", corpus)
+    state = {"good": False}
+
+    def reply(body: dict[str, Any]) -> str:
+        if not state["good"] and "Restate the research idea" in body["messages"][-1]["content"]:
+            return GARBAGE
+        return _scripted_judge(body["messages"])
+
+    args = ["score-idea", "Use logic rules to explain graph neural networks.", "--corpus", str(corpus),
+            "--judge", "openai/judge", "--max-retries", "0", "--max-attempts", "2"]
+    with OpenAICompatServer(reply) as srv:
+        args += ["--base-url", srv.base_url]
+        code, stdout, err = run_cli([*args, "--json"], capsys)
+        assert code == 3 and "Traceback" not in err
+        assert len(srv.requests) == 2
+        shown = json.loads(stdout)
+        [unit] = shown["failed_units"]
+        assert unit["status"] == "unparsed" and unit["step"] == "ligbench/formalize" and unit["error"]
+        assert unit["error"] in err and "reply did not parse" in err  # the parse error, where it is reported
+        assert "run the same command again to retry" in err
+        # the same command again: the cached failure is replayed, then new samples are asked
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 3 and len(srv.requests) == 4
+        assert "replies that did not parse" in stdout and unit["error"].split(":")[-1].strip() in stdout
+        # and once the endpoint answers well, the same command scores the idea
+        state["good"] = True
+        before = len(srv.requests)
+        code, stdout, err = run_cli([*args, "--json"], capsys)
+        assert code == 0, err
+        assert len(srv.requests) > before
+        assert json.loads(stdout)["status"] == "scored"
+
+
+# ----------------------------------------------------------------------------- cost per role (6)
+
+def test_price_per_role_and_a_resume_prices_every_recorded_token(
+    server: OpenAICompatServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = [a for a in aiib_args(server.base_url, out) if a != "--no-cache"]
+    code, _, err = run_cli(args, capsys)  # no price: no cost
+    assert code == 0, err
+    results = json.loads((out / "results.json").read_text())
+    tokens = results["llm_stats"]["judge"]
+    assert results["cost_usd"] is None and tokens["prompt_tokens"] > 0 and tokens["completion_tokens"] > 0
+    # a resume given --price: no call is made, yet every recorded token is priced
+    code, _, err = run_cli([*args, "--price", "judge=3,15"], capsys)
+    assert code == 0, err
+    results = json.loads((out / "results.json").read_text())
+    assert results["llm_stats_this_process"]["judge"]["calls"] == 0
+    expected = (tokens["prompt_tokens"] * 3 + tokens["completion_tokens"] * 15) / 1e6
+    assert results["cost_usd"] == pytest.approx(expected)
+    assert results["llm_stats"]["judge"]["cost_usd"] == pytest.approx(expected)
+    assert results["settings"]["execution"]["price"] == {"judge": [3.0, 15.0]}
+    assert f"{expected:.6f}" in (out / "report.html").read_text()
+    # the bare form prices every role
+    code, _, err = run_cli([*args, "--price", "1,2"], capsys)
+    assert code == 0, err
+    bare = json.loads((out / "results.json").read_text())["cost_usd"]
+    assert bare == pytest.approx((tokens["prompt_tokens"] * 1 + tokens["completion_tokens"] * 2) / 1e6)
+    # a role the run does not have, a malformed or negative price: one line, exit 1
+    for bad, message in ((["--price", "generator=1,2"], "this run has no generator role"),
+                         (["--price", "judge=1"], "expected IN,OUT"),
+                         (["--price", "judge=-1,2"], "cannot be negative"),
+                         (["--price", "1,2", "--price", "3,4"], "priced twice")):
+        code, _, err = run_cli([*args, *bad], capsys)
+        assert code == 1 and message in err and "Traceback" not in err, err
+
+
+def test_roles_are_priced_apart_and_the_bare_price_covers_every_role() -> None:
+    from ideaharness.runner.models import build_models
+    from ideaharness.runner.options import ExecutionOptions
+
+    url = "http://127.0.0.1:9/v1"  # never called: the clients are only built
+    roles = {"generator": "openai/same", "judge": "openai/same", "judge:openai/other": "openai/other"}
+    options = ExecutionOptions(base_url=url, no_cache=True,
+                               price=["generator=0.15,0.6", "judge=3,15", "0.5,1"])
+    models = build_models(roles, options)
+    assert models["generator"].price_per_mtok == (0.15, 0.6)
+    assert models["judge"].price_per_mtok == (3.0, 15.0)
+    assert models["judge:openai/other"].price_per_mtok == (3.0, 15.0)  # its kind's price
+    assert models["generator"] is not models["judge"]  # one model, two prices: two clients
+    bare = build_models(roles, ExecutionOptions(base_url=url, no_cache=True, price="0.5,1"))
+    assert {m.price_per_mtok for m in bare.values()} == {(0.5, 1.0)} and bare["generator"] is bare["judge"]
+    assert ExecutionOptions(price=(1, 2)).price == {"*": (1.0, 2.0)}  # the Python form of IN,OUT
+    assert ExecutionOptions(price={"judge": "3,15"}).price_for("judge:x") == (3.0, 15.0)
+    assert ExecutionOptions(price={"judge": "3,15"}).price_for("generator") is None

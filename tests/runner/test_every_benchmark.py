@@ -101,7 +101,7 @@ def test_shared_flags_behave_the_same_on_every_benchmark(
     assert results["cost_usd"] is not None and results["cost_usd"] > 0 and words
     report = (out / "report.html").read_text()
     assert "cost USD" in report and f"{results['cost_usd']:.6f}" in report
-    assert results["settings"]["execution"]["price"] == [1.0, 2.0]
+    assert results["settings"]["execution"]["price"] == {"*": [1.0, 2.0]}  # the bare IN,OUT: every role
     assert results["benchmark"] == name and "seed" in results["seeds"]
     # max-attempts 1: one call per judgment
     assert results["settings"]["execution"]["max_attempts"] == 1

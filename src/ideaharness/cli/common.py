@@ -54,13 +54,14 @@ def demo_command(
     from ideaharness.api import run
     from ideaharness.benchmarks.ideabench import results_tables
     from ideaharness.errors import Terminated
-    from ideaharness.report.console import print_reliability, print_tables
+    from ideaharness.report.console import print_banner, print_reliability, print_tables
     from ideaharness.runner.run import finish_run
 
     try:
         results = run("ideabench", data="tomato-chem", generator=model, judge=model, out=out, limit=limit)
     except Terminated as exc:  # click would turn it into Ctrl-C's 130
         raise typer.Exit(exc.exit_code) from None
+    print_banner(results)
     print_tables(results_tables(results))
     print_reliability(results)
     stats = results.get("llm_stats_this_process", {}).get("generator") or {}

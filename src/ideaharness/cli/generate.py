@@ -111,11 +111,12 @@ def benchmark_command(name: str) -> Callable[..., None]:
 
     def handler(**values: Any) -> None:
         from ideaharness.api import run
-        from ideaharness.report.console import print_reliability, print_tables
+        from ideaharness.report.console import print_banner, print_reliability, print_tables
         from ideaharness.runner.run import default_out, finish_run
 
         config_file = values.pop(CONFIG_PARAM, None)
         results = run(name, config=config_file, **values)
+        print_banner(results)
         print_tables(_tables(bench, results))
         print_reliability(results)
         out = Path(results.get("settings", {}).get("execution", {}).get("out") or default_out(name))

@@ -60,11 +60,26 @@ def _idea_prose(text: str, what: str) -> str:
     return text
 
 
+def parse_failure_table(result: IdeaScore) -> Table | None:
+    """The judgments of ``result`` whose replies did not parse, each with its last parse error and
+    whether running again re-asks it (None when every reply parsed)."""
+    rows = [[u["step"], u.get("key") or "–", u.get("attempts"), u.get("rounds"),
+             "no (final)" if u.get("final") else "yes", u.get("error")]
+            for u in result.failed_units if u.get("status") == "unparsed"]
+    if not rows:
+        return None
+    return Table(title=f"{result.idea_id}: replies that did not parse (counted, never scored)",
+                 columns=["step", "key", "samples", "runs", "re-asked by a re-run", "parse error"], rows=rows)
+
+
 def score_tables(result: IdeaScore) -> list[Table]:
-    """The four scores with their start values, and the comparisons that produced them."""
+    """The four scores with their start values, and the comparisons that produced them; then the
+    replies that did not parse, with their parse errors."""
+    failures = parse_failure_table(result)
     if result.scores is None:
         return [Table(title=f"{result.idea_id}: not scored", columns=["status", "parse failures"],
-                      rows=[[result.status, json.dumps(result.parse_failures)]])]
+                      rows=[[result.status, json.dumps(result.parse_failures)]]),
+                *([failures] if failures else [])]
     initial = result.initial or {}
     rows: list[list[Any]] = []
     for dim in ("rating", "contribution", "soundness"):
@@ -90,6 +105,7 @@ def score_tables(result: IdeaScore) -> list[Table]:
         Table(title="Comparisons (outcome 1 = the idea better; s_ref = debiased reference score)",
               columns=["reference", "s_ref rating", "s_ref soundness", "s_ref contribution", "rating",
                        "soundness", "contribution", "per order", "orders disagree on"], rows=comp_rows),
+        *([failures] if failures else []),
     ]
 
 
@@ -124,9 +140,24 @@ def score_idea_command(idea: str, out: Path | None = None, as_json: bool = False
         if result.novelty and result.novelty.get("note"):
             typer.echo(result.novelty["note"])
     if result.scores is None:  # the one unit asked for is missing: a partial run (exit 3)
-        failed = "; ".join(f"{u['step']}: {u['error']}" for u in result.failed_units)
-        raise PartialRunError(f"{result.idea_id} not scored ({result.status}"
-                              + (f"; {failed}" if failed else "") + "); run the same command again to retry")
+        raise PartialRunError(not_scored_message(result))
+
+
+def not_scored_message(result: IdeaScore) -> str:
+    """The one line of a ``score-idea`` that scored nothing: the status, every failed unit with its
+    error (parse errors included), and what running the same command again does."""
+    failed = "; ".join(f"{u['step']}: {'reply did not parse: ' if u.get('status') == 'unparsed' else ''}"
+                       f"{u['error']}" for u in result.failed_units)
+    unparsed = [u for u in result.failed_units if u.get("status") == "unparsed"]
+    if unparsed and all(u.get("final") for u in unparsed) and len(unparsed) == len(result.failed_units):
+        then = ("re-asking is spent (each reply was asked in "
+                f"{max(int(u.get('rounds') or 1) for u in unparsed)} runs): try another judge or "
+                "--free-text/--structured")
+    elif unparsed:
+        then = "run the same command again to retry (it re-asks with new samples)"
+    else:
+        then = "run the same command again to retry"
+    return f"{result.idea_id} not scored ({result.status}" + (f"; {failed}" if failed else "") + f"); {then}"
 
 
 def _score_idea_parameters() -> list[Any]:

@@ -29,6 +29,22 @@ def print_tables(tables: Sequence[Table], console: Console | None = None) -> Non
             console.print(Text(table.note, style="dim"))
 
 
+def print_banner(results: dict[str, Any], console: Console | None = None) -> None:
+    """Print the run's banner line first, in bold red: the headline metrics it could not compute
+    and why (``results["not_computed"]``, :func:`ideaharness.runner.run.uncomputed_metrics`);
+    nothing for a run whose every metric has scored units."""
+    from ideaharness.runner.run import banner_line
+
+    line = banner_line(results)
+    if not line:
+        return
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=max(200, len(line) + 1))
+    console.print(Text(line, style="bold red"), soft_wrap=True)
+
+
 def print_reliability(results: dict[str, Any], console: Console | None = None) -> None:
     """Print the run's "Judge reliability" table, then each degenerate-judge warning in yellow
     (``"⚠ …"``); nothing when ``results`` has no reliability block."""

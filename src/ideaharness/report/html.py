@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from pydantic import BaseModel, Field
 
 from ideaharness import __version__
@@ -82,6 +83,7 @@ def write_report(
     figures: Sequence[tuple[str, Any]] = (),
     notes: Sequence[str] = (),
     sections: Sequence[Section] = (),
+    banner: str | None = None,
 ) -> Path:
     """Write a self-contained HTML report and return its path.
 
@@ -89,6 +91,8 @@ def write_report(
         figures: ``(caption, matplotlib Figure)`` pairs; each is embedded as base64 PNG.
         notes: plain-text remarks (parse failures, skipped metrics) shown above the tables.
         sections: example texts (ideas, judge replies), escaped like everything else.
+        banner: a line shown first, above the title, as an alert (e.g. the metrics a run could
+            not compute, :func:`ideaharness.runner.run.banner_line`); escaped.
 
     When the report lies in a run directory, the per-instance viewer of that run
     (:mod:`ideaharness.report.viewer`) is embedded too.
@@ -111,7 +115,14 @@ def write_report(
             viewer=viewer,
         )
     )
+    if banner:
+        html = html.replace("<body>", f"<body>\n{BANNER_HTML.format(text=markupsafe.escape(banner))}", 1)
     return atomic_write_text(out, redact_values(html))
+
+
+BANNER_HTML = ('<p class="run-banner" role="alert" style="background:#fde8e8;border:1px solid #c0392b;'
+               'color:#7b1d12;padding:.6em .8em;font-weight:600">{text}</p>')
+"""The banner line of a report: the first thing on the page."""
 
 
 def _viewer_for(run_dir: Path, notes: list[str]) -> str:
@@ -125,7 +136,7 @@ def _viewer_for(run_dir: Path, notes: list[str]) -> str:
     from ideaharness.report.viewer import viewer_section
 
     try:
-        return viewer_section(_load(run_dir))
+        return viewer_section(_load(run_dir), reliability_panel=False)  # its table is in the report
     except (UserError, KeyError, TypeError, ValueError) as exc:
         notes.append(f"per-instance viewer not included: {type(exc).__name__}: {exc}")
         return ""

@@ -177,7 +177,7 @@ def model_specs(roles: Mapping[str, str], options: ExecutionOptions) -> dict[str
                         cache_path=str(options.cache_path) if options.cache_path else None,
                         use_cache=options.use_cache, max_concurrency=options.max_concurrency,
                         rpm=options.rpm, max_retries=options.max_retries, timeout_s=options.timeout,
-                        price_per_mtok=options.price)
+                        price_per_mtok=options.price_for(role))
         for role, model in roles.items()
     }
 

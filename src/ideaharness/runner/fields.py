@@ -5,7 +5,8 @@ Rules: every field is a parameter named after it (``n_ideas`` -> ``--n-ideas``);
 field (LigBench ``scoring``) is flattened, its fields becoming parameters of their own name; a
 field marked ``json_schema_extra={"cli": False}`` has no flag; ``{"cli": "--name"}`` renames the
 flag (``"--yes/--no"`` for a boolean pair), and the flag's name is also accepted as a keyword.
-Lists are repeatable flags; ``Literal`` choices are listed in the help; values that are not plain
+Lists are repeatable flags, and so is a field marked ``{"repeatable": True}`` (its model parses the
+list of texts, e.g. ``--price``); ``Literal`` choices are listed in the help; values that are not plain
 text, numbers or booleans (dates, pairs, nested items) are given as text and parsed by the model.
 """
 
@@ -94,9 +95,9 @@ def _default_text(value: Any) -> str | None:
     return str(value)
 
 
-def _cli_extra(info: FieldInfo) -> Any:
+def _cli_extra(info: FieldInfo, key: str = "cli") -> Any:
     extra = info.json_schema_extra
-    return extra.get("cli") if isinstance(extra, dict) else None
+    return extra.get(key) if isinstance(extra, dict) else None
 
 
 def params(model: type[BaseModel], *, prefix: tuple[str, ...] = ()) -> list[Param]:
@@ -114,9 +115,10 @@ def params(model: type[BaseModel], *, prefix: tuple[str, ...] = ()) -> list[Para
         if _is_model(annotation):
             out.extend(params(annotation, prefix=(*prefix, name)))
             continue
-        multiple = typing.get_origin(annotation) is list
-        inner = typing.get_args(annotation)[0] if multiple else annotation
-        cli_type, choices = _scalar(_unwrap_optional(inner))
+        repeatable = bool(_cli_extra(info, "repeatable"))
+        multiple = typing.get_origin(annotation) is list or repeatable
+        inner = typing.get_args(annotation)[0] if multiple and not repeatable else annotation
+        cli_type, choices = (str, ()) if repeatable else _scalar(_unwrap_optional(inner))
         help_text = (info.description or "").strip()
         if choices:
             help_text += f" One of: {', '.join(choices)}."

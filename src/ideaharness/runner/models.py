@@ -5,7 +5,7 @@ A benchmark names its roles and their model strings (:meth:`Benchmark.model_role
 several generators names ``"generator:<model>"`` roles. Roles starting with ``judge`` use
 ``--judge-base-url`` (else ``--base-url``); every other role uses ``--base-url``. Only the roles
 given are built and validated (an unused default model is never checked), and a client is shared
-by every role with the same model string and endpoint.
+by every role with the same model string, endpoint and price.
 """
 
 from __future__ import annotations
@@ -63,28 +63,32 @@ def build_models(
         given: role -> ready client (not built, not validated).
 
     Returns:
-        role -> client; roles with the same model string and endpoint share one client.
+        role -> client; roles with the same model string, endpoint and price (``--price``,
+        :meth:`ExecutionOptions.price_for`) share one client.
 
     Raises:
-        UserError: an endpoint flag no model can use, or a bad model string / missing key.
+        UserError: an endpoint flag no model can use, a ``--price ROLE=...`` for a role the run
+            does not have, or a bad model string / missing key.
     """
     from ideaharness.llm import get_llm
 
     given = dict(given or {})
     check_endpoint_flags(options, {r: m for r, m in roles.items() if r not in given})
-    built: dict[tuple[str, str | None], ChatModel] = {}
+    options.check_price_roles(roles)
+    built: dict[tuple[str, str | None, tuple[float, float] | None], ChatModel] = {}
     out: dict[str, ChatModel] = {}
     for role, model in roles.items():
         if role in given:
             out[role] = given[role]
             continue
         url = role_url(role, options) if accepts_base_url(model) else None
-        key = (model, url)
+        price = options.price_for(role)
+        key = (model, url, price)
         if key not in built:
             built[key] = get_llm(
                 model, base_url=url, cache_path=options.cache_path, use_cache=options.use_cache,
                 max_concurrency=options.max_concurrency, rpm=options.rpm, max_retries=options.max_retries,
-                timeout_s=options.timeout, price_per_mtok=options.price,
+                timeout_s=options.timeout, price_per_mtok=price,
             )
         out[role] = built[key]
     return out

@@ -7,6 +7,8 @@ None of them changes results, so none blocks a resume; all are recorded under ``
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,8 +43,11 @@ class ExecutionOptions(BaseModel):
     no_cache: bool = Field(False, description="Bypass the LLM response cache (reads and writes).")
     cache_path: Path | None = Field(None, description="Response cache file (default "
                                     "$IDEAHARNESS_CACHE_DIR/llm-cache.sqlite).")
-    price: tuple[float, float] | None = Field(None, description="IN,OUT: USD per million prompt and "
-                                              "completion tokens; reports cost in results and report.")
+    price: dict[str, tuple[float, float]] | None = Field(
+        None, json_schema_extra={"repeatable": True},
+        description="IN,OUT: USD per million prompt and completion tokens for every role, or "
+        "ROLE=IN,OUT for one role (generator, judge, or any other role of the run; repeat the flag); "
+        "reports cost in results and report, a resume pricing every recorded token.")
     timeout: float = Field(300.0, gt=0, description="Seconds one attempt at a model endpoint may take "
                            "(also bounds Semantic Scholar requests, at most 30 s).")
     max_retries: int = Field(6, ge=0, description="Retries of a failed model call (429, 5xx, timeout, "
@@ -85,7 +90,7 @@ class ExecutionOptions(BaseModel):
     @field_validator("price", mode="before")
     @classmethod
     def _price(cls, value: Any) -> Any:
-        return parse_price(value) if isinstance(value, str) else value
+        return parse_prices(value)
 
     @model_validator(mode="after")
     def _check(self) -> ExecutionOptions:
@@ -98,8 +103,10 @@ class ExecutionOptions(BaseModel):
         if self.batch and self.runner == "ray":
             raise UserError("--batch and --runner ray do not combine: a batch already runs on the "
                             "provider's machines")
-        if self.price is not None and min(self.price) < 0:
-            raise UserError(f"--price {self.price[0]:g},{self.price[1]:g}: prices cannot be negative")
+        for role, (price_in, price_out) in (self.price or {}).items():
+            if min(price_in, price_out) < 0:
+                raise UserError(f"--price {_role_text(role)}{price_in:g},{price_out:g}: prices cannot be "
+                                "negative")
         return self
 
     @property
@@ -114,8 +121,32 @@ class ExecutionOptions(BaseModel):
 
     @property
     def price_per_mtok(self) -> tuple[float, float] | None:
-        """``price``: (input, output) USD per million tokens."""
-        return self.price
+        """The price of every role (``--price IN,OUT``): (input, output) USD per million tokens, or
+        None when no all-roles price was given."""
+        return (self.price or {}).get(ALL_ROLES)
+
+    def price_for(self, role: str) -> tuple[float, float] | None:
+        """(input, output) USD per million tokens of ``role``: its own ``ROLE=IN,OUT``, else that of
+        its kind (``judge`` for ``judge:<model>``, ``generator`` for ``generator:<model>``), else
+        the all-roles ``IN,OUT``; None when unpriced."""
+        prices = self.price or {}
+        for key in (role, role.split(":", 1)[0], ALL_ROLES):
+            if key in prices:
+                return prices[key]
+        return None
+
+    def check_price_roles(self, roles: Iterable[str]) -> None:
+        """Refuse a ``--price ROLE=...`` naming a role this run does not have.
+
+        Raises:
+            UserError: naming the role and the run's roles.
+        """
+        roles = list(roles)
+        kinds = set(roles) | {r.split(":", 1)[0] for r in roles}
+        for role in self.price or {}:
+            if role != ALL_ROLES and role not in kinds:
+                raise UserError(f"--price {role}=...: this run has no {role} role (its roles: "
+                                f"{', '.join(sorted(kinds)) or 'none'})")
 
 
 def parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -136,7 +167,64 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
     return index, count
 
 
-def parse_price(value: str | None) -> tuple[float, float] | None:
+ALL_ROLES = "*"
+"""The key of ``price`` for the bare ``--price IN,OUT``: every role of the run."""
+
+
+def _role_text(role: str) -> str:
+    return "" if role == ALL_ROLES else f"{role}="
+
+
+def parse_prices(value: Any) -> dict[str, tuple[float, float]] | None:
+    """``--price`` values -> role -> (input, output) USD per million tokens (:data:`ALL_ROLES` for
+    the bare form). None (or an empty list) stays None.
+
+    Accepts ``"0.15,0.6"`` (every role), ``"judge=3,15"`` (one role), a list of those (the repeated
+    flag), a pair of numbers (every role), or a mapping role -> ``"IN,OUT"`` / pair.
+
+    Raises:
+        UserError: a text that is not ``IN,OUT`` or ``ROLE=IN,OUT``, a negative price, or a role
+            priced twice.
+    """
+    if value is None or (isinstance(value, list | tuple) and not value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(role): _pair(price, f"{role}=") for role, price in value.items()}
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list | tuple) and len(value) == 2 and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return {ALL_ROLES: _pair(value, "")}
+    if not isinstance(value, list | tuple):
+        raise UserError(f"--price {value!r}: expected IN,OUT or ROLE=IN,OUT in USD per million tokens")
+    out: dict[str, tuple[float, float]] = {}
+    for item in value:
+        text = str(item).strip()
+        role, _, price = text.rpartition("=")
+        role = role.strip() or ALL_ROLES
+        if "=" in text and role == ALL_ROLES:
+            raise UserError(f"--price {text!r}: a role before '=' (e.g. judge=3,15)")
+        if role in out:
+            raise UserError(f"--price: {'every role' if role == ALL_ROLES else role} priced twice")
+        out[role] = _pair(price, _role_text(role))
+    return out
+
+
+def _pair(value: Any, prefix: str) -> tuple[float, float]:
+    if isinstance(value, str):
+        parsed = parse_price(value.strip(), prefix=prefix)
+        assert parsed is not None
+        return parsed
+    try:
+        price_in, price_out = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise UserError(f"--price {prefix}{value!r}: expected IN,OUT in USD per million tokens") from None
+    if min(price_in, price_out) < 0:
+        raise UserError(f"--price {prefix}{price_in:g},{price_out:g}: prices cannot be negative")
+    return price_in, price_out
+
+
+def parse_price(value: str | None, *, prefix: str = "") -> tuple[float, float] | None:
     """``"0.15,0.6"`` -> ``(0.15, 0.6)`` USD per million (prompt, completion) tokens; None stays None.
 
     Raises:
@@ -149,8 +237,11 @@ def parse_price(value: str | None) -> tuple[float, float] | None:
         price = (float(prompt_text), float(completion_text))
     except ValueError:
         raise UserError(
-            f"--price {value!r}: expected IN,OUT in USD per million tokens, e.g. 0.15,0.6"
+            f"--price {prefix}{value!r}: expected IN,OUT in USD per million tokens, e.g. 0.15,0.6 "
+            "(or ROLE=IN,OUT, e.g. judge=3,15)"
         ) from None
+    if not all(math.isfinite(p) for p in price):
+        raise UserError(f"--price {prefix}{value!r}: prices must be finite numbers")
     if min(price) < 0:
-        raise UserError(f"--price {value!r}: prices cannot be negative")
+        raise UserError(f"--price {prefix}{value!r}: prices cannot be negative")
     return price

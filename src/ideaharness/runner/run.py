@@ -8,6 +8,11 @@ writes ``results.json`` and ``report.html``.
 
 Exit statuses (README, docs/runs.md): 0 complete, 1 usage/input/storage error, 3 partial run,
 130 Ctrl-C, 143 SIGTERM; everything finished is on disk in every case and a re-run resumes.
+
+A metric with no scored unit is not a result (:func:`uncomputed_metrics`): whatever the
+benchmark, a run in which a headline metric has ``n = 0`` (or no value) is partial, and the first
+line of the console output and of ``report.html`` names those metrics and why (e.g.
+"decompose: 5/5 judgments unparsed").
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from ideaharness.runner.models import build_models
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, RunContext
 from ideaharness.runner.registry import enrichers
-from ideaharness.runner.steps import StepRunner
+from ideaharness.runner.steps import StepRunner, UnparsedUnit, unparsed_note
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.store import CONFIG_FILE, RunStore, shard_of
 
@@ -177,6 +182,11 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
     notes = ctx.steps.notes() + bench.notes(ctx, results)
     if ended != "complete":
         notes.insert(0, f"the run was {ended}; finished work is saved and the same command resumes")
+    metric_values = [m.model_dump(mode="json") for m in bench.headline(results)]
+    missing = uncomputed_metrics(metric_values, ctx, items)
+    if missing is not None:
+        outcome["status"] = "partial"
+        notes.insert(0, missing["line"])
     blocks = {
         "benchmark": bench.name,
         "benchmark_version": bench.version,
@@ -190,12 +200,71 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         **outcome,
         "ended": ended,
         "notes": notes,
-        "metrics": [m.model_dump(mode="json") for m in bench.headline(results)],
+        "metrics": metric_values,
+        "not_computed": missing,
     }
     summary = getattr(ctx.steps.executor, "summary", None)
     if summary is not None:  # --batch: what went through the Batch API (runner.executors)
         blocks["batch"] = summary()
     return blocks
+
+
+def _not_computed(metric: dict[str, Any]) -> bool:
+    return metric.get("value") is None or metric.get("n") == 0
+
+
+def uncomputed_metrics(metrics: Sequence[dict[str, Any]], ctx: RunContext,
+                       items: Sequence[Any]) -> dict[str, Any] | None:
+    """The headline metrics a run could not compute, and why; None when every one has a value.
+
+    A metric value is not computed when it has ``n == 0`` scored units or no value at all. The
+    reasons are read from the run, whatever the benchmark: per step, the judgments of the selected
+    items whose replies did not parse (``"decompose: 5/5 judgments unparsed"``) and the units that
+    failed (``"i2t: 2 unit(s) failed"``).
+
+    Returns:
+        ``{"metrics": [{metric, group, n}], "why": [str], "line": str}``; ``line`` is the first
+        line of the console output and of the report.
+    """
+    missing = [{"metric": m["metric"], "group": m.get("group") or "", "n": m.get("n")}
+               for m in metrics if _not_computed(m)]
+    if not missing:
+        return None
+    ids = {str(getattr(item, "id", "")) for item in items}
+    unparsed: dict[str, set[tuple[str, str]]] = {}
+    for unit in ctx.steps.unparsed.values():
+        if unit.instance_id in ids:
+            unparsed.setdefault(unit.step, set()).add((unit.instance_id, unit.key))
+    why = []
+    for step, units in sorted(unparsed.items()):
+        total = sum(1 for _, inst, _, data in ctx.store.iter_records(step)
+                    if inst in ids and isinstance(data, dict) and "judgment" in data)
+        example = next(u.error for u in ctx.steps.unparsed.values() if u.step == step)
+        why.append(f"{_step_name(step)}: {len(units)}/{max(total, len(units))} judgments unparsed "
+                   f"(e.g. {_short(example)})")
+    failed: dict[str, list[str]] = {}
+    for failure in ctx.steps.failures.values():
+        failed.setdefault(failure.step, []).append(failure.error)
+    for step, errors in sorted(failed.items()):
+        why.append(f"{_step_name(step)}: {len(errors)} unit(s) failed ({_short(errors[-1])})")
+    if not why:
+        why.append("no unit of the run produced a value for them (see the notes)")
+    names: dict[str, list[str]] = {}
+    for m in missing:
+        names.setdefault(m["metric"], []).append(m["group"])
+    shown = "; ".join(f"{name} ({', '.join(g for g in groups if g)})" if any(groups) else name
+                      for name, groups in names.items())
+    line = f"NOT COMPUTED (0 scored units): {shown} -- {'; '.join(why)}"
+    return {"metrics": missing, "why": why, "line": line}
+
+
+def _step_name(step: str) -> str:
+    return step.rsplit("/", 1)[-1] if "/" in step else step
+
+
+def _short(text: str, limit: int = 160) -> str:
+    one = " ".join(str(text).split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
 def _input_hashes(out: Path) -> dict[str, Any]:
@@ -221,7 +290,8 @@ def usage_table(results: dict[str, Any], models: dict[str, Any]) -> Table:
     return Table(title="Model usage (all processes of this run)",
                  columns=["role", "model", "calls", "cache hits", "prompt tokens", "completion tokens",
                           "cost USD"], rows=rows,
-                 note=f"total cost USD {cost:.6f}" if cost is not None else "cost: give --price IN,OUT")
+                 note=f"total cost USD {cost:.6f} (every recorded token at --price)" if cost is not None
+                 else "cost: give --price IN,OUT (every role) or --price ROLE=IN,OUT")
 
 
 def metrics_table(results: dict[str, Any]) -> Table:
@@ -255,25 +325,49 @@ def write_run_report(bench: Benchmark, ctx: RunContext, items: Sequence[Any], re
     return write_report(
         ctx.out / "report.html", title=bench.title or bench.name, config=results["settings"],
         tables=tables, figures=bench.figures(ctx, results), notes=results.get("notes", []),
-        sections=bench.sections(ctx, items, results),
+        sections=bench.sections(ctx, items, results), banner=banner_line(results),
     )
 
 
+def banner_line(results: dict[str, Any]) -> str | None:
+    """The line that opens the console output and the report of a run whose headline is not a
+    result (:func:`uncomputed_metrics`), else None."""
+    missing = results.get("not_computed")
+    return missing.get("line") if isinstance(missing, dict) else None
+
+
 def finish_run(results: dict[str, Any], out: Path) -> None:
-    """Print the report path; exit 3 (partial run) with one line when units failed or were skipped.
+    """Print the judgments that did not parse (with their parse errors) and the report path; exit 3
+    (partial run) with one line when units failed or were skipped, or a headline metric has no
+    scored unit (``not_computed``, named first in that line).
 
     Failed units are listed in results.json (``failed_units``: step, instance, last error) and
-    left undone, so re-running the same command retries them.
+    left undone, so re-running the same command retries them; a judgment that did not parse is
+    re-asked with new samples while rounds are left (:data:`~ideaharness.runner.steps.MAX_PARSE_ROUNDS`).
 
     Raises:
         PartialRunError: ``results["status"]`` is "partial".
     """
+    unparsed = [u for u in results.get("unparsed_units") or [] if isinstance(u, dict)]
+    if unparsed:  # every parse error is shown where the failure is reported
+        print(unparsed_note([UnparsedUnit.model_validate(u) for u in unparsed]))
     print(f"report: {out / 'report.html'}")
     units = results.get("failed_units") or []
     if results.get("status") == "partial" or units:
         failed = sum(1 for u in units if u.get("status") != "skipped")
         skipped = len(units) - failed
-        raise PartialRunError(
-            f"partial run: {failed} unit(s) failed after retries and {skipped} skipped (listed under "
-            f"'failed_units' in {out / 'results.json'}); run the same command again to retry them"
-        )
+        parts = []
+        if units or not results.get("not_computed"):
+            parts.append(f"{failed} unit(s) failed after retries and {skipped} skipped (listed under "
+                         f"'failed_units' in {out / 'results.json'})")
+        missing = results.get("not_computed")
+        if isinstance(missing, dict):
+            parts.append(missing["line"])
+        retry = "run the same command again to retry them"
+        if unparsed and not units:
+            open_units = [u for u in unparsed if not u.get("final")]
+            retry = ("run the same command again to re-ask them with new samples" if open_units else
+                     "re-asking is spent (every unparsed judgment was asked in "
+                     f"{max(int(u.get('rounds') or 1) for u in unparsed)} rounds of samples): try another "
+                     "judge or other judge settings")
+        raise PartialRunError(f"partial run: {'; '.join(parts)}; {retry}")

@@ -6,6 +6,13 @@ by :class:`StepRunner` with its last error (secrets redacted). :meth:`StepRunner
 ``status`` ("complete" or "partial"), ``failed_units`` and the truncation counts to every
 ``results.json``; the CLI exits with status 3 on a partial run (:func:`ideaharness.runner.run.finish_run`).
 
+Parse failures: a judgment whose reply never parsed (``max_attempts`` samples) is recorded with its
+raw text and errors, counted, never scored, and listed by :class:`StepRunner` with its last parse
+error (:attr:`StepRunner.unparsed`, ``unparsed_units`` in ``results.json``). It is not a final answer:
+running the same command again re-asks it with the next ``max_attempts`` samples (new cache keys,
+so the cached failure is not replayed, also without a run directory), up to
+:data:`MAX_PARSE_ROUNDS` rounds in all; the failed samples stay in the record (``earlier_judgments``).
+
 Phases go through an :class:`Executor` (:attr:`StepRunner.executor`): the default streams the items
 of a phase through this process with a bounded number in flight
 (:func:`~ideaharness.runs.stream.run_bounded`); a batch or distributed executor
@@ -29,7 +36,8 @@ from ideaharness.redaction import redact
 from ideaharness.runs.store import RunStore
 from ideaharness.runs.stream import run_bounded
 
-__all__ = ["DEFAULT_MAX_PROMPT_TOKENS", "Executor", "FailedUnit", "LocalExecutor", "StepRunner"]
+__all__ = ["DEFAULT_MAX_PROMPT_TOKENS", "MAX_PARSE_ROUNDS", "Executor", "FailedUnit", "LocalExecutor",
+           "StepRunner", "UnparsedUnit"]
 
 T = TypeVar("T")
 Phase = tuple[str, Callable[[Any], Awaitable[None]]]
@@ -45,6 +53,32 @@ DEFAULT_MAX_IN_FLIGHT = 64
 DEFAULT_MAX_PROMPT_TOKENS = 6000
 """Default prompt budget of every benchmark (estimated tokens, :data:`~ideaharness.prompts.CHARS_PER_TOKEN`
 characters each); leaves room for the reply within the local models' 8,192-token context."""
+
+
+MAX_PARSE_ROUNDS = 3
+"""Rounds of ``max_attempts`` samples a judgment whose reply does not parse is asked in, one per run
+of the same command (the first run and two re-runs; a round answered wholly from the response
+cache is a replay and does not count as that run's). Then its parse failure is final."""
+
+RETRY_TEMPERATURE = 0.7
+"""Lowest temperature of a re-asked round (as of :func:`~ideaharness.llm.judge.judge`'s retries): a
+greedy decoder would repeat the unparsable reply."""
+
+
+class UnparsedUnit(BaseModel):
+    """A judgment whose reply did not parse after every attempt: counted, never scored.
+
+    ``error`` is the last attempt's parse error (redacted); ``attempts`` counts the samples over
+    every round; ``rounds`` the runs that asked it; ``final`` is True once :data:`MAX_PARSE_ROUNDS`
+    rounds are spent (a re-run no longer re-asks it)."""
+
+    step: str
+    instance_id: str
+    key: str = ""
+    error: str
+    attempts: int
+    rounds: int
+    final: bool
 
 
 class FailedUnit(BaseModel):
@@ -80,6 +114,7 @@ class StepRunner:
         self.executor: Executor = LocalExecutor(max_in_flight)
         self.error_count = 0
         self.failures: dict[tuple[str, str, str], FailedUnit] = {}
+        self.unparsed: dict[tuple[str, str, str], UnparsedUnit] = {}
         self._consecutive_errors = 0
 
     def fail(self, step: str, instance_id: str, key: str, error: object, *, skipped: bool = False) -> None:
@@ -124,17 +159,48 @@ class StepRunner:
         **sampling: Any,
     ) -> dict[str, Any] | None:
         """Ask, parse (bounded retries) and record ``{"judgment": ..., **extra}``; returns the record,
-        or None when the unit failed (listed in :attr:`failures`; a re-run retries it)."""
+        or None when the unit failed (listed in :attr:`failures`; a re-run retries it).
+
+        Parse failures are asked in rounds of ``max_attempts`` samples, round r with the sample
+        indices ``sample_index + r * max_attempts * 1000 + k * 1000`` (their own cache keys) and,
+        after the first, a temperature of at least :data:`RETRY_TEMPERATURE`; at most
+        :data:`MAX_PARSE_ROUNDS` rounds in all. A round whose every reply came from the response
+        cache replays an earlier failure, so the next round is asked at once; a round with a new
+        reply that did not parse ends this run's asking. A unit recorded by an earlier run is
+        returned as recorded, unless its reply did not parse and rounds are left: then the next
+        round is asked and its record replaced. The failed judgments stay in the record
+        (``earlier_judgments``; ``parse_rounds`` counts the rounds), and a parse failure is listed
+        in :attr:`unparsed` with its last error.
+        """
         existing = self.store.get(step, instance_id, key)
+        earlier: list[dict[str, Any]] = []
+        first_round = 0
         if existing is not None:
-            return existing
+            if not self._reask(step, instance_id, key, existing):
+                self._note_parse(step, instance_id, key, existing)
+                return existing
+            earlier = [*(existing.get("earlier_judgments") or []), existing["judgment"]]
+            first_round = _rounds(existing)
         from ideaharness.llm.errors import ContextLengthError, LLMError
 
+        base_index = int(sampling.pop("sample_index", 0) or 0)
+        temperature = float(sampling.pop("temperature", 0.0) or 0.0)
+        rounds = first_round
         try:
             fitted = self.fit(messages)
-            judgment = await judge(
-                model, fitted, parse, max_attempts=self.max_attempts, positions=positions, **sampling
-            )
+            observed = _CacheObserver(model)
+            while True:
+                observed.fresh = 0
+                judgment = await judge(
+                    observed, fitted, parse, max_attempts=self.max_attempts, positions=positions,
+                    sample_index=base_index + rounds * self.max_attempts * 1000,
+                    temperature=temperature if rounds == 0 else max(temperature, RETRY_TEMPERATURE),
+                    **sampling,
+                )
+                rounds += 1
+                if judgment.parse_ok or observed.fresh or rounds >= MAX_PARSE_ROUNDS:
+                    break
+                earlier.append(judgment.model_dump(mode="json"))  # a cached failure, replayed
         except ContextLengthError as exc:  # this item's prompt is too long; others may fit
             self.fail(step, instance_id, key, exc)
             return None
@@ -159,8 +225,46 @@ class StepRunner:
         truncations = getattr(fitted, "truncations", None)
         if truncations:
             record["prompt_truncations"] = truncations
-        await self.store.aput(step, instance_id, record, key)
+        if rounds > 1:
+            record["earlier_judgments"] = earlier
+            record["parse_rounds"] = rounds
+        if existing is not None:
+            await self.store.areplace(step, instance_id, record, key)  # type: ignore[attr-defined]
+        else:
+            await self.store.aput(step, instance_id, record, key)
+        self._note_parse(step, instance_id, key, record)
         return record
+
+    def _reask(self, step: str, instance_id: str, key: str, record: dict[str, Any]) -> bool:
+        """Whether a recorded unit is a parse failure a new round may re-ask: recorded by an earlier
+        run (not this one), rounds left, and a store that can replace records (a Ray worker's
+        buffer cannot: the driver's replay re-asks it)."""
+        judgment = record.get("judgment")
+        if not isinstance(judgment, dict) or judgment.get("parse_ok") is not False:
+            return False
+        if not callable(getattr(self.store, "areplace", None)):
+            return False
+        written_here = getattr(self.store, "written_here", None)
+        if written_here is None or written_here(step, instance_id, key):
+            return False
+        return _rounds(record) < MAX_PARSE_ROUNDS
+
+    def _note_parse(self, step: str, instance_id: str, key: str, record: dict[str, Any]) -> None:
+        """Keep :attr:`unparsed` in step with the unit's record (listed while its reply does not parse)."""
+        judgment = record.get("judgment")
+        unit = (step, instance_id, key)
+        if not isinstance(judgment, dict) or judgment.get("parse_ok") is not False:
+            self.unparsed.pop(unit, None)
+            return
+        errors = judgment.get("errors") or []
+        rounds = _rounds(record)
+        attempts = sum(int(j.get("attempts") or 1) for j in [*(record.get("earlier_judgments") or []),
+                                                               judgment])
+        self.unparsed[unit] = UnparsedUnit(
+            step=step, instance_id=instance_id, key=key, attempts=attempts, rounds=rounds,
+            final=rounds >= MAX_PARSE_ROUNDS,
+            error=redact(str(errors[-1]) if errors else "the reply did not parse"),
+        )
 
     async def run_phases(
         self,
@@ -176,14 +280,18 @@ class StepRunner:
 
         Returns:
             ``{"status": "complete" | "partial", "failed_units": [{step, instance_id, key, status,
-            error}], "truncated_texts": int, "truncated_prompts": int}``; truncation counts cover
-            every record of the run directory (earlier runs included).
+            error}], "unparsed_units": [{step, instance_id, key, error, attempts, rounds, final}],
+            "truncated_texts": int, "truncated_prompts": int}``; truncation counts cover every
+            record of the run directory (earlier runs included). Unparsed units alone do not make
+            a run partial (they are counted by each benchmark); a metric they leave with no scored
+            unit does (:func:`ideaharness.runner.run.uncomputed_metrics`).
         """
         prompts = [data["prompt_truncations"] for _, _, _, data in self.store.iter_records()
                    if isinstance(data, dict) and data.get("prompt_truncations")]
         return {
             "status": "partial" if self.failures else "complete",
             "failed_units": [unit.model_dump() for unit in self.failures.values()],
+            "unparsed_units": [unit.model_dump() for unit in self.unparsed.values()],
             "truncated_texts": sum(len(cuts) for cuts in prompts),
             "truncated_prompts": len(prompts),
         }
@@ -200,12 +308,50 @@ class StepRunner:
         if skipped:
             shown = "; ".join(f"{u.step} {u.instance_id}: {u.error}" for u in skipped[:3])
             out.append(f"{len(skipped)} metric unit(s) skipped (re-run to retry): {shown}")
+        if self.unparsed:
+            out.append(unparsed_note(list(self.unparsed.values())))
         status = self.outcome()
         if status["truncated_texts"]:
             out.append(f"{status['truncated_texts']} text(s) in {status['truncated_prompts']} prompt(s) were "
                        f"cut to fit the prompt budget of {self.max_prompt_tokens} tokens "
                        "(records: prompt_truncations)")
         return out
+
+
+class _CacheObserver:
+    """A model client that counts the replies not served from the response cache (``fresh``);
+    everything else is the wrapped client's."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+        self.fresh = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    async def chat(self, messages: list[Message], **sampling: Any) -> Any:
+        completion = await self._model.chat(messages, **sampling)
+        if not getattr(completion, "cached", False):
+            self.fresh += 1
+        return completion
+
+
+def _rounds(record: dict[str, Any]) -> int:
+    return int(record.get("parse_rounds") or len(record.get("earlier_judgments") or []) + 1)
+
+
+def unparsed_note(units: Sequence[UnparsedUnit]) -> str:
+    """One line on judgments whose replies did not parse: how many, the first three with their
+    parse errors, and whether running the same command again re-asks them."""
+    shown = "; ".join(f"{u.step} {u.instance_id}{'/' + u.key if u.key else ''}: {u.error}" for u in units[:3])
+    more = f" (and {len(units) - 3} more, under 'unparsed_units' in results.json)" if len(units) > 3 else ""
+    retry = [u for u in units if not u.final]
+    if retry:
+        then = (f"the same command re-asks {'them' if len(retry) == len(units) else f'{len(retry)} of them'} "
+                f"with new samples (at most {MAX_PARSE_ROUNDS} rounds in all)")
+    else:
+        then = f"final: each was asked in {MAX_PARSE_ROUNDS} rounds of samples"
+    return f"{len(units)} judgment(s) did not parse, counted and never scored; {then}: {shown}{more}"
 
 
 class Executor(Protocol):

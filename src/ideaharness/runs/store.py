@@ -18,6 +18,11 @@ key)`` identifies a unit of work, so a re-run skips every unit already recorded,
 be split by instance id into deterministic shards (:func:`shard_of`) and merged by concatenation.
 A line cut short by a crash is cut off when the store opens (so the next record starts a line of
 its own), kept in ``records/<step>.torn`` and counted in ``corrupt_record_lines``.
+
+A unit is recorded once, except that :meth:`RunStore.replace` (a parse failure re-asked by a later
+run, :meth:`~ideaharness.runner.steps.StepRunner.judge_step`) appends its new record: the last line
+of a unit is its record, and the store drops the lines it superseded (:meth:`RunStore.compact`,
+when it drains, closes and opens), so every reader of the files sees one line per unit.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ideaharness.fileio import append_line, append_lines, atomic_write_text
 from ideaharness.redaction import redact_values
 from ideaharness.runs.inputs import INPUTS_KEY, InputHashes, changed_input, hash_inputs
 from ideaharness.runs.lock import HOLDER_FILE, LOCK_FILE, RunLock
-from ideaharness.runs.usage import USAGE_DIR, UsageLog
+from ideaharness.runs.usage import USAGE_DIR, UsageLog, price_totals
 
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.json"
@@ -109,6 +114,8 @@ class RunStore:
         self._pending: dict[bytes, asyncio.Future[None]] = {}
         self._flusher: asyncio.Task[None] | None = None
         self._usage: UsageLog | None = None
+        self._written: set[bytes] = set()  # units this store recorded (not an earlier process)
+        self._superseded: set[Path] = set()  # records files holding lines a later record replaced
         _check_out_dir(self.dir)
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -150,6 +157,7 @@ class RunStore:
             self._index_file(path)
         for torn in records.glob(f"*{TORN_SUFFIX}"):
             self.corrupt_lines += _count_lines(torn)
+        self.compact()  # a crash between a replace and its compaction left two lines of one unit
 
     def _index_file(self, path: Path) -> None:
         number = self._number(path)
@@ -168,6 +176,8 @@ class RunStore:
                     except (UnicodeDecodeError, ValueError, TypeError, KeyError):
                         self.corrupt_lines += 1
                         continue
+                    if key in self._index:
+                        self._superseded.add(path)
                     self._index[key] = _pack(number, start, len(line))
         except OSError as exc:
             raise storage_error(path, exc) from exc
@@ -221,6 +231,94 @@ class RunStore:
     def has(self, step: str, instance_id: str, key: str = "") -> bool:
         return _digest(step, instance_id, key) in self._index
 
+    def written_here(self, step: str, instance_id: str, key: str = "") -> bool:
+        """Whether this store (this process) recorded the unit, rather than an earlier run."""
+        return _digest(step, instance_id, key) in self._written
+
+    def replace(self, step: str, instance_id: str, data: dict[str, Any], key: str = "") -> None:
+        """Record ``data`` as the unit's record, in place of the one it has (or as :meth:`put`
+        when it has none): the new line is appended and fsynced, and the old one dropped at the
+        next :meth:`compact`.
+
+        Raises:
+            StorageError: the record cannot be written; the unit keeps its old record.
+        """
+        digest = _digest(step, instance_id, key)
+        old = self._index.pop(digest, None)
+        try:
+            self.put(step, instance_id, data, key)
+        except BaseException:
+            if old is not None:
+                self._index[digest] = old
+            raise
+        if old is not None:
+            self._superseded.add(self._files[_unpack(old)[0]])
+
+    async def areplace(self, step: str, instance_id: str, data: dict[str, Any], key: str = "") -> None:
+        """:meth:`replace` for coroutines (group-committed like :meth:`aput`).
+
+        Raises:
+            StorageError: the record cannot be written; the unit keeps its old record.
+        """
+        digest = _digest(step, instance_id, key)
+        old = self._index.pop(digest, None)
+        try:
+            await self.aput(step, instance_id, data, key)
+        except BaseException:
+            if old is not None and digest not in self._index:
+                self._index[digest] = old
+            raise
+        if old is not None:
+            self._superseded.add(self._files[_unpack(old)[0]])
+
+    def compact(self) -> None:
+        """Rewrite (atomically) each records file holding lines that a later record of the same
+        unit replaced, keeping one line per unit (the current one) and every unreadable line as it
+        was; a no-op when nothing was replaced.
+
+        Raises:
+            StorageError: a records file cannot be rewritten (it is left as it was).
+        """
+        for path in sorted(self._superseded):
+            self._compact_file(path)
+        self._superseded.clear()
+
+    def _compact_file(self, path: Path) -> None:
+        number = self._number(path)
+        current = {where: digest for digest, where in self._index.items() if _unpack(where)[0] == number}
+        kept: list[bytes] = []
+        moved: dict[bytes, int] = {}
+        offset = new_offset = 0
+        try:
+            with path.open("rb") as fh:
+                for raw in fh:
+                    start, offset = offset, offset + len(raw)
+                    line = raw.rstrip(b"\n")
+                    if not line.strip(b" \t\r"):
+                        continue
+                    digest = current.get(_pack(number, start, len(line)))
+                    if digest is None and _is_record(line):
+                        continue  # a line a later record of its unit replaced
+                    if digest is not None:
+                        moved[digest] = _pack(number, new_offset, len(line))
+                    kept.append(line)
+                    new_offset += len(line) + 1
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            try:
+                with open(tmp, "wb") as out:
+                    out.write(b"".join(line + b"\n" for line in kept))
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)
+        except OSError as exc:
+            raise storage_error(path, exc) from exc
+        fd = self._readers.pop(number, None)
+        if fd is not None:  # it reads the file that was replaced
+            os.close(fd)
+        self._index.update(moved)
+
     def put(self, step: str, instance_id: str, data: dict[str, Any], key: str = "") -> None:
         """Append one record and fsync it before returning (crash-safe); all or nothing.
 
@@ -233,6 +331,7 @@ class RunStore:
         digest = _digest(step, instance_id, key)
         if digest in self._index:
             return
+        self._written.add(digest)
         line = dumps_line(
             {
                 "step": step,
@@ -269,6 +368,7 @@ class RunStore:
             return
         waiting = self._pending.get(digest)
         if waiting is None:
+            self._written.add(digest)
             line = dumps_line({"step": step, "instance_id": instance_id, "key": key, "data": data,
                                "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
             loop = asyncio.get_running_loop()
@@ -282,12 +382,16 @@ class RunStore:
         """Wait until every record handed to :meth:`aput` is written and indexed (also when the
         putting tasks were cancelled): call before reading records after an abort.
 
+        Then drops the lines that replaced records superseded (:meth:`compact`).
+
         Raises:
-            nothing: a group that failed to write is reported to its own ``aput`` callers.
+            StorageError: a records file could not be compacted (a group that failed to write is
+                reported to its own ``aput`` callers).
         """
         while self._flusher is not None and not self._flusher.done():
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._flusher)
+        self.compact()
 
     async def _flush(self) -> None:
         while self._batch:
@@ -344,8 +448,9 @@ class RunStore:
 
         Adds to ``results`` (in place): ``corrupt_record_lines``; and when usage is tracked,
         ``llm_stats`` (per role, summed over every process of the run), ``llm_stats_this_process``,
-        ``llm_stats_processes`` and ``cost_usd`` (USD over every role and process; None when no
-        client has a price). As a last guard, every secret value known to the process
+        ``llm_stats_processes`` and ``cost_usd`` (USD over every role and process: every recorded
+        token priced at the role's current price, :func:`~ideaharness.runs.usage.price_totals`;
+        None when no client has a price). As a last guard, every secret value known to the process
         (:func:`ideaharness.redaction.known_secrets`) is removed from the file (not from ``results``).
 
         Raises:
@@ -355,9 +460,7 @@ class RunStore:
         if self._usage is not None:
             results["llm_stats_this_process"] = self._usage.save()
             results["llm_stats"], results["llm_stats_processes"] = self._usage.totals()
-            costs = [s["cost_usd"] for s in results["llm_stats"].values()
-                     if s and s.get("cost_usd") is not None]
-            results["cost_usd"] = sum(costs) if costs else None
+            results["cost_usd"] = price_totals(results["llm_stats"], self._usage.prices())
         text = json.dumps(redact_values(results), indent=2, default=str)
         return atomic_write_text(self.dir / RESULTS_FILE, text)
 
@@ -366,8 +469,9 @@ class RunStore:
         try:
             if self._usage is not None:
                 self._usage.save()
+            self.compact()
         except StorageError:
-            pass  # the counters of this process are lost, not the run
+            pass  # the counters (or the compaction: redone at the next open) are lost, not the run
         finally:
             for fd in self._readers.values():
                 os.close(fd)
@@ -399,6 +503,17 @@ def _digest(step: str, instance_id: str, key: str) -> bytes:
     """16-byte identity of a unit of work (the index keeps this, not three strings)."""
     blob = json.dumps([step, instance_id, key], ensure_ascii=True).encode()
     return hashlib.blake2b(blob, digest_size=16).digest()
+
+
+def _is_record(line: bytes) -> bool:
+    """Whether ``line`` is a readable record line (one :meth:`RunStore._index_file` indexes)."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+        _digest(record["step"], record["instance_id"], record["key"])
+        record["data"]  # noqa: B018
+    except (UnicodeDecodeError, ValueError, TypeError, KeyError):
+        return False
+    return True
 
 
 def _count_lines(path: Path) -> int:

@@ -5,6 +5,10 @@ directory). Each process keeps its own counters (:class:`~ideaharness.llm.client
 writes them to ``usage/<process>.json`` in the run directory — when results are written, when the
 store closes, and every :data:`FLUSH_INTERVAL_S` seconds while records are appended — so
 ``results.json`` can report the calls, tokens and cost of the whole run, not of the last process.
+
+Cost is priced from the tokens (:func:`price_totals`): every recorded token of every process is
+priced at the role's current ``--price``, so a resume given ``--price`` reports the cost of the whole
+run, also of the tokens an earlier, unpriced process spent.
 """
 
 from __future__ import annotations
@@ -52,6 +56,36 @@ def sum_stats(items: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     return out
 
 
+Price = tuple[float, float]
+"""(input, output) USD per million tokens."""
+
+
+def token_cost(stats: Mapping[str, Any], price: Price) -> float:
+    """USD of the tokens in ``stats``: ``(prompt_tokens * IN + completion_tokens * OUT) / 1e6``."""
+    price_in, price_out = price
+    return (int(stats.get("prompt_tokens") or 0) * price_in
+            + int(stats.get("completion_tokens") or 0) * price_out) / 1e6
+
+
+def price_totals(totals: RoleStats, prices: Mapping[str, Price | None]) -> float | None:
+    """Set ``cost_usd`` of every priced role in ``totals`` (in place) from its summed tokens, and
+    return the total over roles (None when no role with counters is priced).
+
+    A role without its own counters (it shares another role's client) is priced with that client.
+    """
+    total: float | None = None
+    for role, stats in totals.items():
+        price = prices.get(role)
+        if stats is None:
+            continue
+        if price is None:
+            stats["cost_usd"] = None
+            continue
+        stats["cost_usd"] = token_cost(stats, price)
+        total = (total or 0.0) + stats["cost_usd"]
+    return total
+
+
 class UsageLog:
     """This process's usage file in a run directory, and the totals over all of them.
 
@@ -81,6 +115,10 @@ class UsageLog:
             seen.add(id(model))
             out[role] = model_stats(model)
         return out
+
+    def prices(self) -> dict[str, Price | None]:
+        """Role -> the price its client charges now (``price_per_mtok``; None when unpriced)."""
+        return {role: getattr(model, "price_per_mtok", None) for role, model in self.roles.items()}
 
     def save(self) -> RoleStats:
         """Write this process's counters now; returns them."""

@@ -453,4 +453,5 @@ class AIIdeaBench(Benchmark):
         return [MetricValue(metric=f"aiideabench.{m}", group=f"{results['system']}/{comp}",
                             value=results[m][comp]["mean"], ci=results[m][comp]["ci95_mean"],
                             n=results[m][comp]["n"])
-                for m in ("imcq", "i2i", "i2t") for comp in J.COMPONENTS if comp in results.get(m, {})]
+                for m in ("imcq", "i2i", "i2t") if m in self.config.metrics  # only the metrics run
+                for comp in J.COMPONENTS if comp in results.get(m, {})]

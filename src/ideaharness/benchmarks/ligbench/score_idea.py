@@ -41,7 +41,10 @@ async def score_idea_async(
         max_prompt_tokens: prompt budget; longer idea or paper texts are cut to fit (recorded).
 
     Returns:
-        The :class:`IdeaScore`; ``failed_units`` lists the steps whose model calls failed for good.
+        The :class:`IdeaScore`; ``failed_units`` lists the steps whose model calls failed for good
+        and (``status`` "unparsed", with the parse ``error``) the judgments whose replies did not
+        parse; running again re-asks those with new samples
+        (:data:`~ideaharness.runner.steps.MAX_PARSE_ROUNDS`).
     """
     cfg = settings or ScoringSettings()
     ref = corpus if isinstance(corpus, ReferenceCorpus) else ReferenceCorpus.load(corpus,
@@ -63,7 +66,9 @@ async def score_idea_async(
                 result = await scorer.score(idea_id, text, cutoff=cutoff)
             finally:
                 await scorer.aclose()
-            return result.model_copy(update={"failed_units": steps.outcome()["failed_units"]})
+            outcome = steps.outcome()  # judgments that did not parse are listed with their errors too
+            unparsed = [{**unit, "status": "unparsed"} for unit in outcome["unparsed_units"]]
+            return result.model_copy(update={"failed_units": outcome["failed_units"] + unparsed})
 
 
 def score_idea(text: str, corpus: str | Path | ReferenceCorpus, judge: str | ChatModel = DEFAULT_MODEL,
