@@ -6,10 +6,14 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from ideaharness.analysis.compare import compare_runs, settings_mismatch
+from ideaharness.analysis.compare import MIN_PAIRED_N, compare_runs, settings_mismatch
+from ideaharness.analysis.load import JUDGMENT_COLUMNS, SCORE_COLUMNS, RunData
 from ideaharness.cli import main
+from ideaharness.cli.analysis import comparison_tables
 from ideaharness.errors import UserError
 from tests.analysis.saved_runs import results_of
 
@@ -28,7 +32,10 @@ def test_ideabench_leaderboard_and_paired_difference(runs: dict[str, Path]) -> N
     )
     (pair,) = novelty["paired"]
     assert (pair["a"], pair["b"], pair["n_shared"]) == ("gen-strong", "gen-weak", 6)
-    assert pair["mean_diff"] == 1.0 and pair["significant"] and pair["ci95"] == [1.0, 1.0]
+    # 6 shared instances, every difference +1: exact p = 2/2^6, but below the minimum n no mark
+    assert pair["mean_diff"] == 1.0 and pair["ci95"] == [1.0, 1.0] and pair["exact"]
+    assert pair["p_value"] == pytest.approx(2 / 64) and not pair["significant"]
+    assert pair["verdict"] == "n too small (6 < 10)" and pair["p_holm"] is None
     overlap = result["metrics"]["overlap/low"]["paired"][0]
     assert overlap["mean_diff"] == 0.0 and not overlap["significant"]  # the same rating for both
 
@@ -42,7 +49,8 @@ def test_researchbench_leaderboard_and_paired_difference(runs: dict[str, Path]) 
     reported = results_of(runs["researchbench_b"])["composition"]["overall"]["one_step"]["mean_matched_score"]
     assert board["gen-weak"]["mean"] == reported
     (pair,) = score["paired"]
-    assert pair["mean_diff"] == 3.0 and pair["n_shared"] == 2 and pair["significant"]
+    assert pair["mean_diff"] == 3.0 and pair["n_shared"] == 2 and not pair["significant"]
+    assert pair["p_value"] == pytest.approx(0.5) and pair["verdict"] == "n too small (2 < 10)"
     rank = result["metrics"]["ranking/rank_score"]["paired"][0]
     assert rank["mean_diff"] == 0.0 and not rank["significant"]  # the same judge, the same gold
     assert result["reliability"]["gen-strong"]["parse_failure_rate"] == 0.0
@@ -92,7 +100,8 @@ def test_compare_cli_table_json_and_html(
         ]
     )
     out = capsys.readouterr().out
-    assert "insight/low/novelty" in out and "gen-strong" in out and "yes *" in out
+    assert "insight/low/novelty" in out and "gen-strong" in out and "n too small (6 < 10)" in out
+    assert "yes *" not in out and "p (Holm)" in out and "n shared" in out
     html = page.read_text()
     assert (
         "Per-instance differences" in html
@@ -105,3 +114,113 @@ def test_compare_cli_table_json_and_html(
     with pytest.raises(SystemExit) as exc:
         main(["compare", str(runs["ideabench_a"]), str(runs["aiideabench"])])
     assert exc.value.code == 1 and "different benchmarks" in capsys.readouterr().err
+
+
+def _run(system: str, values: dict[str, dict[str, float]], benchmark: str = "ideabench",
+         results: dict | None = None) -> RunData:
+    """A loaded run of one system from per-instance values ``{metric: {instance: value}}``."""
+    rows = [{"benchmark": benchmark, "run_id": system, "system": system, "instance_id": k, "pair_key": k,
+             "metric": m, "value": v} for m, per in values.items() for k, v in per.items()]
+    return RunData(path=Path(system), run_id=system, benchmark=benchmark, system=system,
+                   config={"benchmark": benchmark}, results=results or {},
+                   scores=pd.DataFrame(rows, columns=SCORE_COLUMNS),
+                   judgments=pd.DataFrame([], columns=JUDGMENT_COLUMNS))
+
+
+def test_three_shared_instances_are_never_significant() -> None:
+    """Issue 18, item 2: insight/low/feasibility differing by -1/3 on each of 3 shared instances
+    (paired bootstrap interval [-0.333, -0.333]) was marked "yes *"; now: no mark, n too small,
+    and the exact permutation p (2/8) beside the interval."""
+    a = _run("a", {"insight/low/feasibility": {"i1": 0.0, "i2": 1 / 3, "i3": 1 / 3}})
+    b = _run("b", {"insight/low/feasibility": {"i1": 1 / 3, "i2": 2 / 3, "i3": 2 / 3}})
+    result = compare_runs([a, b], n_resamples=500)
+    (pair,) = result["metrics"]["insight/low/feasibility"]["paired"]
+    assert pair["ci95"] == pytest.approx([1 / 3, 1 / 3]) and pair["n_shared"] == 3
+    assert pair["p_value"] == pytest.approx(0.25) and pair["exact"]
+    assert not pair["significant"] and pair["verdict"] == "n too small (3 < 10)"
+    assert result["method"]["min_n"] == MIN_PAIRED_N == 10 and result["method"]["family_size"] == 0
+    board = result["metrics"]["insight/low/feasibility"]["leaderboard"]
+    assert [(b["system"], b["n"]) for b in board] == [("b", 3), ("a", 3)]  # n beside every mean
+    table = comparison_tables(result)[1]
+    assert table.rows[1][-1] == "n too small (3 < 10)" and "n" in table.columns
+
+
+def test_holm_family_is_every_metric_and_pair_with_enough_instances() -> None:
+    """12 shared instances: a clear difference stays significant after Holm over the 3 metric x
+    pair comparisons of the family; a difference on 2 of 12 instances does not; a metric with 4
+    shared instances is outside the family (no mark)."""
+    ids = [f"i{k:02d}" for k in range(12)]
+    a = _run("a", {"m/clear": {k: 1.0 for k in ids}, "m/weak": {k: float(k in ("i00", "i01")) for k in ids},
+                   "m/tiny": {k: 1.0 for k in ids[:4]}, "m/null": {k: float(int(k[1:]) % 2) for k in ids}})
+    b = _run("b", {"m/clear": {k: 0.0 for k in ids}, "m/weak": {k: 0.0 for k in ids},
+                   "m/tiny": {k: 0.0 for k in ids[:4]},
+                   "m/null": {k: float(int(k[1:]) % 3 == 0) for k in ids}})
+    result = compare_runs([a, b], n_resamples=200)
+    pairs = {m: block["paired"][0] for m, block in result["metrics"].items()}
+    assert result["method"]["family_size"] == 3
+    raw = [pairs[m]["p_value"] for m in ("m/clear", "m/null", "m/weak")]
+    from ideaharness.metrics.stats import holm_adjust
+
+    assert [pairs[m]["p_holm"] for m in ("m/clear", "m/null", "m/weak")] == pytest.approx(holm_adjust(raw))
+    assert pairs["m/clear"]["p_value"] == pytest.approx(2 / 4096) and pairs["m/clear"]["significant"]
+    assert pairs["m/clear"]["verdict"] == "significant"
+    assert pairs["m/weak"]["p_value"] == pytest.approx(0.5) and not pairs["m/weak"]["significant"]
+    assert pairs["m/weak"]["verdict"] == "not significant"
+    assert pairs["m/tiny"]["p_holm"] is None and pairs["m/tiny"]["verdict"] == "n too small (4 < 10)"
+    assert compare_runs([a, b], n_resamples=200, min_n=4)["method"]["family_size"] == 4
+
+
+def test_a_comparison_does_not_depend_on_the_order_of_the_rows() -> None:
+    """Issue 18, item 18: intervals computed from data order and from record order differed; the
+    leaderboard and the paired figures are the same for any order of a run's rows."""
+    rng = np.random.default_rng(4)
+    values_a = {f"i{k}": float(v) for k, v in enumerate(rng.integers(0, 4, 14) / 3)}
+    values_b = {f"i{k}": float(v) for k, v in enumerate(rng.integers(0, 4, 14) / 3)}
+    a, b = _run("a", {"insight/low/novelty": values_a}), _run("b", {"insight/low/novelty": values_b})
+    first = compare_runs([a, b], n_resamples=300)
+    for _ in range(3):
+        a.scores = a.scores.sample(frac=1.0, random_state=int(rng.integers(1000))).reset_index(drop=True)
+        b.scores = b.scores.sample(frac=1.0, random_state=int(rng.integers(1000))).reset_index(drop=True)
+        again = compare_runs([a, b], n_resamples=300)
+        assert again["metrics"] == first["metrics"]
+
+
+def test_a_second_score_for_one_instance_is_refused() -> None:
+    a = _run("a", {"overlap/low": {"i1": 7.0}})
+    a.scores = pd.concat([a.scores, a.scores], ignore_index=True)
+    with pytest.raises(UserError, match="two overlap/low scores for i1"):
+        compare_runs([a, _run("b", {"overlap/low": {"i1": 5.0}})])
+
+
+def test_liveideabench_flexibility_and_average_in_the_leaderboard() -> None:
+    """The published leaderboard's Flexibility (30th percentile over keywords of the keyword's mean
+    of its dimensions) and Average (mean of the dimensions and flexibility), from the keyword
+    rows, with n = keywords with every dimension and a paired test over shared keywords."""
+    from ideaharness.benchmarks.liveideabench.metrics import flexibility, leaderboard_average
+
+    rng = np.random.default_rng(8)
+    dims = ("originality", "feasibility", "clarity", "fluency")
+    keywords = [f"kw{k}" for k in range(7)]
+
+    def values(shift: float) -> dict[str, dict[str, float]]:
+        return {d: {k: float(rng.integers(3, 9)) + shift for k in keywords} for d in dims}
+
+    va, vb = values(1.0), values(0.0)
+    del va["fluency"]["kw6"]  # one keyword without fluency: not in flexibility, still in the means
+    results = {"protocol": "v2"}
+    a = _run("a", va, "liveideabench", results)
+    b = _run("b", vb, "liveideabench", results)
+    result = compare_runs([a, b], n_resamples=200)
+    flex = {e["system"]: e for e in result["metrics"]["flexibility"]["leaderboard"]}
+    avg = {e["system"]: e for e in result["metrics"]["average"]["leaderboard"]}
+    complete = [k for k in keywords if all(k in va[d] for d in dims)]
+    want_flex = flexibility([float(np.mean([va[d][k] for d in dims])) for k in complete])
+    assert flex["a"]["mean"] == pytest.approx(want_flex) and flex["a"]["n"] == 6 and flex["b"]["n"] == 7
+    want_avg = leaderboard_average([float(np.mean(list(va[d].values()))) for d in dims] + [want_flex])
+    assert avg["a"]["mean"] == pytest.approx(want_avg)
+    assert flex["a"]["ci95"] is not None and flex["a"]["ci95"][0] <= want_flex <= flex["a"]["ci95"][1]
+    (pair,) = result["metrics"]["flexibility"]["paired"]
+    assert pair["n_shared"] == 6 and pair["p_value"] is not None and pair["verdict"].startswith("n too small")
+    assert "30th percentile" in result["metrics"]["flexibility"]["statistic"]
+    titles = [t.title for t in comparison_tables(result)]
+    assert any(t.startswith("flexibility (30th percentile") for t in titles)

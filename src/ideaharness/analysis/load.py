@@ -89,20 +89,30 @@ def _read_json(path: Path, required: bool) -> dict[str, Any]:
 
 def read_records(run_dir: Path) -> tuple[list[Record], list[str | None], int]:
     """Every record ``(step, instance_id, key, data)`` of a run in file order, the time each was
-    written, and the count of unreadable lines (skipped, as a resume does)."""
+    written, and the count of unreadable lines (skipped, as a resume does).
+
+    A unit recorded twice (a replaced record whose old line is not compacted away yet, e.g. a run
+    in progress) counts once, by its last line, as the run store reads it
+    (:meth:`~ideaharness.runs.store.RunStore.replace`): no unit becomes two judgments or two
+    scores."""
     records: list[Record] = []
     created: list[str | None] = []
     corrupt = 0
+    latest: dict[tuple[str, str, str], int] = {}
     for path in sorted((run_dir / RECORDS_DIR).glob("*.jsonl")):
         scan = scan_jsonl(path)
         corrupt += len(scan.invalid)
         for _, rec in scan.rows:
             try:
-                records.append((str(rec["step"]), str(rec["instance_id"]), str(rec["key"]), rec["data"]))
-                created.append(rec.get("created"))
+                record = (str(rec["step"]), str(rec["instance_id"]), str(rec["key"]), rec["data"])
             except (TypeError, KeyError, AttributeError):
                 corrupt += 1
-    return records, created, corrupt
+                continue
+            latest[record[:3]] = len(records)
+            records.append(record)
+            created.append(rec.get("created"))
+    keep = sorted(latest.values())
+    return [records[i] for i in keep], [created[i] for i in keep], corrupt
 
 
 def _text(value: Any) -> str | None:

@@ -1,7 +1,7 @@
 """Per-instance scores of a saved run, one small reader per benchmark.
 
 A benchmark declares its reader (:class:`ScoreReader`) as ``score_reader`` on its Benchmark class;
-the four built-in ones are in :data:`SCORE_READERS`. Each reader takes the run's records,
+the built-in ones that do not are in :data:`SCORE_READERS`. Each reader takes the run's records,
 ``results.json`` and ``config.json`` and returns score rows
 ``{"system", "instance_id", "pair_key", "metric", "value"}``: the value one instance contributes to
 the benchmark's headline mean, so the mean of a metric's rows equals the number in
@@ -20,13 +20,23 @@ Sources of the per-instance values:
 - ResearchBench: from the ``per_instance`` block the benchmark derives from its records:
   ``retrieval/round<k>/hit_ratio``, ``composition/<method>/matched_score``, ``ranking/rank_score``.
 - LigBench: the final Elo-style scores of each idea (``ideas`` block of results.json).
+- LigBench judge accuracy: ``judge_accuracy/<dimension>`` 1/0 per held-out pair (``per_pair``).
+- LiveIdeaBench declares its reader on its class (per-keyword rows; flexibility and the average
+  as :class:`DerivedMetric`).
+
+Extra calls are never rows: consistency re-asks (``#reask`` keys) are dropped before any reader
+sees the records (:func:`instance_scores`); retries are attempts inside one judgment record; a
+reader keys its rows by (instance, metric), one value each, and ``compare`` refuses a run that
+gives two.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ideaharness.metrics.choice import imcq_hit
 from ideaharness.metrics.pairwise_ranking import PairResult, rank_score
@@ -40,12 +50,17 @@ SCHOLARIDEAS_SYSTEM = "scholarideas (human-written plans)"  # as in benchmarks/l
 
 
 def run_system(config: dict[str, Any], results: dict[str, Any], run_dir: Path) -> str:
-    """The system a one-system run evaluates: ``system``, the ideas file's stem, or the generator."""
+    """The system a one-system run evaluates: ``system``, the ideas file's stem, the generator, or
+    (a run with no generator, e.g. judge accuracy) the judge; the directory name otherwise."""
     if config.get("system"):
         return str(config["system"])
     if config.get("ideas_file"):
         return Path(str(config["ideas_file"])).stem
-    return str(results.get("generator") or config.get("generator") or run_dir.name)
+    generator = results.get("generator") or config.get("generator")
+    if generator:
+        return str(generator)
+    judge = config.get("judge")
+    return str(judge) if isinstance(judge, str) and judge else run_dir.name
 
 
 def _row(system: str, instance_id: str, metric: str, value: Any, pair_key: str | None = None) -> ScoreRow:
@@ -66,13 +81,26 @@ def _judged(data: dict[str, Any] | None) -> dict[str, Any] | None:
     return judgment
 
 
+def selected_records(records: list[Record], results: dict[str, Any]) -> list[Record]:
+    """The records of the instances ``results.json`` covers (``selection.ids``; all records when it
+    lists none): a run resumed with a smaller ``--limit`` or another ``--shard`` keeps the records
+    of instances its headline no longer includes, and those must not become score rows."""
+    ids = (results.get("selection") or {}).get("ids")
+    if not isinstance(ids, list):
+        return records
+    keep = set(map(str, ids))
+    return [r for r in records if r[1] in keep]
+
+
 def ideabench_scores(
     records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
 ) -> list[ScoreRow]:
     """IdeaBench: similarity, overlap and Insight Score summands per instance and scenario."""
     n = int(results.get("n") or config.get("n_ideas") or 0)
     rows: list[ScoreRow] = []
-    for step, instance_id, _key, data in records:
+    for step, instance_id, key, data in selected_records(records, results):
+        if key:  # results.json reads the unit of key "" of each step (any other key is an extra call)
+            continue
         kind, _, rest = step.partition("/")
         if kind == "similarity" and data.get("best_f1") is not None:
             rows.append(_row(system, instance_id, f"similarity/{rest}", data["best_f1"]))
@@ -89,7 +117,7 @@ def aiideabench_scores(
 ) -> list[ScoreRow]:
     """AI Idea Bench 2025: IMCQ hit, best I2I/I2T rating, mean NA/FA per instance."""
     by_step: dict[str, list[Record]] = {}
-    for rec in records:
+    for rec in selected_records(records, results):
         by_step.setdefault(rec[0], []).append(rec)
     rows: list[ScoreRow] = []
     questions = {(i, k): d for _, i, k, d in by_step.get("imcq_question", [])}
@@ -165,12 +193,40 @@ def ligbench_scores(
     return rows
 
 
+def ligbench_judge_scores(
+    records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
+) -> list[ScoreRow]:
+    """LigBench judge accuracy: per held-out pair and dimension, 1 when the judge preferred the
+    paper with the higher debiased score, else 0 (a tie is wrong; LigBench §5), from the
+    ``per_pair`` block; the system is the judge under evaluation."""
+    return [_row(system, pair_id, f"judge_accuracy/{dim}", value)
+            for pair_id, dims in sorted((results.get("per_pair") or {}).items())
+            for dim, value in sorted(dims.items())]
+
+
 def ligbench_system(idea_id: str) -> tuple[str, str]:
     """(system, pair key) of a LigBench idea id ``<system>::t<topic>::<k>`` or ``scholarideas::<id>``."""
     owner, sep, rest = idea_id.partition("::")
     if not sep:
         return idea_id, idea_id
     return (SCHOLARIDEAS_SYSTEM if owner == "scholarideas" else owner), rest
+
+
+class DerivedMetric(NamedTuple):
+    """A model-level metric that is not a mean of per-instance rows (e.g. LiveIdeaBench's
+    flexibility, a percentile over keywords), computed by ``compare`` from the rows of its inputs.
+
+    Attributes:
+        inputs: the score-row metrics it reads: the columns of its unit table.
+        statistic: maps a (units, len(inputs)) float array, NaN where a unit lacks an input, to the
+            metric's value, or None where it is not defined (too few units). Must equal the value
+            ``results.json`` reports when given every unit of the run.
+        description: what the statistic is, with its source (shown beside the leaderboard).
+    """
+
+    inputs: tuple[str, ...]
+    statistic: Callable[[np.ndarray], float | None]
+    description: str
 
 
 ScoreFunction = Callable[[list[Record], dict[str, Any], dict[str, Any], str], list[ScoreRow]]
@@ -207,22 +263,39 @@ class ScoreReader:
         """
         raise KeyError(f"no reported value known for metric {metric!r}")
 
+    def reported_n(self, results: dict[str, Any], metric: str, system: str) -> int | None:
+        """The n ``results.json`` reports beside :meth:`reported` (the units the headline rests on),
+        which must equal the number of rows of ``metric``; None when the benchmark does not say.
+
+        Raises:
+            KeyError: a metric this benchmark does not produce.
+        """
+        return None
+
     def record_system(self, instance_id: str, system: str) -> str:
         """The system a record of ``instance_id`` belongs to in a run of ``system`` (default: the
         run's one system; a benchmark whose runs hold several systems overrides it)."""
         return system
 
+    def derived_metrics(self, results: dict[str, Any]) -> dict[str, DerivedMetric]:
+        """Model-level metrics of a run with the settings of ``results`` that ``compare`` computes
+        from the score rows (:class:`DerivedMetric`), by name; ``reported`` gives their
+        results.json values. Default: none."""
+        return {}
+
 
 class _Builtin(ScoreReader):
-    """A reader from a score function and a reported-value function (the four built-ins)."""
+    """A reader from a score function and reported-value and reported-n functions (the built-ins)."""
 
     def __init__(
         self,
         scores: ScoreFunction,
         reported: Callable[[dict[str, Any], list[str], str], Any],
+        reported_n: Callable[[dict[str, Any], list[str], str], Any],
         free_settings: frozenset[str] = frozenset(),
     ) -> None:
-        self._scores, self._reported, self.free_settings = scores, reported, free_settings
+        self._scores, self._reported, self._n = scores, reported, reported_n
+        self.free_settings = free_settings
 
     def scores(
         self, records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
@@ -233,10 +306,44 @@ class _Builtin(ScoreReader):
         value = self._reported(results, metric.split("/"), system)
         return None if value is None else float(value)
 
+    def reported_n(self, results: dict[str, Any], metric: str, system: str) -> int | None:
+        n = self._n(results, metric.split("/"), system)
+        return None if n is None else int(n)
+
 
 def _ideabench_reported(results: dict[str, Any], parts: list[str], system: str) -> Any:
     block = results["scenarios"][parts[1]]
     return block["insight"][parts[2]]["insight_score"] if parts[0] == "insight" else block[parts[0]]["mean"]
+
+
+def _ideabench_n(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    block = results["scenarios"][parts[1]]
+    return block["insight"][parts[2]]["m"] if parts[0] == "insight" else block[parts[0]]["n"]
+
+
+def _aiideabench_n(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    if parts[0] == "novelty":
+        return results["novelty"][f"{parts[1]}/{parts[2]}"]["n"]
+    if parts[0] == "feasibility":
+        return results["feasibility"]["n"]
+    return results[parts[0]][parts[1]]["n"]
+
+
+def _researchbench_n(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    if parts[0] == "retrieval":
+        return results["retrieval"]["overall"][int(parts[1].removeprefix("round")) - 1]["n"]
+    if parts[0] == "composition":
+        return results["composition"]["overall"][parts[1]]["scored"]
+    return results["ranking"]["overall"]["rank_score_n"]
+
+
+def _ligbench_n(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    return results["systems"][system]["scores"]["/".join(parts)]["n"]
+
+
+def _ligbench_judge_n(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    _ligbench_judge_reported(results, parts, system)  # KeyError for an unknown metric
+    return results["dimensions"][parts[1]]["n"]
 
 
 def _aiideabench_reported(results: dict[str, Any], parts: list[str], system: str) -> Any:
@@ -255,6 +362,12 @@ def _researchbench_reported(results: dict[str, Any], parts: list[str], system: s
     return results["ranking"]["overall"]["rank_score"]
 
 
+def _ligbench_judge_reported(results: dict[str, Any], parts: list[str], system: str) -> Any:
+    if parts[0] != "judge_accuracy" or len(parts) != 2:
+        raise KeyError(f"no reported value known for metric {'/'.join(parts)!r}")
+    return results["dimensions"][parts[1]]["accuracy"]
+
+
 def _ligbench_reported(results: dict[str, Any], parts: list[str], system: str) -> Any:
     return results["systems"][system]["scores"]["/".join(parts)]["mean"]
 
@@ -265,14 +378,18 @@ class _LigBenchReader(_Builtin):
 
 
 SCORE_READERS: dict[str, ScoreReader] = {
-    "ideabench": _Builtin(ideabench_scores, _ideabench_reported),
+    "ideabench": _Builtin(ideabench_scores, _ideabench_reported, _ideabench_n),
     "aiideabench": _Builtin(
-        aiideabench_scores, _aiideabench_reported, frozenset({"compare", "scholar_base_url"})
+        aiideabench_scores, _aiideabench_reported, _aiideabench_n, frozenset({"compare", "scholar_base_url"})
     ),
-    "researchbench": _Builtin(researchbench_scores, _researchbench_reported),
-    "ligbench": _LigBenchReader(ligbench_scores, _ligbench_reported),
+    "researchbench": _Builtin(researchbench_scores, _researchbench_reported, _researchbench_n),
+    "ligbench": _LigBenchReader(ligbench_scores, _ligbench_reported, _ligbench_n),
+    "ligbench-judge": _Builtin(  # the judge is the system under test: runs of different judges compare
+        ligbench_judge_scores, _ligbench_judge_reported, _ligbench_judge_n, frozenset({"judge"})
+    ),
 }
-"""Readers of the four built-in benchmarks, by name (``config.json`` ``benchmark``): used when the
+"""Readers of the built-in benchmarks that declare none on their class, by name (``config.json``
+``benchmark``): used when the
 benchmark class declares no ``score_reader`` of its own."""
 
 

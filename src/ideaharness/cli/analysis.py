@@ -49,7 +49,13 @@ def compare(
         Path | None, typer.Option("--html", help="Also write a self-contained HTML page.")
     ] = None,
     resamples: Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the bootstrap and of the permutation test.")
+    ] = 0,
+    min_n: Annotated[
+        int,
+        typer.Option("--min-n", min=2, help="Fewest shared instances for a significance mark (default 10)."),
+    ] = 10,
     judge: Annotated[
         str | None,
         typer.Option(
@@ -72,10 +78,12 @@ def compare(
         bool, typer.Option("--force", help="Start a new --tournament-dir if it holds another judge's.")
     ] = False,
 ) -> None:
-    """Leaderboard of systems with bootstrap 95% CIs and paired differences over shared instances."""
+    """Leaderboard of systems with n, bootstrap 95% CIs and paired differences over shared instances
+    (permutation test, Holm-adjusted; no significance mark below --min-n shared instances)."""
     from ideaharness.analysis.compare import compare_runs
 
-    result = compare_runs(run_dirs, allow_mismatch=allow_mismatch, n_resamples=resamples, seed=seed)
+    result = compare_runs(run_dirs, allow_mismatch=allow_mismatch, n_resamples=resamples, seed=seed,
+                          min_n=min_n)
     if judge is not None or tournament_dir is not None:
         from ideaharness.analysis.tournament import run_tournament
         from ideaharness.runner.options import ExecutionOptions
@@ -84,7 +92,7 @@ def compare(
             raise UserError(
                 f"--judge: the competition is AI Idea Bench's; these are {result['benchmark']} runs"
             )
-        options = ExecutionOptions(base_url=base_url, use_cache=not no_cache, force=force, progress=False)
+        options = ExecutionOptions(base_url=base_url, no_cache=no_cache, force=force, progress=False)
         result["tournament"] = run_tournament(
             run_dirs,
             judge=judge,
@@ -194,32 +202,47 @@ def comparison_tables(result: dict[str, Any]) -> list[Table]:
                     b["mean"],
                     _ci(b["ci95"]),
                     None if p is None or p["mean_diff"] is None else 0.0 - p["mean_diff"],
+                    None if p is None else p["n_shared"],
                     None
                     if p is None
                     else _ci([0.0 - p["ci95"][1], 0.0 - p["ci95"][0]] if p["ci95"] else None),
-                    None if p is None else ("yes *" if p["significant"] else "no"),
+                    None if p is None else p["p_holm"],
+                    None if p is None else _verdict(p),
                 ]
             )
+        statistic = block.get("statistic", "mean over instances")
         tables.append(
             Table(
-                title=metric,
+                title=metric if statistic == "mean over instances" else f"{metric} ({statistic})",
                 columns=[
                     "rank",
                     "system",
-                    "instances",
-                    "mean",
+                    "n",
+                    "value" if statistic != "mean over instances" else "mean",
                     "95% CI",
                     "Δ vs best (paired)",
+                    "n shared",
                     "Δ 95% CI",
+                    "p (Holm)",
                     "significant",
                 ],
                 rows=rows,
                 note=f"{method['interval']}, {method['n_resamples']} resamples over instances; "
-                "Δ paired over the instances both systems were scored on; "
-                "* = the interval excludes 0. All pairs: --json.",
+                "Δ paired over the instances both systems were scored on; p: "
+                f"{method['test']}, Holm-adjusted over the {method['family_size']} comparisons "
+                f"with at least {method['min_n']} shared instances; * = p (Holm) < {method['alpha']:g}; "
+                f"no mark below {method['min_n']} shared instances. All pairs: --json.",
             )
         )
     return tables
+
+
+def _verdict(pair: dict[str, Any]) -> str:
+    if pair["significant"]:
+        return "yes *"
+    if pair["verdict"] == "not significant":
+        return "no"
+    return str(pair["verdict"])
 
 
 def _ci(value: list[float] | None) -> str | None:

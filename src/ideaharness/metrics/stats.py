@@ -238,8 +238,8 @@ def paired_permutation_test(
             return PairedTest(observed, 1.0, exact, n)
         result = permutation_test(
             (x, y), lambda u, v, axis=-1: np.mean(u - v, axis=axis), permutation_type="samples",
-            alternative="two-sided", n_resamples=n_resamples, vectorized=True, rng=rng,
-        )
+            alternative="two-sided", n_resamples=n_resamples, vectorized=True, rng=rng, batch=500,
+        )  # batch: at most 500 x n resampled values in memory at once
     else:
         stacked = np.concatenate([x, y])
         stat = statistic

@@ -170,7 +170,8 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         ``benchmark``, ``benchmark_version``, ``settings`` (``config``, ``execution`` and
         ``models``: role -> the model actually called, which a client passed to
         :func:`ideaharness.arun` may set apart from the config's model string),
-        ``seeds``, ``selection`` (order, shard, limit, counts), ``status``/``failed_units``/
+        ``seeds``, ``selection`` (order, shard, limit, counts, the selected item ids),
+        ``status``/``failed_units``/
         truncation counts (:meth:`StepRunner.outcome`; "partial" also after an abort),
         ``ended`` ("complete" or why the run stopped), ``notes`` and ``metrics`` (the registered
         headline metrics). ``llm_stats`` and ``cost_usd`` are added when the file is written.
@@ -196,7 +197,8 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
                      "input_sha256": _input_hashes(ctx.out)},
         "seeds": {k: v for k, v in config.items() if k == "seed" or k.endswith("_seed")},
         "selection": {"order": SELECTION_ORDER, "shard": ctx.options.shard, "limit": ctx.options.limit,
-                      "selected": len(items), "available": len(available)},
+                      "selected": len(items), "available": len(available),
+                      "ids": [str(getattr(i, "id", i)) for i in items]},  # what the headline covers
         **outcome,
         "ended": ended,
         "notes": notes,

@@ -116,6 +116,8 @@ class JudgeAccuracy(Benchmark):
                     "ligbench/judge_pair", pair.id, order, model,
                     render("ligbench_compare", idea_a=reference_text(x), idea_b=reference_text(y)),
                     parse_comparison, positions=[x.id, y.id], temperature=config.judge_temperature,
+                    extra={"human_preference": {d: preference_label(corpus.score(x.id, d), corpus.score(y.id, d))
+                                                for d in COMPARE_KEYS}},  # the reliability block's human labels
                     max_tokens=400 if config.structured_output else 400 + FREE_TEXT_EXTRA_TOKENS,
                     seed=config.seed, json_schema=COMPARE_SCHEMA if config.structured_output else None)
                 if rec and rec["judgment"]["parse_ok"]:
@@ -132,6 +134,7 @@ class JudgeAccuracy(Benchmark):
         outcomes = getattr(self, "outcomes", {})
         failed = {unit["instance_id"] for unit in ctx.steps.outcome()["failed_units"]}
         dims: dict[str, Any] = {}
+        per_pair: dict[str, dict[str, float]] = {}  # pair -> dim -> 1 correct / 0 wrong (tie = wrong)
         for dim in COMPARE_KEYS:
             preds, labels = [], []
             for pair in pairs:
@@ -142,9 +145,12 @@ class JudgeAccuracy(Benchmark):
                 out = outcomes[pair.id]
                 preds.append(out[dim] if out else None)
                 labels.append(label)
+                if out:  # as judge_accuracy counts it
+                    correct = out[dim] != 0.5 and (out[dim] > 0.5) == (label == 1.0)
+                    per_pair.setdefault(pair.id, {})[dim] = float(correct)
             dims[dim] = judge_accuracy(preds, labels).model_dump()
         return {"judge": self.config.judge, "corpus": self.config.corpus, "n_pairs": len(pairs),
-                "dimensions": dims, "llm_errors": ctx.steps.error_count}
+                "dimensions": dims, "per_pair": per_pair, "llm_errors": ctx.steps.error_count}
 
     def tables(self, results: dict[str, Any]) -> list[Table]:
         """Accuracy per dimension."""

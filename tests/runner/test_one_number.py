@@ -1,0 +1,246 @@
+"""One number per metric everywhere (issue 18, item 1): for every registered benchmark a small real
+run (scripted models, as the benchmarks' own tests use), and for every metric of its score rows
+the console tables, results.json, report.html (its tables and its embedded viewer data),
+``load_run(...).scores``, the ``export`` files and the ``compare`` leaderboard show the same value
+and the same n. Extra calls (consistency re-asks, retries, blinding rewrites) are never score rows:
+the IdeaBench run re-asks every ranking with a judge whose answer follows the shown positions, so a
+re-ask read as a score would change the means.
+
+The test is parametrised over the registry: a registered benchmark without a recipe below fails
+(it cannot be checked), and so does an empty registry."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import io
+import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+import ideaharness
+from ideaharness.analysis.compare import compare_runs
+from ideaharness.analysis.export import export_run, read_export
+from ideaharness.analysis.scores import score_reader
+from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.report.console import print_tables
+from ideaharness.report.html import format_cell
+from ideaharness.runner.registry import benchmarks
+from tests.ideabench.conftest import ideabench_responder
+
+TESTS = Path(__file__).parents[1]
+PAIRIQ = TESTS / "ligbench" / "fixtures" / "pairiq_mini.jsonl"
+
+
+def _corpus(out: Path) -> Path:
+    corpus = out.parent / f"{out.name}-corpus" / "pairiq_mini.jsonl"
+    corpus.parent.mkdir(parents=True)
+    shutil.copy(PAIRIQ, corpus)
+    return corpus
+
+
+def _ideabench(out: Path) -> None:
+    """Every ranking re-asked (consistency sample 1.0) by a judge that ranks in the order shown: the
+    re-ask (other positions) disagrees with the original, so counting it would move the mean."""
+    base = ideabench_responder()
+
+    def by_position(messages: list[dict[str, str]]) -> str:
+        user = messages[-1]["content"]
+        if "Rank the following" in user:
+            labels = re.search(r"exactly once \(([A-Z, ]+)\)", user).group(1).split(", ")  # type: ignore[union-attr]
+            return json.dumps({"ranking": labels, "rationale": "in the order shown"})
+        return base(messages)
+
+    ideaharness.run("ideabench", generator=ScriptedModel(base, model="scripted/gen"),
+                    judge=ScriptedModel(by_position, model="scripted/judge"), limit=4, out=out,
+                    progress=False, bootstrap_resamples=100, consistency_sample=1.0)
+
+
+def _aiideabench(out: Path) -> None:
+    from tests.analysis.saved_runs import aiib_run
+
+    aiib_run(out)
+
+
+def _researchbench(out: Path) -> None:
+    from tests.analysis.saved_runs import researchbench_run
+
+    researchbench_run(out, "gen-strong", "use a copper catalyst at room temperature to couple both reagents.")
+
+
+def _ligbench(out: Path) -> None:
+    from tests.analysis.saved_runs import ligbench_run
+
+    ligbench_run(out, _corpus(out))
+
+
+def _ligbench_judge(out: Path) -> None:
+    """A judge that prefers the paper with the longer main target: right on some pairs, not all."""
+    from ideaharness.api import arun
+    from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig
+    from ideaharness.runner.options import ExecutionOptions
+
+    def reply(messages: list[dict[str, str]]) -> str:
+        a, b = re.findall(r"Main target: (.+)", messages[-1]["content"])[:2]
+        v = 1.0 if len(a) > len(b) else 0.0
+        return json.dumps({"rating": v, "soundness": 1.0 - v, "contribution": v})
+
+    config = JudgeAccuracyConfig(judge="scripted/judge", corpus=str(_corpus(out)), n_pairs=8,
+                                 bootstrap_resamples=100)
+    asyncio.run(arun("ligbench-judge", config=config, options=ExecutionOptions(out=out, progress=False),
+                     judge=ScriptedModel(reply, model="scripted/judge")))
+
+
+LIVE_KEYWORDS = ["meteorology", "periodic table", "weather forecasting", "stars", "hurricanes", "earthquakes"]
+
+
+def _liveideabench(out: Path) -> None:
+    """Six keywords (flexibility needs five), critiques that differ by keyword and by judge."""
+
+    def generator(messages: list[dict[str, str]]) -> str:
+        keyword = re.search(r"<keyword>\n(.*?)\n</keyword>", messages[-1]["content"], re.S).group(1)  # type: ignore[union-attr]
+        return f"Idea on {keyword}: measure how {keyword} data improves forecasts with sparse sensors."
+
+    def critic(offset: int) -> Callable[[list[dict[str, str]]], str]:
+        def respond(messages: list[dict[str, str]]) -> str:
+            user = messages[-1]["content"]
+            if "ONLY ANSWER A/B/C/D" in user:
+                return "AB"[len(user) % 2]
+            found = re.search(r"Idea on ([a-z ]+):", user)
+            k = len(found.group(1)) if found else 0
+            scores = {"originality": 3 + (k + offset) % 7, "feasibility": 2 + k % 5, "clarity": 4 + offset}
+            return f"Brief analysis.\n```json\n{json.dumps(scores)}\n```"
+        return respond
+
+    judges = {f"judge:scripted/j{i}": ScriptedModel(critic(i), model=f"scripted/j{i}") for i in range(2)}
+    ideaharness.run("liveideabench", generator="scripted/gen", judge=["scripted/j0", "scripted/j1"],
+                    keyword=LIVE_KEYWORDS, judges_per_idea=1, fluency_judges=1, out=out, progress=False,
+                    models={"generator": ScriptedModel(generator, model="scripted/gen"), **judges},
+                    bootstrap_resamples=100)
+
+
+RECIPES: dict[str, dict[str, Callable[[Path], None]]] = {
+    "ideabench": {"all scenarios": _ideabench},
+    "aiideabench": {"imcq, i2i, i2t": _aiideabench},
+    "researchbench": {"retrieval, composition, ranking": _researchbench},
+    "ligbench": {"generated and ScholarIdeas": _ligbench},
+    "ligbench-judge": {"both orders": _ligbench_judge},
+    "liveideabench": {"v2": _liveideabench},
+}
+"""A small real run of each registered benchmark, per variant (a benchmark with several tasks runs
+them all in one run; ``REQUIRED_PREFIXES`` checks that each produced scores)."""
+REQUIRED_PREFIXES: dict[str, tuple[str, ...]] = {
+    "ideabench": ("similarity/", "overlap/", "insight/"),
+    "aiideabench": ("imcq/", "i2i/", "i2t/"),
+    "researchbench": ("composition/", "ranking/"),
+    "liveideabench": ("originality", "feasibility", "clarity", "fluency"),
+    "ligbench-judge": ("judge_accuracy/",),
+}
+
+
+def _viewer_payload(report: str) -> dict[str, Any]:
+    found = re.search(r'<script type="application/json" id="ih-data">(.*?)</script>', report, re.S)
+    assert found, "report.html embeds no viewer data"
+    payload: dict[str, Any] = json.loads(found.group(1))
+    return payload
+
+
+def _viewer_values(payload: dict[str, Any], system: str, metric: str) -> list[float]:
+    columns = payload["instances"]["columns"]
+    if metric not in columns:
+        return []
+    si, mi = columns.index("system"), columns.index(metric)
+    return [row[mi] for row in payload["instances"]["rows"] if row[si] == system and row[mi] is not None]
+
+
+def _console_text(name: str, results: dict[str, Any]) -> str:
+    bench = benchmarks()[name]
+    config = bench.config_class.model_validate(results["settings"]["config"])
+    buffer = io.StringIO()
+    print_tables(bench(config).tables(results), Console(file=buffer, width=400, color_system=None))
+    return buffer.getvalue()
+
+
+def _mean(values: Any) -> float:
+    return float(pd.Series(list(values), dtype=float).mean())
+
+
+def test_every_registered_benchmark_has_a_recipe() -> None:
+    names = sorted(benchmarks())
+    assert names, "the benchmark registry is empty: nothing to check"
+    missing = [n for n in names if n not in RECIPES]
+    assert not missing, f"no one-number run recipe for {missing}: add one to RECIPES"
+
+
+def _cases() -> list[tuple[str, str]]:
+    cases = [(name, variant) for name in sorted(benchmarks())
+             for variant in RECIPES.get(name, {"(none)": None})]
+    return cases or [("(empty registry)", "(none)")]
+
+
+@pytest.mark.parametrize(("name", "variant"), _cases())
+def test_one_value_and_one_n_per_metric_on_every_surface(
+    name: str, variant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    recipe = RECIPES.get(name, {}).get(variant)
+    assert recipe is not None, f"{name}: registered but no run recipe, so it cannot be checked"
+    reader = score_reader(name)
+    assert reader is not None, f"{name}: declares no score reader; load_run/export/compare show nothing"
+    out = tmp_path / "run"
+    recipe(out)
+    results = json.loads((out / "results.json").read_text())
+    run = ideaharness.load_run(out)
+    scores = run.scores
+    assert len(scores) > 0, f"{name}: the run produced no score rows to check"
+    for prefix in REQUIRED_PREFIXES.get(name, ()):
+        assert scores["metric"].str.startswith(prefix).any(), f"{name}: no {prefix} scores"
+    assert not scores.duplicated(["system", "instance_id", "metric"]).any(), "an instance scored twice"
+    assert not scores["instance_id"].str.endswith("#reask").any()
+
+    exported = read_export(export_run(run, "csv", tmp_path / "export")[0])
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    comparison = compare_runs([out, copy], n_resamples=100)
+    labels = {(s["run_id"], s["system"]): s["label"] for s in comparison["systems"]}
+    report = (out / "report.html").read_text(encoding="utf-8")
+    report_text = html.unescape(report)
+    viewer = _viewer_payload(report)
+    console = _console_text(name, results)
+
+    checked = 0
+    for (system, metric), group in scores.groupby(["system", "metric"]):
+        value = reader.reported(results, metric, system)
+        n = reader.reported_n(results, metric, system)
+        where = f"{name} {system} {metric}"
+        assert value is not None and n is not None, f"{where}: results.json reports no value or n"
+        assert group["value"].mean() == pytest.approx(value), f"{where}: load_run rows"
+        assert len(group) == n, f"{where}: load_run n {len(group)} != results.json n {n}"
+        rows = exported[(exported["system"] == system) & (exported["metric"] == metric)]
+        assert len(rows) == n and rows["value"].mean() == pytest.approx(value), f"{where}: export"
+        board = {b["system"]: b for b in comparison["metrics"][metric]["leaderboard"]}
+        for run_id in (out.name, copy.name):
+            entry = board[labels[(run_id, system)]]
+            assert entry["mean"] == pytest.approx(value) and entry["n"] == n, f"{where}: compare"
+        shown = _viewer_values(viewer, system, metric)
+        assert len(shown) == n and _mean(shown) == pytest.approx(value), f"{where}: viewer"
+        text = format_cell(float(value))
+        assert text in console, f"{where}: the console tables do not show {text}"
+        assert text in report_text, f"{where}: report.html does not show {text}"
+        checked += 1
+    for metric in reader.derived_metrics(results):
+        value = reader.reported(results, metric, run.system)
+        n = reader.reported_n(results, metric, run.system)
+        assert value is not None and n is not None, f"{name} {metric}: results.json reports no value"
+        for entry in comparison["metrics"][metric]["leaderboard"]:
+            assert entry["mean"] == pytest.approx(value) and entry["n"] == n, f"{name} {metric}: compare"
+        assert format_cell(float(value)) in console and format_cell(float(value)) in report_text
+        checked += 1
+    assert checked >= 2, f"{name}: fewer than 2 metrics checked"
