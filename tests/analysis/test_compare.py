@@ -224,3 +224,25 @@ def test_liveideabench_flexibility_and_average_in_the_leaderboard() -> None:
     assert "30th percentile" in result["metrics"]["flexibility"]["statistic"]
     titles = [t.title for t in comparison_tables(result)]
     assert any(t.startswith("flexibility (30th percentile") for t in titles)
+
+
+def test_compare_intervals_are_the_runs_own_intervals(runs: dict[str, Path]) -> None:
+    """With the run's resamples and seed, compare's interval of a mean is the one results.json
+    reports: rows in record order and instances in data order give the same interval."""
+    results = results_of(runs["ideabench_a"])
+    boot = results["bootstrap"]
+    assert boot["order"].startswith("values sorted")
+    result = compare_runs([runs["ideabench_a"], runs["ideabench_b"]], n_resamples=boot["n_resamples"],
+                          seed=boot["seed"])
+    for metric, reported in (("similarity/low", results["scenarios"]["low"]["similarity"]["ci95_mean"]),
+                             ("overlap/low", results["scenarios"]["low"]["overlap"]["ci95_mean"])):
+        board = {b["system"]: b for b in result["metrics"][metric]["leaderboard"]}
+        assert board["gen-strong"]["ci95"] == (None if reported is None else list(reported)), metric
+
+
+def test_the_cli_default_minimum_is_the_documented_one() -> None:
+    import inspect
+
+    from ideaharness.cli.analysis import compare
+
+    assert inspect.signature(compare).parameters["min_n"].default == MIN_PAIRED_N

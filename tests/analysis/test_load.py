@@ -164,3 +164,36 @@ def test_a_consistency_reask_is_never_a_score_row(runs: dict[str, Path], tmp_pat
     assert not run.scores.duplicated(["system", "instance_id", "metric"]).any()
     for (system, metric), group in run.scores.groupby(["system", "metric"]):
         assert group["value"].mean() == pytest.approx(reported_value(results, run.benchmark, metric, system))
+
+
+def test_a_unit_recorded_twice_is_one_judgment_and_one_score(runs: dict[str, Path], tmp_path: Path) -> None:
+    """A replaced record (``RunStore.replace``: the new line appended, the old one dropped at the
+    next compaction) read before compaction: the last line counts, once."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(runs["ideabench_a"], run_dir)
+    path = run_dir / "records" / "overlap_low.jsonl"
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    replaced = json.loads(lines[0])
+    replaced["data"]["judgment"]["parsed"] = {"rating": 2}
+    replaced["data"]["judgment"]["raw_text"] = "I'd give this a 2."
+    path.write_text("\n".join([*lines, json.dumps(replaced)]) + "\n")
+    before, after = load_run(runs["ideabench_a"]), load_run(run_dir)
+    assert len(after.judgments) == len(before.judgments)
+    rows = after.scores[(after.scores["metric"] == "overlap/low")]
+    assert len(rows) == len(before.scores[before.scores["metric"] == "overlap/low"])
+    assert rows.loc[rows["instance_id"] == first["instance_id"], "value"].tolist() == [2.0]
+    assert "I'd give this a 2." in set(after.judgments["raw_reply"])
+
+
+def test_records_outside_the_runs_selection_are_not_scores(runs: dict[str, Path], tmp_path: Path) -> None:
+    """A run resumed with a smaller --limit keeps the records of instances its results.json no longer
+    covers (``selection.ids``): those are not score rows, so rows still re-aggregate to results.json."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(runs["ideabench_a"], run_dir)
+    results = results_of(run_dir)
+    ids = results["selection"]["ids"]
+    assert len(ids) == 6 and set(load_run(run_dir).scores["instance_id"]) == set(ids)
+    results["selection"]["ids"] = ids[:2]  # as if the last pass selected two instances
+    (run_dir / "results.json").write_text(json.dumps(results))
+    assert set(load_run(run_dir).scores["instance_id"]) == set(ids[:2])
