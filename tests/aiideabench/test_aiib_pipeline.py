@@ -127,12 +127,14 @@ async def test_run_tables_and_resume(tmp_path: Path) -> None:
     assert tables[0].columns[1] == "I2T motivation" and tables[0].rows[0][1] == 3.0
     assert "NA skipped: not requested" in (tables[1].note or "")
     calls = len(judge.calls) + len(gen.calls)
-    # resume: nothing is asked again
+    # resume: nothing that parsed is asked again; only the IMCQ judgments that never parsed are
+    # re-asked (a cached parse failure is not a final answer)
     judge2, gen2 = ScriptedModel(responder()), ScriptedModel(responder())
     again = await arun("aiideabench", config=cfg, options=options(tmp_path, "a"), generator=gen2,
                        judge=judge2, embed_fn=toy_embed
     )
-    assert judge2.calls == [] and gen2.calls == [] and calls > 0
+    assert gen2.calls == [] and calls > 0
+    assert all("closest in content" in m[-1]["content"] for m, _ in judge2.calls)
     assert again["i2i"] == res["i2i"]
 
 

@@ -11,7 +11,7 @@ from pydantic import Field
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
 from ideaharness.runner.protocol import GeneratorJudgeConfig
 
-BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
+BENCHMARK_VERSION = "3"  # 2: references blinded by default (issue 9); 3: IMCQ options in one form
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Metric = Literal["imcq", "i2i", "i2t", "novelty", "feasibility"]
 ALL_METRICS: tuple[Metric, ...] = ("imcq", "i2i", "i2t", "novelty", "feasibility")

@@ -9,6 +9,9 @@ every distractor paper is decomposed by the same step as the ground truth
 (``aiideabench_decompose``, record ``decompose_distractor`` keyed by paper id, checked by
 :func:`~ideaharness.benchmarks.aiideabench.blinding.parse_blind_decomposition`) and the option is
 its motivation or plan; a question whose distractor decomposition failed is not asked (counted).
+The four options are then rendered in one form (same layout, same steps, the same number of words
+on every line: :func:`~ideaharness.benchmarks.aiideabench.option_form.uniform_options`), so that
+neither length nor line structure nor markers tell the ground truth apart.
 ``parity``: the papers' texts, as published.
 """
 
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.blinding import parse_blind_decomposition
 from ideaharness.benchmarks.aiideabench.decompose import DECOMPOSITION_SCHEMA, paper_decomposition_messages
+from ideaharness.benchmarks.aiideabench.option_form import uniform_options
 from ideaharness.data.aiideabench import inspiration_text
 from ideaharness.metrics.choice import Candidate, assemble_mcq, imcq_chance, imcq_hit, select_distractors
 from ideaharness.metrics.surface import surface_report
@@ -49,19 +53,30 @@ def _candidates(bench: AIIdeaBench, inst: Instance, pool: Sequence[Instance]) ->
 
 
 async def _decompose(bench: AIIdeaBench, inst: Instance, paper: Reference) -> dict[str, Any] | None:
-    return await bench.steps.judge_step(
-        STEP_DISTRACTOR, inst.id, paper.id, bench.judge, paper_decomposition_messages(paper),
-        parse_blind_decomposition, json_schema=DECOMPOSITION_SCHEMA, extra={"title": paper.title},
-        **bench._sampling(bench.config.decomposition_max_tokens),
-    )
+    """The decomposition of one distractor paper: asked once per paper, whichever instance's
+    question needs it first (the prompt depends on the paper alone); recorded under that instance."""
+    for _, key, data in bench.store.records(STEP_DISTRACTOR):
+        if key == paper.id:
+            return data
+    tasks = bench.distractor_tasks
+    if paper.id not in tasks:
+        tasks[paper.id] = asyncio.ensure_future(bench.steps.judge_step(
+            STEP_DISTRACTOR, inst.id, paper.id, bench.judge, paper_decomposition_messages(paper),
+            parse_blind_decomposition, json_schema=DECOMPOSITION_SCHEMA, extra={"title": paper.title},
+            **bench._sampling(bench.config.decomposition_max_tokens),
+        ))
+    return await asyncio.shield(tasks[paper.id])
 
 
 async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Instance]) -> None:
     """Record the IMCQ question of each component of ``inst`` (resumes; nothing without a ground truth).
 
     Record ``imcq_question`` (key = component): ``{"question": MCQuestion, "distractors": [{"id",
-    "source", "published"}]}`` (``published`` = the paper's own text, kept for audit), or
-    ``{"skipped": reason}``. A model call that failed for good records nothing (a re-run retries).
+    "source", "published"}], "form": "uniform", "as_decomposed": {"ground_truth", "distractors"}}``
+    (``published`` = the paper's own text, ``as_decomposed`` = the options before
+    :func:`~ideaharness.benchmarks.aiideabench.option_form.uniform_options`, both kept for audit;
+    no ``form`` under parity), or ``{"skipped": reason}``. A model call that failed for good records
+    nothing (a re-run retries).
     """
     gt = bench.ground_truth(inst)
     if gt is None or all(bench.store.has(STEP_QUESTION, inst.id, c) for c in J.COMPONENTS):
@@ -86,10 +101,23 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
                 continue
             picked = [c.model_copy(update={"text": r["judgment"]["parsed"][comp]})  # type: ignore[index]
                       for c, r in zip(picked, records, strict=True)]
+        truth = gt[comp]
+        form: dict[str, Any] = {}
+        if not bench.config.parity:  # one form for all four options (:mod:`.option_form`)
+            as_decomposed = [truth, *(c.text for c in picked)]
+            try:
+                truth, *texts = uniform_options(comp, as_decomposed)
+            except ValueError as exc:
+                bench.store.put(STEP_QUESTION, inst.id, {"skipped": f"options not comparable: {exc}",
+                                                          "distractors": published}, comp)
+                continue
+            picked = [c.model_copy(update={"text": t}) for c, t in zip(picked, texts, strict=True)]
+            form = {"form": "uniform", "as_decomposed": {"ground_truth": as_decomposed[0],
+                                                         "distractors": as_decomposed[1:]}}
         rng = random.Random(derive_seed(bench.config.seed, inst.id, "imcq", comp))
-        question = assemble_mcq(comp, gt[comp], picked, rng)
-        bench.store.put(STEP_QUESTION, inst.id, {"question": question.model_dump(), "distractors": published},
-                        comp)
+        question = assemble_mcq(comp, truth, picked, rng)
+        bench.store.put(STEP_QUESTION, inst.id, {"question": question.model_dump(), "distractors": published,
+                                                  **form}, comp)
 
 
 def imcq_block(bench: AIIdeaBench, instances: Sequence[Instance], comp: str) -> dict[str, Any]:

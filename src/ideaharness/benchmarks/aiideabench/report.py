@@ -62,6 +62,7 @@ def aggregate(
         "data": cfg.data,
         "instances": len(instances),
         "instances_with_ideas": sum(1 for v in ideas.values() if v),
+        "instances_not_in_ideas_file": len(bench.pool) - len(instances) if cfg.ideas_file else 0,
         "ideas": sum(len(v or []) for v in ideas.values()),
         "generation_parse_failures": gen_fail,
         "duplicates": duplicate_report([idea.text for idea in v] for v in ideas.values() if v),

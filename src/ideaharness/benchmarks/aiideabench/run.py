@@ -47,7 +47,7 @@ from ideaharness.data.aiideabench import (
     load_target_paper_data,
     needs_decomposition,
 )
-from ideaharness.errors import UserError
+from ideaharness.errors import DataError, UserError
 from ideaharness.generation.aiideabench import (
     IDEA_SCHEMA,
     generation_messages,
@@ -119,6 +119,8 @@ class AIIdeaBench(Benchmark):
         self.external: dict[str, list[Idea]] | None = None
         self.competition: dict[str, Any] | None = None
         self.pool: list[Instance] = []
+        self.distractor_tasks: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
+        """Distractor paper id -> its decomposition in flight (one request per paper, :mod:`.imcq`)."""
 
     def model_roles(self) -> dict[str, str]:
         """The judge always; the generator only without ``--ideas`` (an imported run never calls it)."""
@@ -134,19 +136,28 @@ class AIIdeaBench(Benchmark):
         return input_files(self.config)
 
     def load(self) -> list[Instance]:
-        """Every instance of the data (IMCQ distractors come from all of them), and the external
-        ideas when ``--ideas`` is given (checked against the data's instance ids).
+        """The instances to score: every instance of the data, or with ``--ideas`` only those the
+        file has ideas for (an instance without ideas has nothing to score, so its ground truth is
+        not decomposed and no judge call is spent on it). ``self.pool`` keeps every instance: the
+        IMCQ distractors are chosen among all the data's inspiration papers, and only the papers
+        picked for a scored instance's questions are decomposed (:mod:`.imcq`).
 
         Raises:
-            UserError: a missing ideas file; DataError: bad data or ideas.
+            UserError: a missing ideas file; DataError: bad data or ideas, or an ideas file with
+                no idea for any instance of the data.
         """
         if self.config.ideas_file and not Path(self.config.ideas_file).exists():
             raise UserError(f"--ideas {self.config.ideas_file}: no such file")
         self.pool = load_aiideabench_instances(self.config)
-        if self.config.ideas_file:
-            self.external = load_external_ideas(self.config.ideas_file, system=self.config.system_name,
-                                                instance_ids=[i.id for i in self.pool])
-        return self.pool
+        if not self.config.ideas_file:
+            return self.pool
+        self.external = load_external_ideas(self.config.ideas_file, system=self.config.system_name,
+                                            instance_ids=[i.id for i in self.pool])
+        covered = [i for i in self.pool if self.external.get(i.id)]
+        if not covered:
+            raise DataError(self.config.ideas_file, f"no idea for any of the {len(self.pool)} instance(s) "
+                            f"of --data {self.config.data}")
+        return covered
 
     async def setup(self, ctx: RunContext) -> None:
         """Bind the run's store, steps and models; open the Semantic Scholar gate."""
@@ -433,6 +444,10 @@ class AIIdeaBench(Benchmark):
         """Instances without a ground truth or an anonymised topic, IMCQ questions not asked, and
         surface features that tell the ground-truth option apart."""
         notes = []
+        if results.get("instances_not_in_ideas_file"):
+            notes.append(f"--ideas covers {results['instances']} of the data's "
+                         f"{results['instances'] + results['instances_not_in_ideas_file']} instances: only "
+                         "those are decomposed and scored")
         if results["instances_without_ground_truth"]:
             notes.append(f"{results['instances_without_ground_truth']} instance(s) without a ground truth "
                          "(decomposition failed or not done): no IMCQ/I2I for them")

@@ -1,0 +1,225 @@
+"""IMCQ options cannot be told apart by form (issue 18, item 11).
+
+On the bundled TOMATO-Chem data (51 instances, 2 scripted ideas each) a decomposer whose output
+takes the form of its input (a longer motivation and more, numbered, bold-labelled steps from the
+target's rich background and hypothesis; two sentences and a few labelled steps from a distractor's
+short abstract: what a real model does) is run through the product. Every format-only judge (one
+that never reads the idea nor the options' meaning: the longest option, the shortest, most or
+fewest lines, the first numbered/step-marked option, most punctuation, most digits, most capitals,
+most markdown, the option that ends like a sentence, a seeded random pick) must score S_M within
+the binomial 95% interval of 0.25 for the n scored, on the motivation and on the plan question.
+Before the options were put in one form the most-lines judge scored IMCQ motivation 0.824, the
+longest 0.676, the shortest plan 0.676 (issue 18); on these decompositions as decomposed, 1.0 /
+1.0 / and the most-markdown plan 1.0.
+
+Not a form cue, so not asserted here: the word count at equal characters follows the options'
+vocabulary (a target's hypothesis uses longer words than an inspiration abstract). Measured on this
+data: most words 0.122 / fewest words 0.388 (motivation), fewest words 0.604 (plan), longest mean
+word 0.388 / 0.583 (see :mod:`ideaharness.benchmarks.aiideabench.option_form`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from scipy.stats import binom
+
+from ideaharness import arun
+from ideaharness.benchmarks._blinding import check_blind_text
+from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
+from ideaharness.benchmarks.aiideabench.option_form import paragraph, plan_steps, uniform_options
+from ideaharness.errors import ParseError
+from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.metrics.choice import imcq_hit
+from ideaharness.runner.options import ExecutionOptions
+from tests.aiideabench.test_aiib_pipeline import options_of, toy_embed
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+Options = dict[str, str]
+
+
+def _block(user: str, tag: str) -> str:
+    return user.split(f"<{tag}>\n", 1)[1].split(f"\n</{tag}>", 1)[0] if f"<{tag}>" in user else ""
+
+
+def _usable_sentences(text: str) -> list[str]:
+    """The sentences a rule-following decomposer may keep: no result, self-reference or summary lead."""
+    out = []
+    for s in SENTENCE.split(" ".join(text.split())):
+        try:
+            out.append(check_blind_text(s, min_words=5, max_words=45))
+        except ParseError:
+            continue
+    return out
+
+
+def rich_decomposition(user: str) -> str:
+    """A decomposition whose form follows its input, as a real model's does (see the module docstring)."""
+    target = "<research_question>" in user  # the ground truth's prompt; a distractor's has an abstract
+    source = " ".join(_block(user, t) for t in ("main_hypothesis_or_finding", "background", "abstract"))
+    sentences = _usable_sentences(source) or ["Earlier designs of such systems leave a clear gap open."]
+    motivation: list[str] = []
+    for s in sentences:
+        if motivation and (not target and len(motivation) == 2 or target and sum(
+                len(m.split()) for m in motivation) >= 90):
+            break
+        motivation.append(s)
+    rest = sentences[len(motivation):][: 7 if target else 3] or sentences[:2]
+    steps = [*rest, "Test the resulting design against the established baselines."][: max(2, len(rest))]
+    if len(steps) < 2:
+        steps.append("Compare the outcome with the established baselines in the same setting.")
+    lines = []
+    for k, s in enumerate(steps, 1):
+        name = " ".join(re.findall(r"[A-Za-z]+", s)[:2]).title()
+        lines.append(f"{k}. **{name}**: {s}" if target else f"{name}: {s}")
+    return json.dumps({"topic": "The topic of this paper is an open question in materials chemistry here.",
+                       "motivation": " ".join(motivation)[:1000] if target else "\n".join(motivation),
+                       "experiment_plan": "\n".join(lines)})
+
+
+def _lines(text: str) -> int:
+    return len([x for x in text.splitlines() if x.strip()])
+
+
+def _pick(options: Options, key: Callable[[str], float]) -> str:
+    """The letter with the highest key; ties go to the earliest letter (positions are shuffled)."""
+    return max(sorted(options), key=lambda k: (key(options[k]), -ord(k)))
+
+
+FORMAT_JUDGES: dict[str, Callable[[Options], str]] = {
+    "longest": lambda o: _pick(o, len),
+    "shortest": lambda o: _pick(o, lambda t: -len(t)),
+    "most lines": lambda o: _pick(o, _lines),
+    "fewest lines": lambda o: _pick(o, lambda t: -_lines(t)),
+    "first step-marked": lambda o: _pick(o, lambda t: float(bool(re.search(
+        r"^\s*(?:\d+[.)]|[-*•]|step\s*\d+)", t, re.M | re.I)))),
+    "most punctuation": lambda o: _pick(o, lambda t: len(re.findall(r"[,;:()\[\]\-–—/]", t))),
+    "most digits": lambda o: _pick(o, lambda t: sum(c.isdigit() for c in t)),
+    "most capitals": lambda o: _pick(o, lambda t: sum(c.isupper() for c in t)),
+    "most markdown": lambda o: _pick(o, lambda t: len(re.findall(r"\*\*|__|`|^#", t, re.M))),
+    "ends like a sentence": lambda o: _pick(o, lambda t: float(t.rstrip()[-1:] in ".!?")),
+    "random": lambda o: "ABCD"[int(hashlib.sha256("".join(o.values()).encode()).hexdigest(), 16) % 4],
+}
+
+
+def _responder(judge: Callable[[Options], str]) -> Callable[[list[dict[str, str]]], str]:
+    def reply(messages: list[dict[str, str]]) -> str:
+        user = messages[-1]["content"]
+        if "Break the research below" in user:
+            return rich_decomposition(user)
+        if "closest in content" in user:
+            return json.dumps({"closest_option": judge(options_of(user)), "explanation": "form"})
+        raise AssertionError(f"unexpected prompt: {user[:100]}")
+    return reply
+
+
+async def _run(tmp_path: Path, name: str, judge: Callable[[Options], str], **cfg: object) -> dict:  # type: ignore[type-arg]
+    ideas = tmp_path / "ideas.jsonl"
+    if not ideas.exists():
+        from ideaharness.data.tomato import load_tomato_chem
+
+        ideas.write_text("".join(json.dumps({
+            "instance_id": inst.id, "motivation": f"Idea {j} motivation: current devices are brittle.",
+            "experiment_plan": f"Step 1: build variant {j}.\nStep 2: test it."}) + "\n"
+            for inst in load_tomato_chem() for j in range(2)), encoding="utf-8")
+    config = AIIdeaBenchConfig(judge="scripted/judge", ideas_file=str(ideas), metrics=["imcq"],
+                               bootstrap_resamples=20, **cfg)  # type: ignore[arg-type]
+    opts = ExecutionOptions(out=tmp_path / name, progress=False)
+    return await arun("aiideabench", config=config, options=opts, judge=ScriptedModel(_responder(judge)),
+                      embed_fn=toy_embed)
+
+
+def _questions(run: Path) -> dict[str, list[dict]]:  # type: ignore[type-arg]
+    out: dict[str, list[dict]] = {"motivation": [], "experiment_plan": []}  # type: ignore[type-arg]
+    for line in (run / "records/imcq_question.jsonl").open(encoding="utf-8"):
+        rec = json.loads(line)
+        if "question" in rec["data"]:
+            out[rec["key"]].append(rec["data"]["question"])
+    return out
+
+
+def _chance_interval(n: int) -> tuple[float, float]:
+    lo, hi = binom.interval(0.95, n, 0.25)
+    return lo / n, hi / n
+
+
+def _score(questions: list[dict], judge: Callable[[Options], str]) -> float:  # type: ignore[type-arg]
+    """S_M of a judge that ignores the idea: both ideas of an instance get the same pick."""
+    hits = [imcq_hit([judge(dict(zip("ABCD", q["options"], strict=True)))] * 2, q["answer"])
+            for q in questions]
+    return sum(h or 0 for h in hits) / len(hits)
+
+
+async def test_every_format_only_judge_scores_at_chance_on_both_questions(tmp_path: Path) -> None:
+    res = await _run(tmp_path, "form", FORMAT_JUDGES["most lines"])
+    questions = _questions(tmp_path / "form")
+    assert len(FORMAT_JUDGES) >= 11
+    failures = []
+    for comp, qs in questions.items():
+        assert len(qs) >= 45, comp  # nearly every instance has its question (none is left out by form)
+        lo, hi = _chance_interval(len(qs))
+        for name, judge in FORMAT_JUDGES.items():
+            value = _score(qs, judge)
+            if not lo <= value <= hi:
+                failures.append(f"{comp}: {name} scores {value:.3f} (n={len(qs)}, chance interval "
+                                f"[{lo:.3f}, {hi:.3f}])")
+        # every option of a question has the same lines, each as long as the others to within the
+        # word where it was cut (a chemical name can be 40 characters)
+        for q in qs:
+            lines = [o.splitlines() for o in q["options"]]
+            assert len({len(x) for x in lines}) == 1, q["options"]
+            for row in zip(*lines, strict=True):
+                assert max(map(len, row)) - min(map(len, row)) <= max(30, 0.15 * max(map(len, row))), row
+    assert not failures, "\n".join(failures)
+    # the product's own S_M for the judge it ran with is the one computed here
+    assert res["imcq"]["motivation"]["mean"] == pytest.approx(_score(questions["motivation"],
+                                                                     FORMAT_JUDGES["most lines"]))
+    assert res["imcq"]["motivation"]["n"] == len(questions["motivation"])
+
+
+async def test_the_decomposed_options_do_separate_by_form_before_they_are_normalised(tmp_path: Path) -> None:
+    """The cue is real: the same decompositions as decomposed (the records' ``as_decomposed``)
+    let the most-lines and longest judges far above chance (so the test above can fail)."""
+    await _run(tmp_path, "raw", FORMAT_JUDGES["longest"])
+    raw: dict[str, list[dict]] = {"motivation": [], "experiment_plan": []}  # type: ignore[type-arg]
+    for line in (tmp_path / "raw/records/imcq_question.jsonl").open(encoding="utf-8"):
+        rec = json.loads(line)
+        if "question" not in rec["data"]:
+            continue
+        q, dec = rec["data"]["question"], rec["data"]["as_decomposed"]
+        texts = iter(dec["distractors"])
+        options = [dec["ground_truth"] if s == "ground_truth" else next(texts) for s in q["sources"]]
+        raw[rec["key"]].append({**q, "options": options})
+    hi = _chance_interval(len(raw["motivation"]))[1]
+    assert _score(raw["motivation"], FORMAT_JUDGES["longest"]) > hi
+    assert _score(raw["experiment_plan"], FORMAT_JUDGES["most lines"]) > hi
+
+
+def test_uniform_options_remove_markers_labels_markdown_and_length() -> None:
+    truth = ("1. **Gel Synthesis**: Prepare the hydrogel with the sulfate salt,\n"
+             "2. **Freezing**: Freeze the gel directionally to align its channels;\n"
+             "3. **Tests**: measure the output power over many cycles of use")
+    distractor = ("Design: make a thin film of the polymer quickly\n"
+                  "- compare its strength with the known films")
+    a, b = uniform_options("experiment_plan", [truth, distractor])
+    # step 1: 42 and 39 characters -> the prefix closest to 39 (37); step 2: 49 and 42 -> 41
+    assert a == ("Step 1: Prepare the hydrogel with the sulfate.\n"
+                 "Step 2: Freeze the gel directionally to align its.")
+    assert b == ("Step 1: Make a thin film of the polymer quickly.\n"
+                 "Step 2: Compare its strength with the known films.")
+    assert plan_steps("Step 1: one two three\n\n* Step 2 - four five six") == [
+        "one two three", "four five six"]
+    assert paragraph("- First line of it\nsecond **line**") == "First line of it second line"
+    m1, m2 = uniform_options("motivation", ["Short but complete motivation here.", "A much longer "
+                                            "motivation, with a second clause; and more words after it."])
+    assert m1 == "Short but complete motivation here." and m2 == "A much longer motivation, with a."
+    assert paragraph("Prior work on Thermoelectric Devices used Li, CO and MXene") == (
+        "Prior work on thermoelectric devices used Li, CO and MXene")
+    for bad in (("motivation", ["only one"]), ("abstract", ["a", "b"]), ("experiment_plan", ["x", "  "])):
+        with pytest.raises(ValueError):
+            uniform_options(bad[0], bad[1])
