@@ -161,3 +161,17 @@ def test_store_replace_keeps_one_line_per_unit_also_after_a_crash(tmp_path: Path
         assert not store.written_here("s", "b")
         store.put("s", "c", {"v": 5})
         assert store.written_here("s", "c")
+
+
+async def test_reaskable_tells_a_benchmark_its_cached_derivation_is_stale(
+    judge: Judge, tmp_path: Path
+) -> None:
+    run, cache = tmp_path / "run", tmp_path / "cache.sqlite"
+    await ask(run, judge.server.base_url, cache)
+    with RunStore(run, {"command": "test"}) as store:
+        steps = StepRunner(store, max_attempts=ATTEMPTS, progress=False)
+        assert steps.reaskable("judge/score", "inst-1") and not steps.reaskable("judge/score", "other")
+    judge.good = True
+    await ask(run, judge.server.base_url, cache)
+    with RunStore(run, {"command": "test"}) as store:
+        assert not StepRunner(store, max_attempts=ATTEMPTS, progress=False).reaskable("judge/score", "inst-1")

@@ -235,6 +235,13 @@ class StepRunner:
         self._note_parse(step, instance_id, key, record)
         return record
 
+    def reaskable(self, step: str, instance_id: str, key: str = "") -> bool:
+        """Whether the unit's record is a parse failure that :meth:`judge_step` would re-ask now
+        (recorded by an earlier run, rounds left). A benchmark that caches what it derived from a
+        unit (a list of parsed ideas, a skipped question) asks this before trusting that cache."""
+        record = self.store.get(step, instance_id, key)
+        return record is not None and self._reask(step, instance_id, key, record)
+
     def _reask(self, step: str, instance_id: str, key: str, record: dict[str, Any]) -> bool:
         """Whether a recorded unit is a parse failure a new round may re-ask: recorded by an earlier
         run (not this one), rounds left, and a store that can replace records (a Ray worker's
