@@ -168,6 +168,13 @@ def _console_text(name: str, results: dict[str, Any]) -> str:
     return buffer.getvalue()
 
 
+def _headline(results: dict[str, Any], value: float, n: int) -> bool:
+    """Whether the run's headline metrics (results.json ``metrics``, the report's "Headline
+    metrics" table) hold an entry of this value with this n."""
+    return any(m["value"] is not None and m["value"] == pytest.approx(value) and m["n"] == n
+               for m in results.get("metrics") or [])
+
+
 def _mean(values: Any) -> float:
     return float(pd.Series(list(values), dtype=float).mean())
 
@@ -234,6 +241,7 @@ def test_one_value_and_one_n_per_metric_on_every_surface(
         text = format_cell(float(value))
         assert text in console, f"{where}: the console tables do not show {text}"
         assert text in report_text, f"{where}: report.html does not show {text}"
+        assert _headline(results, value, n), f"{where}: no headline metric (report.html) with {text}, n {n}"
         checked += 1
     for metric in reader.derived_metrics(results):
         value = reader.reported(results, metric, run.system)
@@ -242,5 +250,6 @@ def test_one_value_and_one_n_per_metric_on_every_surface(
         for entry in comparison["metrics"][metric]["leaderboard"]:
             assert entry["mean"] == pytest.approx(value) and entry["n"] == n, f"{name} {metric}: compare"
         assert format_cell(float(value)) in console and format_cell(float(value)) in report_text
+        assert _headline(results, value, n), f"{name} {metric}: no headline metric with its value and n"
         checked += 1
     assert checked >= 2, f"{name}: fewer than 2 metrics checked"
