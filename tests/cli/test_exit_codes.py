@@ -282,8 +282,9 @@ def test_researchbench_retrieval_with_every_window_unparsed_is_partial_and_says_
     with OpenAICompatServer(lambda body: GARBAGE) as srv:
         code, stdout, err = run_cli(["run", "researchbench", "--task", "retrieval", "--data", str(RELEASE),
                                      "--generator", "openai/judge", "--judge", "openai/judge",
-                                     "--base-url", srv.base_url, "--max-attempts", "1", "--no-progress",
-                                     "--out", str(out)], capsys)
+                                     "--base-url", srv.base_url, "--max-attempts", "1",
+                                     "--out", str(out)], capsys)  # progress bars on: drawn on stderr
+    assert "0:00:" in err and "0:00:" not in stdout
     results = assert_not_computed(code, stdout, err, out, "researchbench.hit_ratio", "judgments unparsed")
     windows = [u for u in results["unparsed_units"] if "screen" in u["step"]]
     assert windows and all(u["error"] for u in windows)

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ideaharness.errors import PartialRunError, UserError
@@ -376,7 +377,7 @@ class Executor(Protocol):
 class LocalExecutor:
     """The default :class:`Executor`: the items of a phase streamed through this process, at most
     ``max_in_flight`` started and not finished (no coroutine per item up front), one progress bar
-    per phase."""
+    per phase (on stderr)."""
 
     def __init__(self, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
         self.max_in_flight = max_in_flight
@@ -394,6 +395,8 @@ class LocalExecutor:
             TimeElapsedColumn(),
             disable=not progress,
             transient=False,
+            # on stderr: stdout holds the results, opened by the run's banner line (runner.run)
+            console=Console(stderr=True),
             # no stdout/stderr redirection: llama.cpp swaps the process's streams from a worker
             # thread while it loads, and interleaved swaps would leave stdout pointing at /dev/null
             redirect_stdout=False,
