@@ -13,7 +13,7 @@ from ideaharness.metrics.reliability import (
     consistency,
     panel_aggregate,
     panel_agreement,
-    position_correlation,
+    position_bias,
     reliability_blocks,
 )
 from ideaharness.metrics.reliability.panel import human_agreement
@@ -55,26 +55,77 @@ def content(first: str, second: str) -> float:
 def test_always_a_judge_is_flagged_degenerate() -> None:
     block = reliability_blocks(pair_views(always_a))["cmp"]
     jr = block.judges["j"]
-    assert jr.modal_answer == "first" and jr.modal_share == 1.0
+    assert jr.modal_answer == "first" and jr.modal_share == 1.0 and jr.constant
     assert jr.consistency is not None and jr.consistency.agreement == 0.0  # flips with position
-    assert {w.rule for w in block.warnings} == {"one_answer", "consistency_at_chance", "position_bias"}
-    assert "same answer (first) in 100% of 24" in block.warnings[0].message
-    assert jr.position is not None and jr.position.favours == "early" and jr.position.p_value < 1e-6
+    assert {w.rule for w in block.warnings} == {"constant_judge", "position_bias"}
+    assert "preferred the item shown first in all 24 parsed judgments" in block.warnings[0].message
+    assert "follow positions, not content" in block.warnings[0].message
+    assert jr.position is not None and jr.position.position == "first" and jr.position.p_value < 1e-6
 
 
-def test_always_equal_judge_is_flagged_by_its_tie_rate() -> None:
-    jr = reliability_blocks(pair_views(lambda a, b: 0.5))["cmp"].judges["j"]
-    assert jr.tie_rate == 1.0 and jr.modal_answer == "tie"
-    assert [w.rule for w in jr.warnings] == [
-        "one_answer"
-    ]  # a tie agrees with itself: consistent, not informative
+def test_always_equal_judge_is_constant_not_perfectly_consistent() -> None:
+    """Item 9: an always-"equal" LigBench judge was "perfectly consistent (1.00, ok)"."""
+    for n_pairs in (2, 12):  # also below min_judgments: constant answers say nothing at any n
+        jr = reliability_blocks(pair_views(lambda a, b: 0.5, n_pairs=n_pairs))["cmp"].judges["j"]
+        assert jr.tie_rate == 1.0 and jr.modal_answer == "tie" and jr.constant
+        assert jr.consistency is not None and jr.consistency.agreement == 1.0
+        assert not jr.consistency.informative and jr.consistency.chance == 1.0
+        assert [w.rule for w in jr.warnings] == ["constant_judge"]  # not ok, and not "follows positions"
+        assert 'answered "equal" in all' in jr.warnings[0].message
+        assert "not informative" in jr.warnings[0].message and "positions" not in jr.warnings[0].message
+
+
+def test_constant_rating_judge_gets_its_own_verdict_not_chance() -> None:
+    """Item 9: a judge that always gives the same rating has chance agreement 1.0; it must not read
+    as "no more consistent than chance ... follows positions"."""
+    views = [
+        JudgmentView(
+            metric="r",
+            instance_id=f"i{i}",
+            key=k,
+            judge_model="j",
+            kind="rating",
+            value=7.0,
+            parse_ok=True,
+            positions=p,
+            group="",
+        )
+        for i in range(6)
+        for k, p in (("", ("c1", "c2")), ("#reask", ("c2", "c1")))
+    ]
+    jr = reliability_blocks(views)["r"].judges["j"]
+    assert jr.consistency is not None and jr.consistency.chance == 1.0 and not jr.consistency.informative
+    assert [w.rule for w in jr.warnings] == ["constant_judge"]
+    assert "gave the rating 7.0 in all 12 parsed judgments" in jr.warnings[0].message
+    from ideaharness.metrics.reliability import reliability_rows, reliability_section
+
+    section = {
+        "metrics": {"r": reliability_blocks(views)["r"].model_dump(mode="json")},
+        "warnings": [],
+        "human_ceiling": None,
+    }
+    [row] = reliability_rows(section)
+    assert row[5].startswith("not informative: constant judge") and row[-1] == "constant_judge"
+    assert reliability_section([], human_ceiling=None)["metrics"] == {}
+
+
+def test_pairwise_chance_counts_ties_and_side_shares() -> None:
+    # a judge that ties 80 % of the time at random and otherwise picks a side at random:
+    # chance = 0.8^2 + 2 * 0.1 * 0.1 = 0.66, not the 0.5 of a side-picking judge
+    import itertools
+
+    answers = itertools.cycle([0.5, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 0.5, 0.5, 0.0])
+    views = pair_views(lambda a, b: next(answers), n_pairs=10)
+    cons = consistency(views)
+    assert cons is not None and cons.informative
+    assert cons.chance == pytest.approx(0.8**2 + 2 * 0.1 * 0.1)
 
 
 def test_content_following_judge_is_consistent_and_unflagged() -> None:
     jr = reliability_blocks(pair_views(content))["cmp"].judges["j"]
     assert jr.consistency is not None and jr.consistency.agreement == 1.0 and jr.consistency.n_pairs == 12
-    assert jr.modal_share == 0.5 and jr.tie_rate == 0.0
-    assert jr.position is not None and jr.position.rho == pytest.approx(0.0)
+    assert jr.modal_share == 0.5 and jr.tie_rate == 0.0 and not jr.constant
+    assert jr.position is not None and jr.position.tests[0].mean == 0.5 and jr.position.p_value == 1.0
     assert jr.warnings == []
 
 
@@ -133,10 +184,9 @@ def test_ranking_reask_kendall_tau() -> None:
         assert (
             cons is not None and cons.measure == "kendall_tau_b" and cons.agreement == pytest.approx(expected)
         )
-    pos = position_correlation(
-        [ranking(items, [0, 1, 2, 3], str(k), by_position, group=str(k)) for k in range(5)]
-    )
-    assert pos is not None and pos.rho == pytest.approx(1.0) and pos.favours == "early"
+    pos = position_bias([ranking(items, [0, 1, 2, 3], str(k), by_position, group=str(k)) for k in range(5)])
+    assert pos is not None and pos.position == "first" and pos.favours == "favours"
+    assert pos.tests[0].mean == 1.0 and pos.tests[0].p_value == pytest.approx(2 * 0.25**5)
 
 
 def test_rating_reask_exact_and_within_one() -> None:
@@ -251,5 +301,6 @@ def test_block_figures_stay_in_range(rows) -> None:
     assert jr.consistency is not None and jr.consistency.n_pairs == sum(ok for *_, ok, _ in rows)
     if jr.consistency.agreement is not None:
         assert 0.0 <= jr.consistency.agreement <= 1.0
-    if jr.position is not None and jr.position.rho is not None:
-        assert -1.0 - 1e-9 <= jr.position.rho <= 1.0 + 1e-9 and not math.isnan(jr.position.rho)
+    if jr.position is not None and jr.position.p_value is not None:
+        assert 0.0 <= jr.position.p_value <= jr.position.p_adjusted <= 1.0
+        assert not math.isnan(jr.position.p_value)

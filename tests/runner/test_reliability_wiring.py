@@ -78,11 +78,18 @@ def test_always_equal_judge_is_flagged_in_console_and_report(
     assert code == 0
     results = json.loads((out / "results.json").read_text())
     warnings = results["reliability"]["warnings"]
-    assert any("ligbench/judge_pair[rating]" in w and "same answer" in w for w in warnings), warnings
+    assert any("ligbench/judge_pair[rating]" in w and "constant judge" in w for w in warnings), warnings
     rating = results["reliability"]["metrics"]["ligbench/judge_pair[rating]"]["judges"]["openai/judge"]
-    assert rating["tie_rate"] == 1.0
+    assert rating["tie_rate"] == 1.0 and rating["constant"]
+    assert rating["consistency"]["agreement"] == 1.0 and not rating["consistency"]["informative"]
+    assert [w["rule"] for w in rating["warnings"]] == ["constant_judge"]  # not "ok", not "follows positions"
+    # the pairs' venue-debiased human scores are the labels: a judge that always ties is never right
+    assert rating["human"]["measure"] == "accuracy" and rating["human"]["value"] == 0.0
+    assert results["reliability"]["human_ceiling"] is None  # accuracy on pairs: not the ceiling's statistic
     report = (out / "report.html").read_text()
-    assert "⚠ ligbench/judge_pair[rating]: judge openai/judge gave the same answer" in report
+    assert '⚠ ligbench/judge_pair[rating]: judge openai/judge is a constant judge: it answered "equal"' in \
+        report.replace("&#34;", '"').replace("&quot;", '"')
+    assert "Si et al" not in report and "human–human" not in report
 
 
 def test_always_equal_judge_warning_reaches_the_console(
@@ -98,8 +105,9 @@ def test_always_equal_judge_warning_reaches_the_console(
             raise SystemExit(0)
     assert not exc.value.code
     printed = capsys.readouterr().out
-    assert "Judge reliability" in printed
-    assert "⚠ ligbench/judge_pair[rating]: judge openai/judge gave the same answer" in printed
+    assert "Judge reliability" in printed and "agreement" in printed and "accuracy" in printed
+    assert "⚠ ligbench/judge_pair[rating]: judge openai/judge is a constant judge" in printed
+    assert "Si et al" not in printed and "ceiling" not in printed  # never on its own, never twice
 
 
 def test_a_judge_that_flips_with_position_has_zero_consistency(
@@ -114,7 +122,9 @@ def test_a_judge_that_flips_with_position_has_zero_consistency(
     block = results["reliability"]["metrics"]["ligbench/judge_pair[rating]"]["judges"]["openai/judge"]
     assert block["consistency"]["agreement"] == pytest.approx(0.0)
     assert block["consistency"]["n_pairs"] >= 10
-    assert any("no more consistent than chance" in w for w in results["reliability"]["warnings"])
+    assert any("constant judge: it preferred the item shown first" in w and "follow positions" in w
+               for w in results["reliability"]["warnings"])
+    assert block["position"]["position"] == "first" and block["position"]["p_adjusted"] < 0.05
 
 
 def _lig_data(tmp_path: Path) -> dict[str, Any]:

@@ -48,7 +48,11 @@ def print_banner(results: dict[str, Any], console: Console | None = None) -> Non
 def print_reliability(results: dict[str, Any], console: Console | None = None) -> None:
     """Print the run's "Judge reliability" table, then each degenerate-judge warning in yellow
     (``"⚠ …"``); nothing when ``results`` has no reliability block."""
-    from ideaharness.runner.reliability import reliability_table, reliability_warning_lines
+    from ideaharness.runner.reliability import (
+        reliability_ceiling_line,
+        reliability_table,
+        reliability_warning_lines,
+    )
 
     table = reliability_table(results)
     if table is None:
@@ -60,6 +64,6 @@ def print_reliability(results: dict[str, Any], console: Console | None = None) -
     print_tables([table.model_copy(update={"note": None})], console)
     for line in reliability_warning_lines(results):
         console.print(Text(line, style="yellow"))
-    ceiling = (results.get("reliability") or {}).get("human_ceiling")
-    if ceiling and ceiling.get("r") is not None:
-        console.print(Text(f"human ceiling (Si et al. 2024): human–human r {ceiling['r']:.2f}", style="dim"))
+    ceiling = reliability_ceiling_line(results)  # only beside a judge–human comparison
+    if ceiling:
+        console.print(Text(ceiling, style="dim"))

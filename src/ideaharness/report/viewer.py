@@ -43,9 +43,69 @@ INSTANCE_COLUMNS = [
 ]
 """Leading columns of the instance table; one column per metric follows."""
 JUDGMENT_VIEW_COLUMNS = [c for c in JUDGMENT_COLUMNS
-                         if c not in ("benchmark", "run_id", "parse_ok", "created")]
+                         if c not in ("benchmark", "run_id", "parse_ok", "created")] + ["shown"]
 """The export's judgment columns (:data:`~ideaharness.analysis.load.JUDGMENT_COLUMNS`) less those
-the viewer shows elsewhere or not at all."""
+the viewer shows elsewhere or not at all, plus ``shown``: for a judgment that names the items by
+letters (a ranking), ``[[letter, item id, text or None], ...]`` in the order shown, else None."""
+LABELS = {
+    "system": "system", "instance_id": "instance", "steps": "steps", "judgments": "judgments",
+    "parse_failures": "parse failures", "retries": "retries", "failed_units": "failed units",
+    "tokens_in": "tokens in", "tokens_out": "tokens out", "latency_s": "latency (s)",
+    "cost_usd": "cost (USD)", "step": "step", "key": "key", "model": "model",
+    "prompt_hash": "prompt hash", "prompt": "rendered prompt", "raw_reply": "raw reply",
+    "parsed": "parsed value", "parse_status": "parse status", "attempts": "attempts",
+    "errors": "parse error", "positions": "positions shown", "shown": "items shown",
+}  # fmt: skip
+"""Column name -> the header the viewer shows (metric columns keep their metric names)."""
+
+
+def label(column: str) -> str:
+    """The viewer's header for ``column`` (:data:`LABELS`; the name itself for a metric)."""
+    return LABELS.get(column, column)
+
+
+def _item_texts(records: Sequence[tuple[str, str, str, dict[str, Any]]]) -> dict[str, str]:
+    """Item id -> text of the ideas a run generated (IdeaBench ``generate/<scenario>`` records:
+    ``<instance>/<scenario>/<i>``; ``ideas`` records: each idea's ``id``), for the letter map."""
+    out: dict[str, str] = {}
+    for step, iid, _key, data in records:
+        if not isinstance(data, dict):
+            continue
+        judgment = data.get("judgment")
+        if step.startswith("generate/") and isinstance(judgment, dict) and judgment.get("parse_ok"):
+            for i, item in enumerate(judgment.get("parsed") or []):
+                if isinstance(item, dict) and isinstance(item.get("idea"), str):
+                    out[f"{iid}/{step.split('/', 1)[1]}/{i}"] = item["idea"]
+        ideas = data.get("ideas")
+        for idea in ideas if isinstance(ideas, list) else []:
+            if isinstance(idea, dict) and isinstance(idea.get("id"), str):
+                if isinstance(idea.get("text"), str):
+                    out[idea["id"]] = idea["text"]
+    return out
+
+
+def shown_items(run: RunData) -> dict[tuple[str, str, str], list[list[Any]]]:
+    """(step, instance, key) -> ``[[letter, item id, text], ...]`` for each recorded judgment that
+    named the shown items by letters (``labels`` beside the judgment's ``positions``: IdeaBench's
+    rankings); empty for a run without records on disk."""
+    records_dir = run.path / "records"
+    if not records_dir.is_dir():
+        return {}
+    from ideaharness.analysis.load import read_records
+
+    records, _, _ = read_records(run.path)
+    texts = _item_texts(records)
+    out: dict[tuple[str, str, str], list[list[Any]]] = {}
+    for step, iid, key, data in records:
+        judgment = data.get("judgment") if isinstance(data, dict) else None
+        labels = data.get("labels") if isinstance(data, dict) else None
+        positions = judgment.get("positions") if isinstance(judgment, dict) else None
+        if isinstance(labels, list) and isinstance(positions, list) and len(labels) == len(positions):
+            out[(step, iid, key)] = [
+                [str(letter), str(item), texts.get(str(item))]
+                for letter, item in zip(labels, positions, strict=True)
+            ]
+    return out
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -97,7 +157,17 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
     one column per metric), ``judgments`` (one row per judgment), ``failed`` (units left undone,
     by system and instance) and ``instance_scores``."""
     items = [runs] if isinstance(runs, RunData) else list(runs)
-    judgments = pd.concat([r.judgments for r in items], ignore_index=True) if items else pd.DataFrame()
+    frames = []
+    for run in items:
+        frame = run.judgments.copy()
+        if not frame.empty:
+            shown = shown_items(run)
+            frame["shown"] = pd.Series(
+                [shown.get((str(s), str(i), str(k)))
+                 for s, i, k in zip(frame["step"], frame["instance_id"], frame["key"], strict=True)],
+                index=frame.index, dtype=object)
+        frames.append(frame)
+    judgments = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     scores = pd.concat([r.scores for r in items], ignore_index=True) if items else pd.DataFrame()
     failed: dict[str, list[dict[str, Any]]] = {}
     for run in items:
@@ -144,10 +214,12 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
         inst_rows.append(
             [*(base[c] for c in INSTANCE_COLUMNS), *(per_scores.get(k, {}).get(m) for m in metrics)]
         )
+    columns = INSTANCE_COLUMNS + metrics
     return {
-        "instances": {"columns": INSTANCE_COLUMNS + metrics, "rows": inst_rows},
+        "instances": {"columns": columns, "labels": [label(c) for c in columns], "rows": inst_rows},
         "judgments": {
             "columns": JUDGMENT_VIEW_COLUMNS,
+            "labels": [label(c) for c in JUDGMENT_VIEW_COLUMNS],
             "rows": _rows(judgments, JUDGMENT_VIEW_COLUMNS) if not judgments.empty else [],
         },
         "failed": failed,
@@ -184,12 +256,38 @@ def _sum(series: pd.Series, kind: type = int) -> Any:
 
 
 def format_figure(value: Any) -> str:
-    """A reliability figure: numbers as table cells, lists and dicts as compact JSON."""
-    if isinstance(value, dict | list) and not (
-        isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value)
-    ):
-        return json.dumps(_clean(value), ensure_ascii=False, default=str)
+    """A figure of a block without a table of its own: numbers as table cells, a pair of numbers as
+    an interval, lists as "; "-joined items, mappings as "key: value" pairs (never raw JSON)."""
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
+        return format_cell(value)
+    if isinstance(value, dict):
+        return "; ".join(f"{label(str(k))}: {format_figure(v)}" for k, v in value.items()) or "–"
+    if isinstance(value, list | tuple):
+        return "; ".join(format_figure(v) for v in value) or "–"
     return format_cell(value)
+
+
+def reliability_view(section: Any) -> dict[str, Any] | None:
+    """What the HTML reliability panel shows of a ``results["reliability"]`` section: the table of
+    :func:`~ideaharness.metrics.reliability.reliability_columns` (one row per metric and judge, as
+    on the console), the warnings, and the human-ceiling sentence when a judge was compared with
+    human scores in its statistic (None otherwise). None when ``section`` is not a reliability
+    section (no ``metrics`` mapping)."""
+    from ideaharness.metrics.reliability import (
+        ceiling_line,
+        reliability_columns,
+        reliability_rows,
+        reliability_warnings,
+    )
+
+    if not isinstance(section, dict) or not isinstance(section.get("metrics"), dict):
+        return None
+    return {
+        "columns": reliability_columns(section),
+        "rows": reliability_rows(section),
+        "warnings": reliability_warnings(section),
+        "ceiling": ceiling_line(section),
+    }
 
 
 def _environment() -> jinja2.Environment:
@@ -200,6 +298,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["cell"] = format_cell
     env.filters["figure"] = format_figure
+    env.globals["reliability_view"] = reliability_view
     return env
 
 
@@ -210,12 +309,18 @@ def _asset(name: str) -> Markup:
     return Markup(text)
 
 
-def viewer_section(runs: RunData | Sequence[RunData]) -> Markup:
-    """The viewer as an HTML fragment for report.html (reliability panel, usage, tables)."""
+def viewer_section(runs: RunData | Sequence[RunData], *, reliability_panel: bool = True) -> Markup:
+    """The viewer as an HTML fragment (reliability panel, usage, tables).
+
+    Args:
+        runs: the run(s) shown.
+        reliability_panel: False in report.html, whose "Judge reliability" table already shows the
+            block (so the table, its warnings and any human ceiling appear once).
+    """
     items = [runs] if isinstance(runs, RunData) else list(runs)
     reliability = next(
         (r.results.get("reliability") for r in items if isinstance(r.results.get("reliability"), dict)), None
-    )
+    ) if reliability_panel else None
     payload = viewer_payload(items)
     judgments = payload.pop("judgments")
     html = (
@@ -225,6 +330,7 @@ def viewer_section(runs: RunData | Sequence[RunData]) -> Markup:
             payload_json=script_json(payload),
             judgments_json=script_json(judgments),
             reliability=reliability,
+            reliability_panel=reliability_panel,
             usage_rows=_usage_rows(items),
             css=_asset("viewer.css"),
             js=_asset("viewer.js"),

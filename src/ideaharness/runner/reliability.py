@@ -2,9 +2,9 @@
 warnings, and the seeded choice of judgments to re-ask for position consistency.
 
 * :func:`reliability_enricher` (a registered result enricher, so every benchmark gets it):
-  ``results["reliability"] = reliability_section(records, human_ceiling=...)`` with the Si et al.
-  (2024) human–human agreement as the ceiling where that data is found
-  (:mod:`ideaharness.metrics.reliability`).
+  ``results["reliability"] = reliability_section(records, human_ceiling=...)``; the Si et al.
+  (2024) human–human agreement is kept as a ceiling only beside a judge–human comparison in the
+  same statistic (:mod:`ideaharness.metrics.reliability`).
 * :func:`reliability_table` / :func:`reliability_warning_lines`: what the console and report show
   under the score tables.
 * :func:`reask_units`: the recorded judgments ``--consistency-sample F`` re-asks (seeded by the run's
@@ -21,7 +21,8 @@ from typing import Any
 
 from ideaharness.errors import DataError
 from ideaharness.metrics.reliability import (
-    COLUMNS,
+    ceiling_line,
+    reliability_columns,
     reliability_rows,
     reliability_section,
     reliability_warnings,
@@ -48,36 +49,32 @@ def _human_ceiling() -> dict[str, Any] | None:
 @register_enricher
 def reliability_enricher(ctx: RunContext, results: dict[str, Any]) -> None:
     """Add ``results["reliability"]`` (see :func:`~ideaharness.metrics.reliability.reliability_section`)
-    computed from every record of the run; ``human_ceiling`` is None where the Si et al. data is absent."""
-    results["reliability"] = reliability_section(ctx.store.all_records(), human_ceiling=_human_ceiling())
-
-
-def _ceiling_text(ceiling: dict[str, Any] | None) -> str | None:
-    if not ceiling or ceiling.get("r") is None:
-        return None
-    return f"human–human r {ceiling['r']:.2f}"
+    computed from every record of the run. ``human_ceiling`` (Si et al. 2024) is set only when a
+    judge was compared with human scores in the ceiling's own statistic; None otherwise."""
+    results["reliability"] = reliability_section(ctx.store.all_records(), human_ceiling=_human_ceiling)
 
 
 def reliability_table(results: dict[str, Any]) -> Table | None:
-    """The "Judge reliability" table (:data:`~ideaharness.metrics.reliability.COLUMNS`, one row per
-    metric and judge) with the human ceiling beside human agreement and the warnings as its note;
+    """The "Judge reliability" table (:func:`~ideaharness.metrics.reliability.reliability_columns`,
+    one row per metric and judge; the human-agreement column only when some judge was compared
+    with human labels) with the warnings and, where there is one, the human ceiling as its note;
     None when the run has no reliability block."""
     section = results.get("reliability")
     if not isinstance(section, dict) or not isinstance(section.get("metrics"), dict):
         return None
-    ceiling = _ceiling_text(section.get("human_ceiling"))
-    human = COLUMNS.index("human agreement")
-    rows = reliability_rows(section)
-    if ceiling:
-        for row in rows:
-            if row[human] != "—":
-                row[human] = f"{row[human]} (ceiling: {ceiling})"
     notes = reliability_warning_lines(results)
+    ceiling = ceiling_line(section)
     if ceiling:
-        c = section["human_ceiling"]
-        notes.append(f"Human ceiling: Si et al. 2024 expert reviewers agree at {ceiling} "
-                     f"({c.get('n_pairs')} review pairs of {c.get('n_ideas')} ideas).")
-    return Table(title="Judge reliability", columns=list(COLUMNS), rows=rows, note="\n".join(notes) or None)
+        notes.append(ceiling)
+    return Table(title="Judge reliability", columns=reliability_columns(section),
+                 rows=reliability_rows(section), note="\n".join(notes) or None)
+
+
+def reliability_ceiling_line(results: dict[str, Any]) -> str | None:
+    """The human-ceiling sentence of a run (:func:`~ideaharness.metrics.reliability.ceiling_line`),
+    None when the run compared no judge with human scores in the ceiling's statistic."""
+    section = results.get("reliability")
+    return ceiling_line(section) if isinstance(section, dict) else None
 
 
 def reliability_warning_lines(results: dict[str, Any]) -> list[str]:

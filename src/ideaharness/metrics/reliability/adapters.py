@@ -1,4 +1,4 @@
-"""Adapters: recorded judgments of the four benchmarks -> :class:`JudgmentView` (read only).
+"""Adapters: recorded judgments of every judged benchmark -> :class:`JudgmentView` (read only).
 
 Input is what :meth:`ideaharness.runs.store.RunStore.all_records` returns, a sequence of
 ``(step, instance_id, key, data)`` with ``data["judgment"]`` a dumped
@@ -26,11 +26,18 @@ LigBench ``ligbench/compare``   pairwise  ``ligbench/compare[<dim>]``
 LigBench ``ligbench/initial_score`` rating ``ligbench/initial_score[<dim>]``
 LigBench ``ligbench/judge_pair`` pairwise ``ligbench/judge_pair[<dim>]``
 =============================== ========= =====================================================
+
+Human labels: a record that carries the human answer to its question (``ligbench/judge_pair``:
+``human_preference``, per dimension 1 / 0.5 / 0 when the paper shown first has the higher / equal /
+lower venue-debiased reviewer score) gives its views a
+:attr:`~ideaharness.metrics.reliability.views.JudgmentView.human_label`, from which the block's
+human agreement is computed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ideaharness.metrics.reliability.sampling import original_key
@@ -84,24 +91,24 @@ def _parsed(data: dict[str, Any]) -> Any:
 def ideabench_rank(
     step: str, iid: str, key: str, data: dict[str, Any], gens: dict[str, str]
 ) -> list[JudgmentView]:
-    """``rank/<scenario>/<indicator>``: labels in ranking order -> item ids best first."""
+    """``rank/<scenario>/<indicator>``: labels in ranking order -> item ids best first (the
+    target's rewriter, ``reference_by``, as the view's reference model)."""
     labels, shown = data["labels"], data["judgment"]["positions"]
     parsed = _parsed(data)
     value = tuple(shown[labels.index(label)] for label in parsed) if parsed is not None else None
     scenario = step.split("/")[1]
-    return [
-        _base(
-            step,
-            iid,
-            key,
-            data,
-            "ranking",
-            value,
-            generators=gens,
-            gen_key=f"{scenario}|{iid}",
-            gold=labels.index(data["target_label"]),
-        )
-    ]
+    view = _base(
+        step,
+        iid,
+        key,
+        data,
+        "ranking",
+        value,
+        generators=gens,
+        gen_key=f"{scenario}|{iid}",
+        gold=labels.index(data["target_label"]),
+    )
+    return [replace(view, reference_model=data.get("reference_by"))]
 
 
 def ideabench_overlap(
@@ -260,7 +267,7 @@ def lig_compare(
     orig = original_key(key)[0]
     group = orig.rsplit("|", 1)[0] if step == "ligbench/compare" else ""
     dims = list(parsed) if parsed is not None else ["rating", "soundness", "contribution"]
-    return [
+    views = [
         _base(
             f"{step}[{dim}]",
             iid,
@@ -273,6 +280,17 @@ def lig_compare(
         )
         for dim in dims
     ]
+    human = data.get("human_preference")  # ligbench/judge_pair: 1 = the paper shown first scores higher
+    if isinstance(human, dict):
+        out = []
+        for v in views:
+            label = human.get(v.metric[len(step) + 1 : -1])
+            shown = v.positions or ()
+            if label in (0.0, 0.5, 1.0) and len(shown) == 2:
+                v = replace(v, human_label="tie" if label == 0.5 else shown[0] if label == 1.0 else shown[1])
+            out.append(v)
+        views = out
+    return views
 
 
 def lig_initial_score(

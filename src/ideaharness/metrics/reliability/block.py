@@ -6,11 +6,18 @@ metric, ready for ``results.json`` (``model_dump(mode="json")``), the console an
 
 Degenerate-judge rules (each gives a :class:`JudgeWarning` with a sentence a user can act on):
 
-* ``one_answer``: one position-level answer (e.g. "first", "tie", ranking A>B>C>D, option A, rating
-  7) in at least ``modal_threshold`` (0.9) of at least ``min_judgments`` parsed judgments;
-* ``consistency_at_chance``: position consistency at or below its chance value over at least
-  ``min_pairs`` compared pairs (see :mod:`~ideaharness.metrics.reliability.consistency`);
-* ``position_bias``: rank-by-position Spearman ρ significant at ``alpha`` (0.05).
+* ``constant_judge``: one position-level answer (e.g. "tie", "first", rating 7, option A, the
+  shown order as ranking) in every one of at least 2 parsed judgments. Its consistency is not
+  informative (an always-"equal" judge agrees with itself perfectly, and so would any constant
+  judge: its chance level is its agreement), so ``one_answer`` and ``consistency_at_chance`` do
+  not fire beside it;
+* ``one_answer``: one position-level answer in at least ``modal_threshold`` (0.9), but not all,
+  of at least ``min_judgments`` parsed judgments;
+* ``consistency_at_chance``: position consistency of a non-constant judge at or below its chance
+  value over at least ``min_pairs`` compared pairs (see
+  :mod:`~ideaharness.metrics.reliability.consistency`);
+* ``position_bias``: a shown position favoured or avoided, family-wise adjusted p below ``alpha``
+  (0.05) in the exact per-judgment tests of :mod:`~ideaharness.metrics.reliability.position`.
 """
 
 from __future__ import annotations
@@ -21,25 +28,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ideaharness.metrics.reliability.consistency import (
-    Consistency,
-    PositionCorrelation,
-    consistency,
-    position_correlation,
-)
+from ideaharness.metrics.reliability.consistency import Consistency, consistency
 from ideaharness.metrics.reliability.panel import (
     HumanAgreement,
     PanelAgreement,
     human_agreement,
     panel_agreement,
 )
+from ideaharness.metrics.reliability.position import PositionBias, position_bias
 from ideaharness.metrics.reliability.views import JudgmentView, Kind
 
 
 class JudgeWarning(BaseModel):
     """A degenerate-judge finding: which rule fired and a human-readable message."""
 
-    rule: Literal["one_answer", "consistency_at_chance", "position_bias"]
+    rule: Literal["constant_judge", "one_answer", "consistency_at_chance", "position_bias"]
     judge_model: str
     message: str
 
@@ -50,7 +53,10 @@ class JudgeReliability(BaseModel):
     Rates are shares in [0, 1] of ``judgments`` (parse failures and retries) or of parsed
     judgments (tie rate, modal share); None when their denominator is 0.
     ``reask_judgments``: consistency re-asks among ``judgments`` (extra calls, not scored).
-    ``self_judged``: judgments whose judged idea came from the judge's own model.
+    ``self_judged``: judgments whose judged idea (or the reference rewritten among them) came from
+    the judge's own model.
+    ``constant``: one position-level answer in every parsed judgment (at least 2): a constant judge.
+    ``human``: agreement with human labels, only where the benchmark's data carries them.
     """
 
     judge_model: str
@@ -67,9 +73,10 @@ class JudgeReliability(BaseModel):
     modal_answer: str | None
     modal_share: float | None
     consistency: Consistency | None
-    position: PositionCorrelation | None
+    position: PositionBias | None
     self_judged: int
     self_preference: bool
+    constant: bool = False
     human: HumanAgreement | None = None
     warnings: list[JudgeWarning] = Field(default_factory=list)
 
@@ -94,6 +101,55 @@ def _answer_text(answer: Any, kind: str) -> str:
     if kind == "choice" and isinstance(answer, tuple):
         return ", ".join(chr(ord("A") + p) if p < 26 else str(p) for p in answer)
     return str(answer)
+
+
+def _constant_message(
+    metric: str, judge: str, kind: str, answer: Any, n: int, cons: Consistency | None
+) -> str:
+    head = f"{metric}: judge {judge} is a constant judge: "
+    agreement = (
+        f"; its consistency ({cons.agreement:.2f} over {cons.n_pairs} pairs) is not informative"
+        if cons is not None and cons.agreement is not None
+        else ""
+    )
+    if kind == "pairwise" and answer == "tie":
+        what = f'it answered "equal" in all {n} parsed judgments'
+        tail = ", and its verdicts carry no information about the items"
+    elif kind == "pairwise":
+        what = f"it preferred the item shown {answer} in all {n} parsed judgments"
+        tail = ": its verdicts follow positions, not content"
+    elif kind == "rating":
+        what = f"it gave the rating {_answer_text(answer, kind)} in all {n} parsed judgments"
+        tail = ", and its ratings carry no information about the items"
+    elif kind == "choice":
+        what = f"it chose option(s) {_answer_text(answer, kind)} by position in all {n} parsed judgments"
+        tail = ": its choices follow positions, not content"
+    else:
+        what = f"it gave the positional ranking {_answer_text(answer, kind)} in all {n} parsed judgments"
+        tail = ": its rankings follow positions, not content"
+    return head + what + agreement + tail
+
+
+def _position_message(metric: str, judge: str, pos: PositionBias) -> str:
+    best = min(pos.tests, key=lambda t: (t.p_adjusted, not t.favoured, t.p_value))
+    p = f"exact p = {best.p_value:.2g}"
+    if len(pos.tests) > 1:
+        p += f", family-wise adjusted p = {best.p_adjusted:.2g} over {len(pos.tests)} positions"
+    if pos.kind == "pairwise":
+        return (
+            f"{metric}: judge {judge} favours the item shown {pos.position}: the first-shown item won "
+            f"{best.observed:.0f} of {best.n} non-tie judgments ({best.mean:.0%}, no preference: 50%; {p})"
+        )
+    verb = "favours" if best.favoured else "avoids"
+    if pos.kind == "ranking":
+        return (
+            f"{metric}: judge {judge} {verb} the item shown {best.label}: mean rank {best.mean:.2f} "
+            f"(no preference: {best.expected_mean:.2f}, 1 = best) over {best.n} rankings ({p})"
+        )
+    return (
+        f"{metric}: judge {judge} {verb} the option shown {best.label}: chosen in {best.observed:.0f} of "
+        f"{best.n} judgments ({best.mean:.0%}, no preference: {best.expected_mean:.0%}; {p})"
+    )
 
 
 def judge_reliability(
@@ -125,45 +181,49 @@ def judge_reliability(
     answers = Counter(v.position_answer() for v in parsed)
     modal, modal_n = answers.most_common(1)[0] if answers else (None, 0)
     ties = sum(1 for v in parsed if float(v.value) == 0.5) if kind == "pairwise" else None
-    self_judged = sum(1 for v in views if v.generator_model is not None and v.generator_model == judge)
+    self_judged = sum(1 for v in views if judge in (v.generator_model, v.reference_model))
     cons = consistency(views)
-    pos = position_correlation(views)
+    pos = position_bias(views)
     warnings: list[JudgeWarning] = []
     modal_share = modal_n / len(parsed) if parsed else None
-    if modal_share is not None and len(parsed) >= min_judgments and modal_share >= modal_threshold:
+    constant = len(answers) == 1 and len(parsed) >= 2
+    if constant:
+        warnings.append(
+            JudgeWarning(
+                rule="constant_judge",
+                judge_model=judge,
+                message=_constant_message(metric, judge, kind, modal, len(parsed), cons),
+            )
+        )
+    elif modal_share is not None and len(parsed) >= min_judgments and modal_share >= modal_threshold:
         warnings.append(
             JudgeWarning(
                 rule="one_answer",
                 judge_model=judge,
                 message=(
                     f"{metric}: judge {judge} gave the same answer ({_answer_text(modal, kind)}) in "
-                    f"{modal_share:.0%} of {len(parsed)} parsed judgments; a degenerate judge, its scores "
-                    "say little about the ideas"
+                    f"{modal_n} of {len(parsed)} parsed judgments ({modal_share:.0%}); a near-constant "
+                    "judge, its scores say little about the ideas"
                 ),
             )
         )
-    if cons is not None and cons.n_pairs >= min_pairs and cons.at_or_below_chance:
+    if not constant and cons is not None and cons.n_pairs >= min_pairs and cons.at_or_below_chance:
         warnings.append(
             JudgeWarning(
                 rule="consistency_at_chance",
                 judge_model=judge,
                 message=(
-                    f"{metric}: judge {judge} is no more consistent than chance when only the order of the "
-                    f"items changes ({cons.measure.replace('_', ' ')} {cons.agreement:.2f} vs chance "
-                    f"{cons.chance:.2f} over {cons.n_pairs} pairs); its verdicts follow positions, "
-                    "not content"
+                    f"{metric}: judge {judge} agrees with itself, when only the order of the items "
+                    f"changes, no more than a content-blind judge with the same answer shares would "
+                    f"({cons.measure.replace('_', ' ')} {cons.agreement:.2f} vs chance {cons.chance:.2f} "
+                    f"over {cons.n_pairs} pairs); its verdicts do not follow the items' content"
                 ),
             )
         )
-    if pos is not None and pos.p_value is not None and pos.p_value < alpha:
+    if pos is not None and pos.significant(alpha):
         warnings.append(
             JudgeWarning(
-                rule="position_bias",
-                judge_model=judge,
-                message=(
-                    f"{metric}: judge {judge} favours {pos.favours} positions (Spearman ρ = {pos.rho:.2f} "
-                    f"between shown position and {pos.against}, p = {pos.p_value:.2g}, {pos.n_points} points)"
-                ),
+                rule="position_bias", judge_model=judge, message=_position_message(metric, judge, pos)
             )
         )
     return JudgeReliability(
@@ -184,7 +244,8 @@ def judge_reliability(
         position=pos,
         self_judged=self_judged,
         self_preference=self_judged > 0,
-        human=human_agreement(views, labels) if labels else None,
+        constant=constant,
+        human=human_agreement(views, labels),
         warnings=warnings,
     )
 

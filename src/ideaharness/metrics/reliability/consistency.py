@@ -2,18 +2,22 @@
 
 * Pairwise: two-order agreement, the share of pairs judged in both orders whose verdict names the
   same item (or tie) both times (the position swap of Arena-Hard, Li et al. 2024, and of MT-Bench,
-  Zheng et al. 2023 §3.3 "position bias"). Chance = 0.5: a judge picking a side at random.
+  Zheng et al. 2023 §3.3 "position bias"). Chance = p_tie² + 2·p_first·p_second, the agreement of a
+  content-blind judge with the same shares of "first", "tie" and "second" answers (Cohen's κ
+  expected agreement, Cohen 1960, with "first" in one order matching "second" in the other): 0.5
+  for a judge picking a side at random, 1.0 for one that always says "equal".
 * Ranking: Kendall τ-b (Kendall 1945; ``scipy.stats.kendalltau``) between the item ranks of an
   original ranking and its re-ask with the items permuted, averaged over pairs. Chance = 0.
 * Rating: exact and ±1 agreement of the two ratings. Chance of exact agreement = Σ_k p_k², p_k the
   share of rating k among the compared ratings (the expected agreement of Cohen's κ).
 * Choice: share of re-asks choosing the same item(s). Chance = mean 1/k over questions of k options
   (single choices only; None for multi-item selections).
-* Rank-by-position: Spearman ρ (``scipy.stats.spearmanr``) between the position an item was shown in
-  (0-based) and the rank it was given (rankings) or whether it was chosen (pairwise, choice; a tie
-  counts 0.5), over all (judgment, position) points. Points of one ranking are not independent, so
-  the p-value is a screening figure, not an exact test (Zheng et al. 2023 measure the same bias by
-  swapping positions).
+
+A *constant* judge — one position-level answer in every compared judgment ("equal" every time, the
+same rating, option A, the shown order as its ranking) — has ``informative`` False: its agreement
+with itself equals its chance value by construction (1.0 for "always equal", 0 for "always the
+first") and says nothing about the items. Position bias is tested per judgment in
+:mod:`.position`.
 
 Only pairs of judgments by the same judge, in the same ``group`` and shown in different orders (or
 both without positions) are compared.
@@ -28,7 +32,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel
-from scipy.stats import kendalltau, spearmanr
+from scipy.stats import kendalltau
 
 from ideaharness.metrics.reliability.views import JudgmentView
 
@@ -38,7 +42,9 @@ class Consistency(BaseModel):
 
     ``agreement``: two-order agreement (pairwise), exact agreement (rating, choice) or mean
     Kendall τ-b (ranking), None without any compared pair; ``within_one``: ratings only, share of
-    pairs at most 1 apart; ``chance``: the value of a judge that ignores the content (see module).
+    pairs at most 1 apart; ``chance``: the value of a judge that ignores the content (see module);
+    ``informative``: False for a constant judge (one position-level answer in every compared
+    judgment), whose agreement carries no information.
     """
 
     measure: Literal["two_order_agreement", "kendall_tau_b", "exact_agreement"]
@@ -46,26 +52,17 @@ class Consistency(BaseModel):
     agreement: float | None
     within_one: float | None = None
     chance: float | None
+    informative: bool = True
 
     @property
     def at_or_below_chance(self) -> bool:
+        """Agreement at or below chance, for an informative (non-constant) judge only."""
         return (
-            self.agreement is not None and self.chance is not None and self.agreement <= self.chance + 1e-12
+            self.informative
+            and self.agreement is not None
+            and self.chance is not None
+            and self.agreement <= self.chance + 1e-12
         )
-
-
-class PositionCorrelation(BaseModel):
-    """Spearman ρ between shown position and assigned rank (rankings) or chosen flag (choices).
-
-    ``favours``: "early" / "late" when ρ says which positions the judge prefers, None when ρ is
-    None or 0; ``p_value`` two-sided (scipy), None when ρ is undefined (a constant series).
-    """
-
-    against: Literal["rank", "chosen"]
-    n_points: int
-    rho: float | None
-    p_value: float | None
-    favours: Literal["early", "late"] | None
 
 
 def compared_pairs(views: Sequence[JudgmentView]) -> list[tuple[JudgmentView, JudgmentView]]:
@@ -97,19 +94,33 @@ def consistency(views: Sequence[JudgmentView]) -> Consistency | None:
         return None
     kind = kinds.pop()
     pairs = compared_pairs(views)
+    informative = len({x.position_answer() for pair in pairs for x in pair}) > 1 or not pairs
     if kind == "ranking":
-        taus = [_tau(a, b) for a, b in pairs]
-        taus = [t for t in taus if t is not None]
+        taus = [t for t in (_tau(a, b) for a, b in pairs) if t is not None]
         return Consistency(
             measure="kendall_tau_b",
             n_pairs=len(taus),
             agreement=sum(taus) / len(taus) if taus else None,
             chance=0.0,
+            informative=informative,
         )
     same = [a.content_answer() == b.content_answer() for a, b in pairs]
     agreement = sum(same) / len(same) if same else None
     if kind == "pairwise":
-        return Consistency(measure="two_order_agreement", n_pairs=len(pairs), agreement=agreement, chance=0.5)
+        shares = Counter(x.position_answer() for pair in pairs for x in pair)
+        total = sum(shares.values())
+        chance = (
+            (shares["tie"] / total) ** 2 + 2 * (shares["first"] / total) * (shares["second"] / total)
+            if total
+            else None
+        )
+        return Consistency(
+            measure="two_order_agreement",
+            n_pairs=len(pairs),
+            agreement=agreement,
+            chance=chance,
+            informative=informative,
+        )
     if kind == "rating":
         values = [float(x.value) for pair in pairs for x in pair]
         counts = Counter(values)
@@ -121,10 +132,17 @@ def consistency(views: Sequence[JudgmentView]) -> Consistency | None:
             agreement=agreement,
             within_one=sum(near) / len(near) if near else None,
             chance=chance,
+            informative=informative,
         )
     single = all(len(x.value) == 1 and x.positions for pair in pairs for x in pair)
     chance = (sum(1 / len(a.positions or ()) for a, _ in pairs) / len(pairs)) if pairs and single else None
-    return Consistency(measure="exact_agreement", n_pairs=len(pairs), agreement=agreement, chance=chance)
+    return Consistency(
+        measure="exact_agreement",
+        n_pairs=len(pairs),
+        agreement=agreement,
+        chance=chance,
+        informative=informative,
+    )
 
 
 def _tau(a: JudgmentView, b: JudgmentView) -> float | None:
@@ -134,39 +152,3 @@ def _tau(a: JudgmentView, b: JudgmentView) -> float | None:
         return None
     tau = kendalltau([ra[i] for i in items], [rb[i] for i in items]).statistic  # τ-b by default
     return None if tau is None or math.isnan(tau) else float(tau)
-
-
-def position_correlation(views: Sequence[JudgmentView]) -> PositionCorrelation | None:
-    """Rank-by-position correlation of one judge on one metric; None for ratings or no positions."""
-    points: list[tuple[int, float]] = []
-    against: Literal["rank", "chosen"] = "chosen"
-    for v in views:
-        if v.value is None or v.positions is None or v.kind == "rating":
-            continue
-        if v.kind == "ranking":
-            against = "rank"
-            ranks = v.item_ranks() or {}
-            points += [(p, float(ranks[item])) for p, item in enumerate(v.positions) if item in ranks]
-        elif v.kind == "pairwise":
-            first = float(v.value)
-            points += [(0, first), (1, 1.0 - first)]
-        else:
-            chosen = set(v.value)
-            points += [(p, 1.0 if p in chosen else 0.0) for p in range(len(v.positions))]
-    if not points:
-        return None
-    xs, ys = zip(*points, strict=True)
-    rho: float | None = None
-    p_value: float | None = None
-    if len(set(xs)) > 1 and len(set(ys)) > 1:
-        result = spearmanr(xs, ys)
-        rho, p_value = float(result.statistic), float(result.pvalue)
-        if math.isnan(rho):
-            rho = p_value = None
-    favours: Literal["early", "late"] | None = None
-    if rho:
-        prefers_early = rho > 0 if against == "rank" else rho < 0
-        favours = "early" if prefers_early else "late"
-    return PositionCorrelation(
-        against=against, n_points=len(points), rho=rho, p_value=p_value, favours=favours
-    )

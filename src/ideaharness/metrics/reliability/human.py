@@ -4,9 +4,9 @@
   with Si, Yang & Hashimoto, "Can LLMs Generate Novel Research Ideas?" (ICLR 2025,
   arXiv:2409.04109; MIT, NoviScl/AI-Researcher). :func:`condition_means` reproduces the paper's
   per-condition means (Table 7 "overall": Human 4.68, AI 4.85, AI+Rerank 5.34) and
-  :func:`human_ceiling` the reviewer–reviewer agreement (r ≈ 0.10; the paper's §6/Appendix on
-  inter-reviewer agreement reports that reviewers of the same idea agree little), the ceiling to
-  show beside a judge's agreement with humans.
+  :func:`human_ceiling` the reviewer–reviewer agreement in the paper's own statistic, split-half
+  top/bottom-quartile agreement (recomputed: 0.565, chance 0.5; :func:`quartile_agreement`), the
+  ceiling to show beside a judge's quartile agreement with the reviewers — and only beside that.
 * :func:`rubric_coverage` measures how far a judge's critique covers the experts' major weaknesses
   of a ScholarIdeas plan (ScholarEval, Moussa et al. 2025, "rubric coverage"), by embedding
   similarity (all-MiniLM-L6-v2 cosine between each rubric statement and the critique's sentences,
@@ -23,7 +23,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -112,47 +112,119 @@ def condition_means(reviews: Sequence[dict[str, Any]], score: str = "overall_sco
     return {c: float(np.mean(v)) for c, v in sorted(groups.items())}
 
 
-class HumanCeiling(BaseModel):
-    """Agreement between two human experts reviewing the same idea.
+def quartile_agreement(
+    first: Sequence[float], second: Sequence[float], *, rng: np.random.Generator | None = None
+) -> float:
+    """Top/bottom-quartile agreement of two scorings of the same units (Si et al. 2024,
+    inter-reviewer agreement, after the NeurIPS 2021 consistency experiment).
 
-    ``r``: Pearson correlation over every unordered pair of reviews of the same idea, each pair
-    entered in both orders (so the figure does not depend on which review is "first"); ``n_pairs``
-    the unordered pairs; ``n_ideas`` ideas with at least two reviews.
+    ``first`` picks the top and bottom q = round(n/4) units; ``second`` ranks those 2q units and
+    calls its best q "top"; the agreement is the share of the 2q units both put on the same side.
+    A scoring unrelated to ``first`` scores 0.5 on average, a perfect match 1.0. Ties are broken
+    at random (``rng``; default a generator seeded 0).
+
+    Args:
+        first, second: one score per unit (same order), n >= 8 (so that q >= 2).
+
+    Returns:
+        The agreement, in [0, 1].
+
+    Raises:
+        ValueError: lengths differ or fewer than 8 units.
+    """
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"{a.shape} and {b.shape}: one score per unit in both")
+    if a.size < 8:
+        raise ValueError(f"{a.size} units: the quartile agreement needs at least 8")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    q = int(round(a.size / 4))
+    order = np.lexsort((rng.random(a.size), -a))  # best first, random among equals
+    chosen = np.concatenate([order[:q], order[-q:]])
+    side = np.r_[np.ones(q, bool), np.zeros(q, bool)]
+    within = np.lexsort((rng.random(2 * q), -b[chosen]))
+    top_by_second = np.zeros(2 * q, bool)
+    top_by_second[within[:q]] = True
+    return float((top_by_second == side).mean())
+
+
+class HumanCeiling(BaseModel):
+    """How far two groups of human experts reviewing the same ideas agree (Si et al. 2024).
+
+    ``value``: the paper's inter-reviewer statistic, split-half top/bottom-quartile agreement: the
+    reviews of each idea are split at random into two halves, the mean of one half picks the top
+    and bottom 25 % of ideas, the other half's mean sorts those into top and bottom
+    (:func:`quartile_agreement`); mean over ``n_splits`` seeded splits, ``interval`` the 2.5–97.5 %
+    range over splits, ``chance`` 0.5. It is the ceiling of a judge's quartile agreement with the
+    reviewers (:attr:`~ideaharness.metrics.reliability.panel.HumanAgreement.quartile_agreement`),
+    and only of that. ``pearson_r`` is another statistic (Pearson r over every within-idea pair of
+    reviews, both orders; ``n_pairs`` such pairs), kept for reference, not a ceiling of any figure
+    shown. ``n_ideas``: ideas with at least two reviews.
     """
 
     score: str
-    r: float
-    n_pairs: int
+    statistic: Literal["split_half_quartile_agreement"] = "split_half_quartile_agreement"
+    value: float
+    interval: tuple[float, float]
+    chance: float = 0.5
+    n_splits: int
+    seed: int
     n_ideas: int
-    method: str = "pearson over within-idea review pairs, both orders (Si et al. 2024 expert reviews)"
+    pearson_r: float
+    n_pairs: int
+    method: str = (
+        "split-half top/bottom-quartile agreement of the reviewers of each idea "
+        "(Si et al. 2024 expert reviews)"
+    )
     source: str = "Si, Yang & Hashimoto 2024, arXiv:2409.04109 (ICLR 2025)"
 
 
 def human_ceiling(
-    reviews: Sequence[dict[str, Any]] | None = None, score: str = "overall_score"
+    reviews: Sequence[dict[str, Any]] | None = None,
+    score: str = "overall_score",
+    *,
+    n_splits: int = 1000,
+    seed: int = 0,
 ) -> HumanCeiling:
-    """Human–human agreement on ``score`` (overall: r = 0.101 over 234 pairs of 147 ideas).
+    """Human–human agreement on ``score`` (overall: split-half quartile agreement 0.565 over 1000
+    seeded splits of the 147 ideas, all with at least two reviews; Pearson r 0.101 over 234 pairs).
 
     Args:
         reviews: from :func:`load_si2024_reviews`; default loads the data from the default path.
+        n_splits, seed: random halvings averaged, and their seed.
 
     Raises:
-        DataError: the data cannot be found or read. ValueError: fewer than two review pairs.
+        DataError: the data cannot be found or read. ValueError: fewer than 8 ideas with two reviews.
     """
     rows = load_si2024_reviews() if reviews is None else reviews
     by_idea: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         by_idea[r["idea_id"]].append(float(r[score]))
+    ideas = [np.asarray(v) for _, v in sorted(by_idea.items()) if len(v) >= 2]
+    if len(ideas) < 8:
+        raise ValueError(f"{len(ideas)} ideas with two reviews: at least 8 needed")
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(n_splits):
+        first, second = [], []
+        for v in ideas:
+            perm = rng.permutation(v.size)
+            cut = v.size // 2 if rng.random() < 0.5 else (v.size + 1) // 2  # odd counts: either way
+            first.append(v[perm[:cut]].mean())
+            second.append(v[perm[cut:]].mean())
+        values.append(quartile_agreement(first, second, rng=rng))
     pairs = [p for scores in by_idea.values() for p in itertools.combinations(scores, 2)]
-    if len(pairs) < 2:
-        raise ValueError("fewer than two within-idea review pairs")
     x = [a for a, _ in pairs] + [b for _, b in pairs]
     y = [b for _, b in pairs] + [a for a, _ in pairs]
     return HumanCeiling(
         score=score,
-        r=float(pearsonr(x, y).statistic),
+        value=float(np.mean(values)),
+        interval=(float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))),
+        n_splits=n_splits,
+        seed=seed,
+        n_ideas=len(ideas),
+        pearson_r=float(pearsonr(x, y).statistic),
         n_pairs=len(pairs),
-        n_ideas=sum(1 for s in by_idea.values() if len(s) >= 2),
     )
 
 

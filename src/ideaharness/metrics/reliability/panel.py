@@ -138,43 +138,91 @@ def panel_aggregate(views: Sequence[JudgmentView]) -> dict[str, Any]:
 
 
 class HumanAgreement(BaseModel):
-    """Agreement of a judge with human labels: accuracy (pairwise, choice) or Spearman ρ (rating,
-    ranking: per unit, averaged). ``n`` counts parsed judgments with a label."""
+    """Agreement of a judge with human labels.
+
+    ``measure``: ``accuracy`` (pairwise, choice: share of labelled judgments giving the human
+    answer; a judge's tie is wrong, pairs the humans tie are left out, as LigBench §5) with its 95 %
+    Wilson ``interval``; ``spearman`` (rating: Spearman ρ over units; ranking: mean per-unit ρ).
+    ``n`` counts parsed judgments with a label. ``quartile_agreement`` (ratings of at least 8 units):
+    Si et al.'s (2024) top/bottom-quartile agreement with the judge as one "half" (see
+    :func:`ideaharness.metrics.reliability.human.quartile_agreement`), the statistic their
+    human–human ceiling is stated in; None otherwise. ``source`` says where the labels came from.
+    """
 
     measure: Literal["accuracy", "spearman"]
     n: int
     value: float | None
+    interval: tuple[float, float] | None = None
     p_value: float | None = None
+    quartile_agreement: float | None = None
+    source: str | None = None
 
 
-def human_agreement(views: Sequence[JudgmentView], labels: Mapping[str, Any]) -> HumanAgreement | None:
-    """Agreement with human labels keyed by unit id (:attr:`JudgmentView.unit_id`).
+def human_agreement(
+    views: Sequence[JudgmentView], labels: Mapping[str, Any] | None = None, *, source: str | None = None
+) -> HumanAgreement | None:
+    """Agreement with human labels: keyed by unit id (:attr:`JudgmentView.unit_id`) in ``labels``,
+    else each view's own :attr:`JudgmentView.human_label`.
 
     Label per kind: pairwise, the preferred item id or "tie"; choice, the tuple of correct item
     ids; rating, the human score; ranking, the human ranking (item ids, best first).
     Returns None when no parsed view has a label.
     """
-    labelled = [v for v in views if v.parse_ok and v.unit_id in labels]
+    from scipy.stats import binomtest
+
+    def label_of(v: JudgmentView) -> Any:
+        return labels.get(v.unit_id) if labels else v.human_label
+
+    labelled = [v for v in views if v.parse_ok and label_of(v) is not None]
+    if labelled and labelled[0].kind == "pairwise":
+        labelled = [v for v in labelled if label_of(v) != "tie"]  # the humans do not choose
     if not labelled:
         return None
     kind = labelled[0].kind
     if kind in ("pairwise", "choice"):
-        hits = [v.content_answer() == labels[v.unit_id] for v in labelled]
-        return HumanAgreement(measure="accuracy", n=len(hits), value=sum(hits) / len(hits))
+        hits = sum(v.content_answer() == label_of(v) for v in labelled)
+        ci = binomtest(hits, len(labelled)).proportion_ci(method="wilson")
+        return HumanAgreement(
+            measure="accuracy",
+            n=len(labelled),
+            value=hits / len(labelled),
+            interval=(float(ci.low), float(ci.high)),
+            source=source,
+        )
     if kind == "rating":
-        xs = [float(v.value) for v in labelled]
-        ys = [float(labels[v.unit_id]) for v in labelled]
+        from ideaharness.metrics.reliability.human import quartile_agreement
+
+        by_unit: dict[str, list[float]] = defaultdict(list)
+        human: dict[str, float] = {}
+        for v in labelled:
+            by_unit[v.unit_id].append(float(v.value))
+            human[v.unit_id] = float(label_of(v))
+        units = sorted(by_unit)
+        xs = [float(np.mean(by_unit[u])) for u in units]
+        ys = [human[u] for u in units]
+        quartile = quartile_agreement(xs, ys) if len(units) >= 8 else None
         if len(set(xs)) < 2 or len(set(ys)) < 2:
-            return HumanAgreement(measure="spearman", n=len(xs), value=None)
+            return HumanAgreement(
+                measure="spearman", n=len(labelled), value=None, quartile_agreement=quartile, source=source
+            )
         res = spearmanr(xs, ys)
         return HumanAgreement(
-            measure="spearman", n=len(xs), value=float(res.statistic), p_value=float(res.pvalue)
+            measure="spearman",
+            n=len(labelled),
+            value=float(res.statistic),
+            p_value=float(res.pvalue),
+            quartile_agreement=quartile,
+            source=source,
         )
     rhos = []
     for v in labelled:
         ranks = v.item_ranks() or {}
-        human = {item: r for r, item in enumerate(labels[v.unit_id], start=1)}
-        items = sorted(set(ranks) & set(human))
+        human_ranks = {item: r for r, item in enumerate(label_of(v), start=1)}
+        items = sorted(set(ranks) & set(human_ranks))
         if len(items) >= 2:
-            rhos.append(float(spearmanr([ranks[i] for i in items], [human[i] for i in items]).statistic))
-    return HumanAgreement(measure="spearman", n=len(labelled), value=float(np.mean(rhos)) if rhos else None)
+            rhos.append(
+                float(spearmanr([ranks[i] for i in items], [human_ranks[i] for i in items]).statistic)
+            )
+    return HumanAgreement(
+        measure="spearman", n=len(labelled), value=float(np.mean(rhos)) if rhos else None, source=source
+    )

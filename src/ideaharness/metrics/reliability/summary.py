@@ -8,7 +8,7 @@ flattens it into one row per (metric, judge) for the console table and the HTML 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +17,18 @@ from ideaharness.metrics.reliability.block import reliability_blocks, reliabilit
 
 COLUMNS = [
     "metric", "judge", "judgments", "parse failures", "retries", "consistency", "chance", "tie rate",
-    "modal answer (share)", "position ρ (p)", "self-judged", "panel α", "human agreement", "warnings",
+    "modal answer (share)", "position bias (adj. p)", "self-judged", "panel α", "human agreement",
+    "warnings",
 ]  # fmt: skip
+"""Columns of :func:`reliability_rows`; ``human agreement`` is dropped by :func:`reliability_columns`
+when no judge of the section was compared with human labels."""
 
 
 def reliability_section(
     source: str | Path | Iterable[Record],
     *,
     human_labels: Mapping[str, Mapping[str, Any]] | None = None,
-    human_ceiling: Mapping[str, Any] | None = None,
+    human_ceiling: Mapping[str, Any] | Callable[[], Mapping[str, Any] | None] | None = None,
     **rules: Any,
 ) -> dict[str, Any]:
     """``results["reliability"]`` of a run: ``{"metrics": {metric: block}, "warnings": [...],
@@ -33,16 +36,28 @@ def reliability_section(
 
     Args:
         source: a run directory, or records as ``(step, instance_id, key, data)``.
-        human_labels: metric -> unit id -> human label, where the benchmark has them.
-        human_ceiling: e.g. ``human.human_ceiling().model_dump()``, shown beside judge agreement.
+        human_labels: metric -> unit id -> human label, where the benchmark has them (records may
+            also carry their own, see :mod:`.adapters`).
+        human_ceiling: the human–human figure (``human.human_ceiling().model_dump()``) or a
+            callable returning it; kept only when some judge's human agreement is stated in the
+            ceiling's statistic (a quartile agreement), None otherwise: a ceiling is shown beside a
+            matching judge–human comparison, never on its own.
         rules: thresholds of the warning rules (see :func:`reliability_blocks`).
     """
     views = views_from_run(str(source)) if isinstance(source, str | Path) else views_from_records(source)
     blocks = reliability_blocks(views, human_labels=human_labels, **rules)
+    matching = any(
+        jr.human is not None and jr.human.quartile_agreement is not None
+        for b in blocks.values()
+        for jr in b.judges.values()
+    )
+    ceiling = None
+    if matching:
+        ceiling = human_ceiling() if callable(human_ceiling) else human_ceiling
     return {
         "metrics": reliability_results(blocks),
         "warnings": [w.message for b in blocks.values() for w in b.warnings],
-        "human_ceiling": dict(human_ceiling) if human_ceiling is not None else None,
+        "human_ceiling": dict(ceiling) if ceiling is not None else None,
     }
 
 
@@ -50,30 +65,88 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{x:.0%}"
 
 
+def _consistency_cell(jr: Mapping[str, Any]) -> str:
+    cons = jr.get("consistency") or {}
+    if cons.get("agreement") is None:
+        return "—"
+    if jr.get("constant") or cons.get("informative") is False:
+        return f"not informative: constant judge ({cons['agreement']:.2f}, {cons['n_pairs']} pairs)"
+    return f"{cons['agreement']:.2f} ({cons['n_pairs']} pairs)"
+
+
+def _position_cell(pos: Mapping[str, Any]) -> str:
+    if not pos or pos.get("p_adjusted") is None:
+        return "—"
+    where = f"{pos['favours']} {pos['position']}" if pos.get("position") else ""
+    return f"{where} ({pos['p_adjusted']:.2g}, n = {pos['n_judgments']})".strip()
+
+
+def _human_cell(human: Mapping[str, Any]) -> str:
+    if not human or human.get("value") is None and human.get("quartile_agreement") is None:
+        return "—"
+    parts = []
+    if human.get("value") is not None:
+        text = f"{human['measure']} {human['value']:.2f}"
+        if human.get("interval"):
+            low, high = human["interval"]
+            text += f" [{low:.2f}, {high:.2f}]"
+        parts.append(text)
+    if human.get("quartile_agreement") is not None:
+        parts.append(f"quartile agreement {human['quartile_agreement']:.2f}")
+    return ", ".join(parts) + f" (n = {human['n']})"
+
+
+def has_human_agreement(section: Mapping[str, Any]) -> bool:
+    """Whether any judge of a :func:`reliability_section` was compared with human labels."""
+    return any(
+        (jr.get("human") or {}).get("n")
+        for block in (section.get("metrics") or {}).values()
+        for jr in (block.get("judges") or {}).values()
+    )
+
+
+def reliability_columns(section: Mapping[str, Any]) -> list[str]:
+    """:data:`COLUMNS` less ``human agreement`` when no judge was compared with human labels."""
+    return [c for c in COLUMNS if c != "human agreement" or has_human_agreement(section)]
+
+
 def reliability_rows(section: Mapping[str, Any]) -> list[list[str]]:
-    """One row of :data:`COLUMNS` per (metric, judge) of a :func:`reliability_section`."""
+    """One row of :func:`reliability_columns` per (metric, judge) of a :func:`reliability_section`."""
+    keep = [COLUMNS.index(c) for c in reliability_columns(section)]
     rows = []
     for metric, block in section["metrics"].items():
         alpha = (block.get("panel") or {}).get("alpha")
         for judge, jr in block["judges"].items():
             cons = jr.get("consistency") or {}
-            pos = jr.get("position") or {}
-            human = jr.get("human") or {}
-            rho = pos.get("rho")
-            rows.append([
+            full = [
                 metric, judge, str(jr["judgments"]), _pct(jr["parse_failure_rate"]), _pct(jr["retry_rate"]),
-                "—" if cons.get("agreement") is None
-                else f"{cons['agreement']:.2f} ({cons['n_pairs']} pairs)",
+                _consistency_cell(jr),
                 "—" if cons.get("chance") is None else f"{cons['chance']:.2f}",
                 _pct(jr["tie_rate"]),
                 "—" if jr["modal_share"] is None else f"{jr['modal_answer']} ({jr['modal_share']:.0%})",
-                "—" if rho is None else f"{rho:+.2f} ({pos['p_value']:.2g})",
+                _position_cell(jr.get("position") or {}),
                 str(jr["self_judged"]) if jr["self_preference"] else "no",
                 "—" if alpha is None else f"{alpha:.2f}",
-                "—" if human.get("value") is None else f"{human['measure']} {human['value']:.2f}",
+                _human_cell(jr.get("human") or {}),
                 "; ".join(w["rule"] for w in jr["warnings"]) or "ok",
-            ])  # fmt: skip
+            ]  # fmt: skip
+            rows.append([full[i] for i in keep])
     return rows
+
+
+def ceiling_line(section: Mapping[str, Any]) -> str | None:
+    """The one sentence stating the human–human ceiling, None when the section has none (it has
+    one only beside a judge–human comparison in the same statistic)."""
+    c = section.get("human_ceiling") if isinstance(section, Mapping) else None
+    if not c or c.get("value") is None:
+        return None
+    low, high = c["interval"]
+    return (
+        f"Human ceiling of the quartile agreement: Si et al. 2024 expert reviewers, split in halves, agree "
+        f"on which ideas are in the top or bottom quarter for {c['value']:.2f} of them (range over "
+        f"{c['n_splits']} random splits {low:.2f}–{high:.2f}, chance {c['chance']:.2f}; "
+        f"{c['n_ideas']} ideas)."
+    )
 
 
 def reliability_warnings(section: Mapping[str, Any]) -> list[str]:

@@ -47,7 +47,13 @@ class JudgmentView:
             and its permuted re-ask); None when the judgment has no partner.
         unit: the question across judges (panel agreement); defaults to ``instance_id|group or key``.
         generator_model: model that produced the judged idea(s), when known (self-preference).
+        reference_model: model that wrote the reference text shown among them (a rewritten target
+            idea), when known; a judge ranking its own rewrite counts as self-judged too.
         reask: True for a consistency re-ask (counted apart from the judgments that make the score).
+        human_label: the human answer to the same question, where the benchmark's data carries one
+            (LigBench judge accuracy: the paper with the higher venue-debiased reviewer score), in
+            content terms: pairwise, the preferred item id or "tie"; rating, the human score;
+            choice, the tuple of correct item ids; ranking, item ids best first. None otherwise.
     """
 
     metric: str
@@ -63,7 +69,9 @@ class JudgmentView:
     group: str | None = None
     unit: str | None = None
     generator_model: str | None = None
+    reference_model: str | None = None
     reask: bool = False
+    human_label: Any = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -66,7 +66,7 @@
     var head = el("tr");
     spec.columns.forEach(function (name, i) {
       var th = el("th", "ih-sortable", (spec.labels && spec.labels[i]) || name);
-      th.title = "sort by " + name;
+      th.title = "sort by " + ((spec.labels && spec.labels[i]) || name);
       th.addEventListener("click", function () { self.sortBy(i); });
       head.appendChild(th);
     });
@@ -166,6 +166,23 @@
       dd.appendChild(el(pre ? "pre" : "span", pre ? "ih-pre" : null, fmt(value)));
       dl.appendChild(dd);
     }
+    function itemName(id) {
+      return id === "target" ? "target (the reference idea)" : String(id);
+    }
+    /* a parsed ranking of letters, e.g. ["D","A","B","C"], as "D (idea 3) > A (target) > ..." */
+    function withItems(parsed, shownItems) {
+      var byLetter = {};
+      shownItems.forEach(function (s) { byLetter[s[0]] = s[1]; });
+      var value = parsed;
+      if (typeof value === "string") {
+        try { value = JSON.parse(value); } catch (e) { return parsed; }
+      }
+      if (!Array.isArray(value) || !value.every(function (x) { return byLetter[x] !== undefined; })) {
+        return parsed;
+      }
+      return value.map(function (x) { return x + " (" + itemName(byLetter[x]) + ")"; }).join(" > ") +
+        "   [best first; raw: " + JSON.stringify(value) + "]";
+    }
     function drill(system, instance, focus) {
       var box = byId("ih-drill");
       box.replaceChildren();
@@ -193,9 +210,20 @@
           r[JC.model] + " \u2013 " + (ok ? "parsed" : "PARSE FAILURE") + " \u2013 attempts " + r[JC.attempts]));
         var dl = el("dl");
         field(dl, "parse status", r[JC.parse_status]);
-        field(dl, "parsed value", r[JC.parsed], true);
-        field(dl, "parse errors", r[JC.errors], true);
-        field(dl, "positions shown", r[JC.positions]);
+        var shownItems = JC.shown === undefined ? null : r[JC.shown];
+        field(dl, "parsed value", shownItems ? withItems(r[JC.parsed], shownItems) : r[JC.parsed], true);
+        field(dl, "parse error", r[JC.errors], true);
+        if (shownItems) {
+          dl.appendChild(el("dt", null, "items shown"));
+          var dd = el("dd"), list = el("ol", "ih-shown");
+          shownItems.forEach(function (s) {
+            list.appendChild(el("li", null, s[0] + " = " + itemName(s[1]) + (s[2] ? ": " + short(s[2], 160) : "")));
+          });
+          dd.appendChild(list);
+          dl.appendChild(dd);
+        } else {
+          field(dl, "positions shown", r[JC.positions]);
+        }
         field(dl, "tokens in / out", fmt(r[JC.tokens_in]) + " / " + fmt(r[JC.tokens_out]));
         field(dl, "latency (s) / cost (USD)", fmt(r[JC.latency_s]) + " / " + fmt(r[JC.cost_usd]));
         field(dl, "prompt hash", r[JC.prompt_hash]);
@@ -237,10 +265,13 @@
       var jSearch = byId("ih-judg-search"), jStep = byId("ih-judg-step"), jParse = byId("ih-judg-parsefail");
       fillSelect(jStep, distinct(judg.rows, JC.step));
       var lower = null;
-      var shown = ["system", "step", "instance_id", "key", "model", "parse_status", "attempts", "tokens_in",
-                   "tokens_out", "latency_s", "cost_usd", "raw_reply"];
+      var shown = ["system", "step", "instance_id", "key", "model", "parse_status", "errors", "attempts",
+                   "tokens_in", "tokens_out", "latency_s", "cost_usd", "raw_reply"];
+      var labelOf = {};
+      judg.columns.forEach(function (c, i) { labelOf[c] = (judg.labels && judg.labels[i]) || c; });
       var judgTable = new PagedTable(byId("ih-judg-table"), {
-        columns: shown, colIdx: shown.map(function (c) { return JC[c]; }), rows: judg.rows, cellWidth: 60,
+        columns: shown, labels: shown.map(function (c) { return labelOf[c]; }),
+        colIdx: shown.map(function (c) { return JC[c]; }), rows: judg.rows, cellWidth: 60,
         filter: function (r, i) {
           var q = jSearch.value.toLowerCase();
           if (jStep.value && r[JC.step] !== jStep.value) { return false; }
