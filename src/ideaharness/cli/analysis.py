@@ -206,6 +206,7 @@ def comparison_tables(result: dict[str, Any]) -> list[Table]:
                     None
                     if p is None
                     else _ci([0.0 - p["ci95"][1], 0.0 - p["ci95"][0]] if p["ci95"] else None),
+                    None if p is None else p["p_value"],
                     None if p is None else p["p_holm"],
                     None if p is None else _verdict(p),
                 ]
@@ -223,15 +224,16 @@ def comparison_tables(result: dict[str, Any]) -> list[Table]:
                     "Δ vs best (paired)",
                     "n shared",
                     "Δ 95% CI",
+                    "p",
                     "p (Holm)",
                     "significant",
                 ],
                 rows=rows,
                 note=f"{method['interval']}, {method['n_resamples']} resamples over instances; "
-                "Δ paired over the instances both systems were scored on; p: "
-                f"{method['test']}, Holm-adjusted over the {method['family_size']} comparisons "
+                "Δ paired over the instances both systems were scored on; p: paired permutation test "
+                f"(exact up to 13 shared instances), Holm over the {method['family_size']} comparisons "
                 f"with at least {method['min_n']} shared instances; * = p (Holm) < {method['alpha']:g}; "
-                f"no mark below {method['min_n']} shared instances. All pairs: --json.",
+                f"no mark below {method['min_n']} shared instances. All pairs and the method: --json.",
             )
         )
     return tables
