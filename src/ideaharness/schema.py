@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Model(BaseModel):
@@ -77,7 +77,8 @@ class Instance(_Model):
 
     ``references`` holds the references (IdeaBench) or inspirations (AI Idea Bench,
     ResearchBench); ``knowledge_cutoff`` is the date after which literature counts as
-    contemporary (AI Idea Bench novelty) or must be hidden from retrieval.
+    contemporary (AI Idea Bench novelty) or must be hidden from retrieval. ``id`` must not be
+    blank (it keys records, shards and per-instance scores).
     """
 
     id: str
@@ -91,6 +92,13 @@ class Instance(_Model):
     domain: str | None = None
     knowledge_cutoff: dt.date | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _non_blank_id(cls, value: str) -> str:
+        if not value.strip():  # an empty id cannot key records, shards or scores
+            raise ValueError("empty: every instance needs a non-blank id")
+        return value
 
 
 class Provenance(_Model):

@@ -73,8 +73,8 @@ def load_corpus_file(path: str | Path, id_prefix: str | None = None) -> list[Pap
         The papers in file order.
 
     Raises:
-        DataError: missing or unreadable file, invalid JSON (with line number for JSONL), or an
-            entry that is not a paper.
+        DataError: missing or unreadable file, invalid JSON (with line number for JSONL), an
+            entry that is not a paper, or no paper at all.
     """
     path = Path(path)
     try:
@@ -82,12 +82,15 @@ def load_corpus_file(path: str | Path, id_prefix: str | None = None) -> list[Pap
     except OSError as exc:
         raise DataError(path, f"cannot read corpus file: {exc.strerror or exc}") from exc
     head = text.lstrip()[:1]
+    papers: list[Paper] | None = None
     if head == "[":
-        return papers_from_pairs(parse_json_document(text, path), path, id_prefix or path.stem)
-    if head == "{":
-        return list(_read_paper_jsonl(path, text))
-    if not head:
-        raise DataError(path, "empty corpus file")
+        papers = papers_from_pairs(parse_json_document(text, path), path, id_prefix or path.stem)
+    elif head == "{":
+        papers = list(_read_paper_jsonl(path, text))
+    if papers:
+        return papers
+    if not head or papers is not None:
+        raise DataError(path, "empty corpus file: no papers")
     raise DataError(path, "not a corpus: expected a JSON list of [title, abstract] or JSONL of papers")
 
 

@@ -189,7 +189,7 @@ def load_target_papers(path: str | Path) -> list[Paper]:
     Raises:
         DataError: unreadable/unparsable CSV, missing column(s), an empty ``paperId``, ``title``
             or ``abstract``, a duplicate ``paperId``, or a malformed number/literal — naming the
-            file, the row (header = row 1) and the field.
+            file, the row (header = row 1) and the field; a file with no data row.
     """
     path = Path(path)
     papers: list[Paper] = []
@@ -225,6 +225,8 @@ def load_target_papers(path: str | Path) -> list[Paper]:
                 extra=extra,
             )
         )
+    if not papers:
+        raise DataError(path, "no target papers: a header row and no data rows")
     return papers
 
 
@@ -235,7 +237,8 @@ def load_references(path: str | Path) -> dict[str, list[Reference]]:
     ``f"{targetPaperId}/ref{row}"``.
 
     Raises:
-        DataError: as :func:`load_target_papers`; ``targetPaperId`` must not be empty.
+        DataError: as :func:`load_target_papers`; ``targetPaperId`` must not be empty; a file
+            with no data row.
     """
     path = Path(path)
     out: dict[str, list[Reference]] = {}
@@ -260,6 +263,8 @@ def load_references(path: str | Path) -> dict[str, list[Reference]]:
                 extra={"row": lineno, **({"other_columns": other} if other else {})},
             )
         )
+    if not out:
+        raise DataError(path, "no references: a header row and no data rows")
     return out
 
 

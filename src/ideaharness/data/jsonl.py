@@ -53,9 +53,66 @@ def split_lines(text: str) -> Iterator[tuple[int, str]]:
             yield lineno, line
 
 
+MAX_DEPTH = 200
+"""Deepest nesting of arrays/objects accepted in an input value (the published formats nest < 10
+levels; Python's own decoder and every recursive walk over a value fail near 1,000)."""
+_TOO_DEEP = f"arrays/objects nested more than {MAX_DEPTH} levels deep"
+
+
+def decode_json(text: str, object_pairs_hook: Any = None) -> Any:
+    """``text`` decoded with :func:`json.loads`; every way valid-looking text can fail to decode is
+    a ``json.JSONDecodeError``: bad syntax, an integer longer than Python's limit on digits
+    (``sys.get_int_max_str_digits()``, 4,300 by default; ``ValueError`` from ``json``), or
+    arrays/objects nested more than :data:`MAX_DEPTH` levels (``RecursionError`` from ``json``
+    near 1,000). ``object_pairs_hook`` is :func:`json.loads`'s; a ``ValueError`` it raises
+    propagates.
+
+    Raises:
+        json.JSONDecodeError: ``msg`` says which (``"an integer with more than 4300 digits"``).
+    """
+    try:
+        value = json.loads(text, object_pairs_hook=object_pairs_hook)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError(_TOO_DEEP, text, 0) from None
+    except ValueError as exc:  # int("9" * 4301): "Exceeds the limit (4300 digits) ..."
+        if "limit" not in str(exc) or "digits" not in str(exc):
+            raise  # e.g. raised by object_pairs_hook
+        import sys
+
+        message = f"an integer with more than {sys.get_int_max_str_digits()} digits"
+        raise json.JSONDecodeError(message, text, _first_long_integer(text)) from None
+    if not _nested_at_most(value, MAX_DEPTH):
+        raise json.JSONDecodeError(_TOO_DEEP, text, 0)
+    return value
+
+
+def _nested_at_most(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays/objects at most ``limit`` levels (iterative: no recursion)."""
+    if not isinstance(value, list | dict):
+        return True
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, list | dict))
+    return True
+
+
+def _first_long_integer(text: str) -> int:
+    import sys
+
+    digits = sys.get_int_max_str_digits() + 1
+    found = re.search(r"\d{" + str(digits) + ",}", text)
+    return found.start() if found else 0
+
+
 def decode_line(line: str) -> Any:
-    """One JSON Lines line decoded with :func:`json.loads` (raises ``json.JSONDecodeError``)."""
-    return json.loads(line)
+    """One JSON Lines line decoded with :func:`decode_json` (raises ``json.JSONDecodeError``)."""
+    return decode_json(line)
 
 
 def _invalid(exc: json.JSONDecodeError) -> str:
@@ -149,7 +206,7 @@ def parse_json_document(text: str, path: str | Path) -> Any:
         DataError: not valid JSON (names the line and column).
     """
     try:
-        value = json.loads(text[1:] if text.startswith("\ufeff") else text)
+        value = decode_json(text[1:] if text.startswith("\ufeff") else text)
     except json.JSONDecodeError as exc:
         raise DataError(
             path, f"line {exc.lineno}: not valid JSON ({_where(exc)})"
@@ -205,6 +262,7 @@ def repair_torn_tail(path: str | Path, aside: str | Path) -> bool:
         True when a fragment was removed.
 
     Raises:
+        DataError: ``path`` is a folder or another non-file.
         StorageError: the fragment cannot be saved or the file cannot be truncated.
     """
     from ideaharness.fileio import append_line
@@ -214,6 +272,10 @@ def repair_torn_tail(path: str | Path, aside: str | Path) -> bool:
         size = target.stat().st_size
     except FileNotFoundError:
         return False
+    if not target.is_file():  # a folder (or a device) where a records file belongs
+        raise DataError(target, "is a directory, expected a JSON Lines file; move it out of the way "
+                        "and run the same command again" if target.is_dir()
+                        else "not a regular file, expected a JSON Lines file")
     if size == 0:
         return False
     with open(target, "rb") as fh:

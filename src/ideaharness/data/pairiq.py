@@ -338,7 +338,8 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
     Record ids default to the URL, else a hash of the title; duplicate ids keep the first record.
 
     Raises:
-        DataError: missing path, invalid JSON, or an invalid record (file, row and field named).
+        DataError: missing path, invalid JSON, an invalid record (file, row and field named), or no
+            record at all.
     """
     root = Path(path)
     if not root.exists():
@@ -354,6 +355,8 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
             if record.id not in seen:
                 seen.add(record.id)
                 records.append(record)
+    if not records:
+        raise DataError(root, "no records (empty file(s))")
     return records
 
 

@@ -395,7 +395,7 @@ def load_researchbench_sheet(
     Raises:
         DataError: unreadable workbook, unknown sheet, missing required column(s) (all named), an
             empty required cell, an unreadable date or a duplicate ``No`` — each naming the file,
-            the spreadsheet row and the column.
+            the spreadsheet row and the column; a sheet with no data row.
     """
     path = Path(path)
     data = _read_sheet(path, sheet)
@@ -408,6 +408,8 @@ def load_researchbench_sheet(
             raise DataError(path, f"row {row}, field 'No': {number!r} already used in row {seen[number]}")
         seen[number] = row
         instances.append(inst)
+    if not instances:
+        raise DataError(path, "no data rows: a header row and nothing under it")
     if data.formulas:
         (row, j), formula = min(data.formulas.items())
         column = next((c for c, k in data.columns.items() if k == j), f"column {j + 1}")

@@ -96,9 +96,9 @@ def load_external_ideas(
             (None: not checked).
 
     Raises:
-        DataError: unreadable file, unknown suffix, or an idea without instance id, motivation or
-            experiment plan, or with an instance id not in ``instance_ids`` (names the line or
-            row and the field).
+        DataError: unreadable file, unknown suffix, no idea at all, or an idea without instance
+            id, motivation or experiment plan, or with an instance id not in ``instance_ids``
+            (names the line or row and the field).
     """
     path = Path(path)
     system = system or path.stem
@@ -136,4 +136,6 @@ def load_external_ideas(
             raise DataError(path, "expected an object {instance_id: [ideas]} or a list of ideas")
     else:
         raise DataError(path, "unknown format: use .json (AI-Scientist ideas) or .jsonl")
+    if not out:
+        raise DataError(path, "no ideas in the file (empty, or only blank lines / an empty list)")
     return out

@@ -156,7 +156,7 @@ def openai_provider(name: str, settings: ProviderSettings) -> Any:
     api.openai.com; the key from ``OPENAI_API_KEY`` only (optional for a loopback endpoint).
 
     Raises:
-        UserError: no key for a non-loopback endpoint.
+        UserError: no key for a non-loopback endpoint; an ``OPENAI_BASE_URL`` that is no http(s) URL.
     """
     from ideaharness.llm.openai_provider import (
         DEFAULT_BASE_URL,
@@ -165,7 +165,15 @@ def openai_provider(name: str, settings: ProviderSettings) -> Any:
         is_loopback_url,
     )
 
-    url = (settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    from_env = None if settings.base_url else os.environ.get("OPENAI_BASE_URL")
+    if from_env:  # --base-url is checked with the flags; the environment's value here, before any call
+        from ideaharness.net.urls import check_base_url
+
+        try:
+            check_base_url(from_env)
+        except ValueError as exc:
+            raise UserError(f"OPENAI_BASE_URL {from_env!r}: {exc}") from None
+    url = (settings.base_url or from_env or DEFAULT_BASE_URL).rstrip("/")
     key = os.environ.get("OPENAI_API_KEY")
     if not key:
         if not is_loopback_url(url):

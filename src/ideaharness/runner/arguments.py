@@ -9,21 +9,23 @@ a nested setting (LigBench ``scoring.elo.clamp``) may be given flat (``clamp``) 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from ideaharness.data.jsonl import decode_json
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, UserError
 from ideaharness.runner.fields import deep_merge, keyword_index, set_path
 from ideaharness.runner.options import LEGACY_NAMES, ExecutionOptions
 from ideaharness.runner.protocol import Benchmark
 
-MODEL_FIELDS = ("generator", "judge", "generators")
+MODEL_FIELDS = ("generator", "judge", "generators", "rewriter")
 """Config fields whose value may be given as a model object instead of a model string."""
 
 
@@ -39,11 +41,15 @@ class RunArguments:
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
     """The settings of a YAML (``.yaml``/``.yml``) or JSON file: one mapping of field or flag names
-    (``no-progress: true`` is the flag ``--no-progress``). A key given twice is an error.
+    (``no-progress: true`` is the flag ``--no-progress``). A key given twice is an error, in every
+    spelling and at every level: twice verbatim, or once with ``-`` and once with ``_``
+    (``n-ideas`` / ``n_ideas``); :func:`resolve` also refuses two keys naming one setting (a flag
+    and its ``no-`` side, a flat and a nested spelling, a field and its flag name). A number that
+    is not finite (``.nan``, ``NaN``, ``.inf``) is refused: no setting takes one.
 
     Raises:
-        UserError: the file is missing or a folder; DataError: it does not parse, repeats a key or
-            is not a mapping.
+        UserError: the file is missing or a folder; DataError: it does not parse, repeats a key,
+            holds a non-finite number or is not a mapping (names the file and the key).
     """
     file = Path(path)
     if file.is_dir():
@@ -55,22 +61,55 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         if file.suffix.lower() in (".yaml", ".yml"):
             data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
         else:
-            data = json.loads(text, object_pairs_hook=_unique_pairs)
+            data = decode_json(text, object_pairs_hook=_unique_pairs)
     except _DuplicateKey as exc:
         raise DataError(file, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise DataError(file, f"line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise DataError(file, "not valid YAML: nested too deeply") from None
     except Exception as exc:  # yaml.YAMLError carries the line in its message
         raise DataError(file, f"not valid YAML: {' '.join(str(exc).split())}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise DataError(file, f"expected a mapping of settings, got {type(data).__name__}")
-    return {str(k).replace("-", "_"): v for k, v in data.items()}
+    try:
+        return _normalised(data, "")
+    except _DuplicateKey as exc:
+        raise DataError(file, str(exc)) from None
+
+
+def _normalised(value: Any, where: str) -> Any:
+    """``value`` with its top-level keys spelled with ``_`` for ``-`` (nested keys may be data, such
+    as indicator names, and are kept), refusing two top-level keys that become one and any number
+    that is not finite, at any level."""
+    _check_finite(value, where)
+    out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
+    for key, item in value.items():
+        name = str(key).replace("-", "_")
+        if name in out:
+            raise _DuplicateKey(f"keys {spelled[name]!r} and {str(key)!r} name the same setting")
+        spelled[name] = str(key)
+        out[name] = item
+    return out
+
+
+def _check_finite(value: Any, where: str) -> None:
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise _DuplicateKey(f"key {path!r}: {item} is not a finite number")
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
 
 
 class _DuplicateKey(ValueError):
-    pass
+    """A key given twice (or a value no setting takes): reported as a DataError naming the file."""
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -148,6 +187,7 @@ def resolve(
     elif isinstance(config, str | Path):
         base = load_config_file(config)
         source = f"{config}: "
+        _one_key_per_setting(bench, base, config)
     elif isinstance(config, Mapping):
         base = {str(k).replace("-", "_"): v for k, v in config.items()}
     flat = {**base, **{k.replace("-", "_"): v for k, v in kwargs.items()}}
@@ -191,9 +231,78 @@ def resolve(
             as_strings = _take_models(name, settings[name], chosen)
             # a model object given next to a config that names the model keeps the config's name
             settings[name] = base[name] if name in base and as_strings != settings[name] else as_strings
-    return RunArguments(
-        config=bench.config_class.model_validate(settings),
-        options=ExecutionOptions.model_validate(opts),
-        models=chosen,
-        extras=extras,
-    )
+    try:
+        return RunArguments(
+            config=bench.config_class.model_validate(settings),
+            options=ExecutionOptions.model_validate(opts),
+            models=chosen,
+            extras=extras,
+        )
+    except ValidationError as exc:  # a value from the file: name the file and its key
+        key = _file_key_of(exc, base, kwargs) if source else None
+        if key is None:
+            raise
+        error = exc.errors()[0]
+        value = error.get("input")
+        scalar = isinstance(value, str | int | float) and not isinstance(value, bool)
+        shown = f" ({value!r})" if scalar else ""
+        raise DataError(config, f"key {key!r}{shown}: {error['msg']}") from None
+
+
+def _file_key_of(exc: ValidationError, base: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str | None:
+    """The config-file key whose value ``exc`` refuses, or None when it came from elsewhere."""
+    loc = [str(p) for p in exc.errors()[0]["loc"] if not isinstance(p, int)]
+    given = {k.replace("-", "_") for k in kwargs}
+    for key in base:
+        if key in given:
+            continue
+        if loc and (key == loc[0] or key == loc[-1] or LEGACY_NAMES.get(key) == loc[0]):
+            return key
+    return None
+
+
+def _one_key_per_setting(bench: type[Benchmark], base: Mapping[str, Any], file: str | Path) -> None:
+    """Refuse a settings file naming one setting under two keys: a field and its flag name
+    (``judges`` / ``judge``), a flag and its ``no-`` side (``progress`` / ``no-progress``), an old
+    and a new option name, or a flat and a nested spelling (``clamp`` / ``scoring.elo.clamp``).
+
+    Raises:
+        DataError: names the file and both keys.
+    """
+    index = keyword_index(bench.config_class)
+    fields = bench.config_class.model_fields
+    options = set(ExecutionOptions.model_fields)
+    seen: dict[tuple[str, ...], str] = {}
+    for key, value in base.items():
+        name = key
+        if name not in index and name not in options and name not in LEGACY_NAMES and name.startswith("no_"):
+            name = name.removeprefix("no_")
+        if name in LEGACY_NAMES and name not in index:
+            path: tuple[str, ...] = ("option", LEGACY_NAMES[name].removeprefix("no_"))
+        elif name in options and name not in index:
+            path = ("option", name.removeprefix("no_"))
+        elif name in fields and isinstance(value, Mapping):
+            for leaf in _leaves(value, (name,)):
+                _claim(seen, ("config", *leaf), f"{key}.{'.'.join(leaf[1:])}", file)
+            continue
+        elif name in index:
+            path = ("config", *index[name].path)
+        else:
+            continue  # unknown keys are reported by resolve
+        _claim(seen, path, key, file)
+
+
+def _leaves(value: Mapping[str, Any], prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for key, item in value.items():
+        path = (*prefix, str(key))
+        out.extend(_leaves(item, path) if isinstance(item, Mapping) and item else [path])
+    return out
+
+
+def _claim(seen: dict[tuple[str, ...], str], path: tuple[str, ...], key: str, file: str | Path) -> None:
+    for other, owner in seen.items():
+        shorter = min(len(other), len(path))
+        if other[:shorter] == path[:shorter]:
+            raise DataError(file, f"keys {owner!r} and {key!r} name the same setting; keep one")
+    seen[path] = key

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ideaharness.errors import UserError
+from ideaharness.net.urls import check_base_url
 
 LEGACY_NAMES = {"use_cache": "no_cache", "timeout_s": "timeout", "price_per_mtok": "price"}
 """Earlier Python names of options -> their field (``use_cache`` is negated)."""
@@ -86,6 +87,11 @@ class ExecutionOptions(BaseModel):
     @classmethod
     def _shard(cls, value: Any) -> Any:
         return parse_shard(value) if isinstance(value, str) else value
+
+    @field_validator("base_url", "judge_base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return check_base_url(value) if value is not None else None
 
     @field_validator("price", mode="before")
     @classmethod
