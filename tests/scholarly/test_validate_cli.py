@@ -53,7 +53,6 @@ def test_problems_are_found_and_exit_nonzero(tmp_path, capsys):
     report = validate_dataset(path)
     messages = [(i.level, i.where, i.message) for i in report.issues]
     errors = [m for m in messages if m[0] == "error"]
-    assert any("DOI 10.1/same" == w and "2 domains" in m for _, w, m in errors)
     assert any("duplicate instance id" in m for _, _, m in errors)
     assert any("absolute local path" in m and "line 5" in w for _, w, m in errors)
     assert sum("looks like a secret" in m for _, _, m in errors) == 2
@@ -62,6 +61,8 @@ def test_problems_are_found_and_exit_nonzero(tmp_path, capsys):
     warnings = [m for m in messages if m[0] == "warning"]
     assert any("1 references (< 3)" in m for _, _, m in warnings)
     assert any("target.abstract" in w for _, w, _ in warnings)
+    # the same DOI in two domains is how the real ResearchBench release is shaped: run accepts it
+    assert any("DOI 10.1/same" == w and "2 domains" in m for _, w, m in warnings)
     with pytest.raises(SystemExit) as exc:
         main(["data", "validate", str(path)])
     assert exc.value.code == 1

@@ -192,18 +192,27 @@ def validate_command(
         help="A dataset in any form --data takes: Instance JSONL (or a folder with instances.jsonl), "
         "IdeaBench CSVs, a ResearchBench release or .xlsx sheets, AI Idea Bench target_paper_data.json.")],
     min_references: Annotated[int, typer.Option(min=0, help="Warn below this many references.")] = 3,
-    max_issues: Annotated[int, typer.Option(min=1, help="Issues to print.")] = 50,
+    max_issues: Annotated[int, typer.Option(min=1, help="Issues to print (errors first, then "
+                                            "warnings); every kind is counted whatever the cap.")] = 50,
 ) -> None:
     """Counts, empty/duplicated fields, too few references, local paths, API-key-like strings.
 
-    Exit 0 when clean (warnings allowed), 1 when errors were found or PATH holds no dataset."""
+    Prints the counts, then the number of issues of each kind (errors first), then the issues
+    themselves, errors before warnings, at most --max-issues of them. Exit 0 when clean (warnings
+    allowed), 1 when errors were found or PATH holds no dataset."""
     from ideaharness.data.validate import validate_dataset
 
     report = validate_dataset(path, min_references=min_references)
     typer.echo(f"{report.path}: " + ", ".join(f"{k} {v}" for k, v in report.counts.items()))
-    for issue in report.issues[:max_issues]:
+    for (level, kind), count in report.kind_counts().items():
+        typer.echo(f"{level}s of kind {kind}: {count}")
+    ordered = report.ordered()
+    for issue in ordered[:max_issues]:
         typer.echo(f"{issue.level}: {issue.where}: {issue.message}")
-    if len(report.issues) > max_issues:
-        typer.echo(f"... {len(report.issues) - max_issues} more")
+    if len(ordered) > max_issues:
+        hidden = ordered[max_issues:]
+        n_err = sum(1 for i in hidden if i.level == "error")
+        typer.echo(f"... {len(hidden)} more not shown ({n_err} error(s), {len(hidden) - n_err} "
+                   "warning(s)); --max-issues N shows more")
     if not report.ok:
         raise SystemExit(1)  # click would swallow typer.Exit under standalone_mode=False

@@ -79,6 +79,26 @@ class RetrievalTask(_Row):
     label_counts: dict[str, int] = Field(default_factory=dict)
     default_params: dict[str, Any] = Field(default_factory=dict)
 
+    def to_instance(self) -> Instance:
+        """The task as an Instance (gold candidates as references; no hypothesis), for a release
+        that has no ``papers.jsonl`` / ``generation.jsonl`` row of it."""
+        return Instance(
+            id=self.sample_id,
+            dataset=DATASET,
+            target=Paper(id=self.doi or self.sample_id, title=self.sample_id,
+                         external_ids={"DOI": self.doi} if self.doi else {}),
+            references=[
+                Reference(id=f"{self.sample_id}#c{c.index}", title=c.title, abstract=c.abstract)
+                for c in self.candidates
+                if c.label == "gold"
+            ],
+            research_question=self.research_question,
+            background_survey=self.background_survey,
+            ground_truth=GroundTruth(),
+            domain=self.discipline,
+            extra={"source_file": "retrieve.jsonl"},
+        )
+
     def to_pool(self) -> CandidatePool:
         """The released pool as a :class:`CandidatePool`, candidates in the released order."""
         return CandidatePool(
@@ -120,6 +140,20 @@ class RankingTask(_Row):
     model_negative_hypotheses: list[str] = Field(default_factory=list)
     source_variant: str | None = None
 
+    def to_instance(self) -> Instance:
+        """The task as an Instance (the gold hypothesis as ground truth; no inspirations), for a
+        release that has no ``papers.jsonl`` / ``generation.jsonl`` row of it."""
+        return Instance(
+            id=self.sample_id,
+            dataset=DATASET,
+            target=Paper(id=self.doi or self.sample_id, title=self.sample_id,
+                         external_ids={"DOI": self.doi} if self.doi else {}),
+            research_question=self.research_question,
+            ground_truth=GroundTruth(idea=self.gold_hypothesis, hypothesis=self.gold_hypothesis),
+            domain=self.discipline,
+            extra={"source_file": "ranking.jsonl"},
+        )
+
     @property
     def negatives(self) -> list[str]:
         """Fake negatives first, then model negatives, empty strings dropped."""
@@ -137,15 +171,20 @@ def sample_id_doi(doi: str) -> str:
 def _rows(path: Path, model: type[RowT]) -> Iterator[tuple[int, RowT]]:
     if not path.is_file():
         raise DataError(path, "file not found")
+    rows = 0
     for line_no, raw in iter_jsonl(path):
         if not isinstance(raw, dict):
             raise DataError(path, f"line {line_no}: expected a JSON object")
         try:
-            yield line_no, model.model_validate(raw)
+            row = model.model_validate(raw)
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "(row)"
             raise DataError(path, f"line {line_no}, field '{field}': {err['msg']}") from None
+        rows += 1
+        yield line_no, row
+    if not rows:
+        raise DataError(path, "no rows (empty file)")
 
 
 def _references(sample_id: str, inspirations: list[InspirationRow]) -> list[Reference]:
@@ -251,8 +290,21 @@ class ResearchBenchRelease(BaseModel):
     ranking: list[RankingTask] = Field(default_factory=list)
 
     def instances(self) -> list[Instance]:
-        """``papers`` when present, else ``generation`` (both carry gold inspirations)."""
-        return self.papers or self.generation
+        """Every task of the release as an instance: ``papers`` when present, else ``generation``
+        (both carry gold inspirations), then each ``retrieve`` and ``ranking`` task that neither
+        file has (:meth:`RetrievalTask.to_instance`, :meth:`RankingTask.to_instance`), in file
+        order — so a release folder holding only ``ranking.jsonl`` (as the official release's
+        ranking part is shipped) runs the ranking task. The list is ``papers`` / ``generation``
+        itself when nothing is added.
+        """
+        primary = self.papers or self.generation
+        known = {inst.id for inst in primary}
+        extra: list[Instance] = []
+        for task in [*self.retrieve, *self.ranking]:
+            if task.sample_id not in known:
+                known.add(task.sample_id)
+                extra.append(task.to_instance())
+        return [*primary, *extra] if extra else primary
 
 
 def load_release_dir(directory: str | Path) -> ResearchBenchRelease:

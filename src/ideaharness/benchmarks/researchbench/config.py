@@ -25,11 +25,11 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, normalise_title
 from ideaharness.data.pools import DEFAULT_PER_LEVEL, DEFAULT_POOL_SIZE, CandidatePool
-from ideaharness.data.researchbench_jsonl import RELEASE_FILES, RankingTask, RetrievalTask, load_release_dir
+from ideaharness.data.researchbench_jsonl import RELEASE_FILES, RankingTask, load_release_dir
 from ideaharness.errors import UserError
 from ideaharness.llm.client import DEFAULT_MODEL
 from ideaharness.runner.protocol import BenchmarkConfig
-from ideaharness.schema import GroundTruth, Instance, Paper, Reference
+from ideaharness.schema import Instance, Paper
 
 BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 Task = Literal["retrieval", "composition", "ranking"]
@@ -173,23 +173,6 @@ def _papers_by_discipline(instances: list[Instance]) -> dict[str, list[Paper]]:
     return out
 
 
-def _instance_from_retrieval(task: RetrievalTask) -> Instance:
-    return Instance(
-        id=task.sample_id,
-        dataset="researchbench",
-        target=Paper(id=task.doi or task.sample_id, title=task.sample_id),
-        references=[
-            Reference(id=f"{task.sample_id}#c{c.index}", title=c.title, abstract=c.abstract)
-            for c in task.candidates
-            if c.label == "gold"
-        ],
-        research_question=task.research_question,
-        background_survey=task.background_survey,
-        ground_truth=GroundTruth(),
-        domain=task.discipline,
-    )
-
-
 def input_files(config: ResearchBenchConfig) -> dict[str, list[Path]]:
     """The files :func:`load_data` reads, by flag (their sha256 is part of the run's identity)."""
     from ideaharness.data.tomato import BUNDLED_FILE, bundled_path, corpus_file_name
@@ -234,7 +217,7 @@ def load_data(config: ResearchBenchConfig) -> BenchData:
         )
     if path.is_dir() and any((path / f).is_file() for f in RELEASE_FILES):
         release = load_release_dir(path)
-        instances = release.instances() or [_instance_from_retrieval(t) for t in release.retrieve]
+        instances = release.instances()  # retrieve/ranking tasks without a papers row included
         return BenchData(
             instances,
             corpus=corpus,
