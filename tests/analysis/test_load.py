@@ -51,11 +51,17 @@ def test_scores_reaggregate_to_results_json(runs: dict[str, Path], name: str) ->
 def test_parse_failures_are_rows_without_a_parsed_value(runs: dict[str, Path]) -> None:
     run = load_run(runs["aiideabench"])
     bad = run.judgments[~run.judgments["parse_ok"]]
-    assert len(bad) == 4 and set(bad["raw_reply"]) == {HOSTILE}
+    assert len(bad) >= 2 and set(bad["raw_reply"]) == {HOSTILE}
     assert bad["parsed"].isna().all() and (bad["attempts"] == 2).all()
-    # the instance whose IMCQ judgments all failed has no IMCQ score (never a 0)
+    # an (instance, component) whose IMCQ judgments all failed has no IMCQ score (never a 0); one
+    # with a parsed judgment has one
+    picks = run.judgments[run.judgments["step"] == "imcq"].assign(
+        component=lambda f: f["key"].str.split("/").str[0])
+    parsed = picks.groupby(["instance_id", "component"])["parse_ok"].any()
     imcq = run.scores[run.scores["metric"].str.startswith("imcq/")]
-    assert set(imcq["instance_id"]) == {"aiib-0"}
+    scored = {(r.instance_id, r.metric.split("/")[1]) for r in imcq.itertuples()}
+    assert (~parsed).any(), "the saved run has no IMCQ question whose judgments all failed"
+    assert scored == {key for key, ok in parsed.items() if ok}
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
