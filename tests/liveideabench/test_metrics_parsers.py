@@ -170,7 +170,9 @@ def test_fluency_grade_is_read_as_written(reply: str, grade: str) -> None:
 
 
 @pytest.mark.parametrize("reply", ["A comparison shows they are similar", "They are similar.", "",
-                                   "Answer: B or C", "E"])
+                                   "Answer: B or C", "E",
+                                   # two different grades: not one answer (a shuffled reply can read so)
+                                   "C) Answer: B (not", "B\nC. is close too", "Answer: B. Answer: C"])
 def test_fluency_without_a_grade_is_a_parse_failure(reply: str) -> None:
     with pytest.raises(ParseError):
         parse_fluency(reply)
@@ -179,6 +181,20 @@ def test_fluency_without_a_grade_is_a_parse_failure(reply: str) -> None:
 @given(st.sampled_from("ABCD"), st.sampled_from(["{}", "**{}**", "{}.", "({})", "Answer: {}"]))
 def test_fluency_property(grade: str, form: str) -> None:
     assert parse_fluency(form.format(grade)) == grade
+
+
+@given(st.sampled_from("ABCD"), st.sampled_from("ABCD"), st.integers(0, 2**32 - 1))
+def test_fluency_property_a_garbled_reply_never_reads_as_another_grade(grade: str, other: str,
+                                                                      seed: int) -> None:
+    """A reply giving one grade (the other letter only as a word) shuffled and half dropped either
+    fails to parse or reads as that grade."""
+    reply = f"{grade}. The ideas differ in method, not in aim, so {other} would overstate it."
+    assert parse_fluency(reply) == grade
+    try:
+        parsed = parse_fluency(_garble(reply, random.Random(seed)))
+    except ParseError:
+        return
+    assert parsed == grade
 
 
 def test_idea_is_cleaned_and_refusals_fail() -> None:

@@ -238,3 +238,22 @@ def test_default_fluency_judges_every_pair_identical_ones_included(tmp_path: Pat
     assert results["judge_exclusion"] == {
         "rule": "family", "generator": "scripted/gen", "generator_family": "gen",
         "families": {"scripted/j1": "j1", "scripted/j2": "j2"}, "excluded": []}
+
+
+def test_parity_pool_rule_on_its_own() -> None:
+    """kept_for_scores' boundary (> 100 characters), a parsed critique, distinct ideas, one pair per
+    keyword (the published hash.py judges one pair per keyword and model)."""
+    from ideaharness.benchmarks.liveideabench.aggregate import parity_fluency_pairs
+
+    a100, a101 = idea_text(100, "a"), idea_text(101, "a")
+    b, c, d = (idea_text(150, tag) for tag in "bcd")
+    one = [(0, 1)]
+    assert parity_fluency_pairs(one, {0: a100, 1: b}, {0: 3, 1: 3}) == [False]
+    assert parity_fluency_pairs(one, {0: a101, 1: b}, {0: 3, 1: 3}) == [True]
+    assert parity_fluency_pairs(one, {0: a101, 1: b}, {0: 0, 1: 3}) == [False]  # no parsed critique
+    assert parity_fluency_pairs(one, {0: b, 1: b}, {0: 3, 1: 3}) == [False]  # identical ideas
+    assert parity_fluency_pairs(one, {0: None, 1: b}, {1: 3}) == [False]
+    four = [(0, 1), (2, 3)]
+    critiqued = dict.fromkeys(range(4), 1)
+    assert parity_fluency_pairs(four, {0: b, 1: c, 2: d, 3: a101}, critiqued) == [True, False]
+    assert parity_fluency_pairs(four, {0: b, 1: b, 2: c, 3: d}, critiqued) == [False, True]

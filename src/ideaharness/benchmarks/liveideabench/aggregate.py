@@ -44,9 +44,12 @@ def parity_fluency_pairs(pairs: Sequence[tuple[int, int]], ideas: Mapping[int, s
     its score filters) holds the ideas that pass :func:`kept_for_scores` (so an idea of exactly 100
     characters is out: ``> 100``; the ``>= 100`` of ``hash.py`` is moot after it) **and** kept at
     least one parsed critique row (rows whose scores did not parse were dropped). ``hash.py`` then
-    skips a keyword whose two ideas are identical (``unique()`` leaves one: "Only one or no ideas")
-    and a pair with an idea already judged in another pair (its ``existing_hashes``); here the
-    second applies within the keyword, in pair order.
+    judges one pair per (keyword, model): two of the keyword's distinct pool ideas, so a keyword
+    whose two ideas are identical is skipped (``unique()`` leaves one: "Only one or no ideas"),
+    as is a pair with an idea already judged (its ``existing_hashes``). Here: the first pair, in
+    pair order, whose ideas are both in the pool, distinct and not judged before; no other pair.
+    (``hash.py`` draws its two ideas by a seeded shuffle of the pool and also skips an idea
+    judged under another keyword; with the published 2 ideas per keyword the pair is the same.)
 
     Args:
         pairs: the keyword's pairs of idea indices (:meth:`LiveIdeaBench.pairs`).
@@ -64,7 +67,7 @@ def parity_fluency_pairs(pairs: Sequence[tuple[int, int]], ideas: Mapping[int, s
     out = []
     for a, b in pairs:
         first, second = ideas.get(a), ideas.get(b)
-        keep = (pooled(a) and pooled(b) and first != second
+        keep = (not any(out) and pooled(a) and pooled(b) and first != second
                 and first not in judged and second not in judged)
         if keep and first is not None and second is not None:
             judged.update((first, second))

@@ -38,6 +38,8 @@ MAX_CRITIQUE_CHARS = 50_000
 
 _MARKUP = re.compile(r"[*_`#>\"'“”\s]+")
 _LEADING_GRADE = re.compile(r"^\(?([ABCD])(?:\)|\.|:|$)", re.IGNORECASE)
+_OPTION_MARKER = re.compile(r"(?<![\w'’])\(?([ABCD])(?:\)|\.(?=\s|$)|:)")
+"""An option marker such as ``C)``, ``(C)``, ``C.``, ``C:`` (upper case only: "a." is a word)."""
 _LABELLED = re.compile(
     r"(?<!\w)(?:answer|choice|option|grade)\**\s*(?:is\s+|[:：=]\s*)\**\s*\(?([ABCD])\b\)?"
     r"(?!\s*(?:or|and|/|,|-)\s*\(?[ABCD]\b)", re.IGNORECASE)
@@ -214,20 +216,29 @@ def parse_fluency(text: str) -> str:
     academically identical).
 
     Read as a person would: a reply whose first line is a grade (``B``, ``(B)``, ``B.``,
-    ``**B. Different ideas …**``), else the final labelled verdict (``Answer: B``, ``The answer
-    is C``). Any other reply is a parse failure (the published ``cleaned[0]`` reads "Answer: B"
-    as A).
+    ``**B. Different ideas …**``), else the labelled verdict (``Answer: B``, ``The answer is
+    C``). A reply that gives two different grades (a first-line grade and another option marker
+    such as ``C)`` elsewhere, or two labelled verdicts that differ) is not one answer. Any other
+    reply is a parse failure (the published ``cleaned[0]`` reads "Answer: B" as A).
 
     Raises:
-        ParseError: no grade, or a restated choice ("Answer: B or C").
+        ParseError: no grade, a restated choice ("Answer: B or C"), or two different grades.
     """
     lines = [_MARKUP.sub(" ", line).strip() for line in text.strip().splitlines()]
     lines = [line for line in lines if line]
     if lines:
         first = _LEADING_GRADE.match(lines[0])
         if first:
-            return first.group(1).upper()
-    verdicts = _LABELLED.findall(text)
+            grade = first.group(1).upper()
+            rest = text.strip()[len(text.strip().splitlines()[0]):] + " " + lines[0][first.end():]
+            others = {g.upper() for g in _OPTION_MARKER.findall(rest)} | {
+                g.upper() for g in _LABELLED.findall(text)}
+            if others - {grade}:
+                raise ParseError(f"the reply gives two grades ({grade} and {sorted(others - {grade})[0]})")
+            return grade
+    verdicts = {v.upper() for v in _LABELLED.findall(text)}
     if not verdicts:
         raise ParseError(f"no grade A-D in the reply {text[:60]!r}")
-    return verdicts[-1].upper()
+    if len(verdicts) > 1:
+        raise ParseError(f"the reply gives two grades ({', '.join(sorted(verdicts))})")
+    return verdicts.pop()

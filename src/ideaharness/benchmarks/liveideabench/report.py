@@ -57,7 +57,12 @@ def result_notes(results: dict[str, Any]) -> list[str]:
         if c.get(key):
             notes.append(f"{c[key]} {what} repl(ies) never parsed after retries: counted, never scored")
     if c.get("fallback_used"):
-        notes.append(f"{c['fallback_used']} idea(s) came from the v2 fallback prompt after an unusable reply")
+        notes.append(f"{c['fallback_used']} idea(s) came from the v2 fallback prompt after an unusable reply "
+                     "(not comparable with the published rejection rates: docs/liveideabench.md)")
+    if results["parity"]:
+        notes.append("--parity: fluency calls have no 5-second cut (the published hash.py skipped the pairs "
+                     "whose drawn judge was slower), so panels with slow judges are not expected to match "
+                     "the published fluency")
     if c.get("over_100_words"):
         notes.append(f"{c['over_100_words']} of {c.get('ideas', 0)} ideas exceed the prompt's 100 words")
     if results["scores"]["flexibility"]["value"] is None:
