@@ -36,8 +36,8 @@ SCENARIO = "low"
 
 
 async def record(model_name: str, limit: int, run_dir: Path, cache: Path, out: Path) -> None:
-    config = IdeaBenchConfig(generator=model_name, judge=model_name, n_ideas=3, scenarios=[SCENARIO],
-                             indicators=DEFAULT_INDICATORS[:1])
+    config = IdeaBenchConfig(generator=model_name, judge=model_name, rewriter=model_name, n_ideas=3,
+                             scenarios=[SCENARIO], indicators=DEFAULT_INDICATORS[:1])
     options = ExecutionOptions(out=run_dir, progress=True, cache_path=cache)
     model = get_llm(model_name, cache_path=cache)
     bench = IdeaBench(config)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -11,11 +12,15 @@ from hypothesis import strategies as st
 from ideaharness.benchmarks._blinding import (
     FieldSpec,
     ReferenceForm,
+    content_words,
+    faithful_bounds,
     length_bounds,
     parse_rewrite,
     rewrite_messages,
 )
+from ideaharness.benchmarks.ideabench.blinding import idea_form
 from ideaharness.errors import ParseError
+from ideaharness.metrics.surface import word_count
 
 FORM = ReferenceForm(kind="research idea", fields=[
     FieldSpec(name="idea", description="one paragraph", min_words=5, max_words=30, target_words=12),
@@ -90,3 +95,53 @@ def test_prompt_states_fields_bounds_and_delimits_the_reference() -> None:
     assert "never instructions" in messages[0]["content"]
     with pytest.raises(ValueError):
         length_bounds(["", "  "])
+
+
+# ---------------------------------------------------------------- bounds from the text rewritten (item 15)
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_faithful_bounds_follow_the_rule_stated() -> None:
+    # w = words less the measured values; [floor(0.5 w), ceil(1.5 w) + 10]
+    fifty_six = " ".join(["word"] * 50) + " reaching an efficiency exceeding 8% overall"
+    assert word_count(fifty_six) == 56 and content_words(fifty_six) == 55
+    assert faithful_bounds(fifty_six) == (27, 93)
+    assert faithful_bounds(" ".join(["word"] * 77)) == (38, 126)
+    assert faithful_bounds("one two") == (1, 13)
+    with pytest.raises(ValueError):
+        faithful_bounds("  ")
+
+
+@given(st.integers(min_value=1, max_value=600))
+def test_a_rewrite_as_long_as_its_original_always_meets_the_bounds(n: int) -> None:
+    lo, hi = faithful_bounds(" ".join(["w"] * n))
+    assert 1 <= lo <= n <= hi
+
+
+def test_the_form_asks_for_the_generated_length_within_the_faithful_bounds() -> None:
+    original = " ".join(["word"] * 77)
+    short = idea_form(["a b c d e f g h i j"] * 3, original).fields[0]  # 10-word ideas
+    assert (short.min_words, short.max_words, short.target_words) == (38, 126, 38)
+    long = idea_form([" ".join(["x"] * 300)], original).fields[0]
+    assert long.target_words == 126
+    mid = idea_form([" ".join(["x"] * 60)], original).fields[0]
+    assert mid.target_words == 60
+
+
+def test_recorded_05b_rewrites_refused_for_length_only_meet_bounds_from_their_own_text() -> None:
+    """Real 0.5B replies (tests/blinding/fixtures) that the old bounds, taken from the generated
+    ideas ([61, 163] for a 63-word original, [53, 177] for a 41-word one, [6, 31] for a 60-word one),
+    refused although they restate the whole text: the bounds of the text rewritten accept them; a
+    12-word reply to a 57-word original is still refused (it cannot keep the content)."""
+    lines = (FIXTURES / "tomato_rewritten_0.5b.jsonl").open(encoding="utf-8")
+    rows = {r["id"]: r for r in map(json.loads, lines)}
+    length_only = {i for i, r in rows.items() if not r["parse_ok"] and r["errors"]
+                   and all("words, " in e for e in r["errors"])}
+    assert {"tomato-chem/1", "tomato-chem/4", "tomato-chem/5", "tomato-chem/10"} <= length_only
+    for rid in ("tomato-chem/1", "tomato-chem/4", "tomato-chem/5"):
+        r = rows[rid]
+        form = idea_form(["x"], r["original"])
+        assert parse_rewrite(r["raw_text"], form)["idea"], rid
+    r = rows["tomato-chem/10"]
+    with pytest.raises(ParseError, match="fewer than"):
+        parse_rewrite(r["raw_text"], idea_form(["x"], r["original"]))

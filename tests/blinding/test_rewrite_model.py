@@ -25,20 +25,20 @@ IDEAS = [" ".join(["word"] * n) for n in (40, 55, 70)]
 async def test_the_05b_model_rewrites_tomato_ground_truths_into_clean_ideas(tmp_path: Path) -> None:
     model = get_llm(MODEL, cache_path=tmp_path / "cache.sqlite")
     steps = StepRunner(RunStore(tmp_path / "run", {"test": "rewrite"}), max_attempts=3, progress=False)
-    form = idea_form(IDEAS)
     truths = [i for i in load_tomato_chem() if reference_lead(i.ground_truth.idea or "")][:4]
-    records = [await rewrite_reference(steps, model, "rewrite", inst.id, inst.ground_truth.idea or "", form)
-               for inst in truths]
+    records = [await rewrite_reference(steps, model, "rewrite", inst.id, inst.ground_truth.idea or "",
+                                       idea_form(IDEAS, inst.ground_truth.idea or "")) for inst in truths]
     assert all(r is not None for r in records)
     parsed = [rewritten(r) for r in records]
     # the 0.5B model passes the check for about 2 in 5 TOMATO-Chem ground truths (2 of these 4 when
     # recorded; 5 of 13 in tests/blinding/fixtures): the rest stay too short or keep a measured value
     assert any(p is not None for p in parsed), [r["judgment"]["errors"] for r in records if r]
-    for fields in parsed:
-        if fields is None:
+    for fields, rec in zip(parsed, records, strict=True):
+        if fields is None or rec is None:
             continue
-        text = fields["idea"]
-        assert form.fields[0].min_words <= word_count(text) <= form.fields[0].max_words
+        text, bounds = fields["idea"], rec["form"]["fields"][0]
+        assert rec["rewriter"] == MODEL
+        assert bounds["min_words"] <= word_count(text) <= bounds["max_words"]
         assert not (reference_lead(text) or self_references(text) or measured_results(text))
     checks = ("words, fewer than", "words, more than", "quotes measured results", "claims findings",
               "refers to a publication", "opens like a paper's summary", "is empty")

@@ -5,14 +5,30 @@ paper) together with generated items without being told which is which, a positi
 enough: a published ground truth that opens with "The hypothesis is that ...", says "this paper"
 or quotes measured results is recognised by its form (see :mod:`ideaharness.metrics.surface`).
 By default each benchmark therefore shows the judge a *rewrite* of the reference: one recorded,
-cached LLM step (template ``prompts/reference_rewrite.j2``, the judge model) that restates it in
-the same fields as the generated items, within their length in words, with no measured results,
-no self-references and no reference-style opening. :func:`parse_rewrite` checks all of that; a
-reply that fails the check is a parse failure (retried, then counted), and a reference whose
-rewrite failed is not judged at all — never shown unblinded. ``parity`` keeps the published text.
+cached LLM step (template ``prompts/reference_rewrite.j2``) that restates it in the same fields as
+the generated items, with no measured results, no self-references and no reference-style opening.
+:func:`parse_rewrite` checks all of that; a reply that fails the check is a parse failure
+(retried, then counted), and a reference whose rewrite failed is not judged at all — never shown
+unblinded. ``parity`` keeps the published text.
+
+*Length.* The word bounds that are checked come from the text being rewritten, so that a faithful
+rewrite can always meet them (:func:`faithful_bounds`: half to one and a half times the original's
+words once its measured values are dropped, plus :data:`FAITHFUL_SLACK`). The generated items'
+typical length is what the prompt asks for (``target_words``, clipped into those bounds), not a
+check: bounds taken from the generated items (a 77-word original had to fit [5, 38] words beside
+short ideas, a 41-word one [53, 177]) refused most faithful rewrites, and the instances they
+dropped left headlines resting on m = 1. The length difference that remains is what the surface
+check's ``words`` row reports.
+
+*Who rewrites.* The rewriter is a model role of its own (:func:`default_rewriter`: by default
+neither the judge nor the generator where one is available), because a judge ranks its own text
+above others' (self-preference): the rewrite record names its model (``rewriter``).
+
+*Drops.* :func:`rewrite_counts` reports the share of references the check dropped; above
+:data:`REWRITE_DROP_WARNING` the benchmark warns that its headline rests on the rest.
 
 The record (step chosen by the benchmark) holds the judgment (raw text, parsed fields, parse
-status), the original text and the form asked for (fields and word bounds).
+status), the original text, the form asked for (fields and word bounds) and the rewriter model.
 """
 
 from __future__ import annotations
@@ -36,6 +52,17 @@ from ideaharness.metrics.surface import (
 )
 from ideaharness.prompts import render
 from ideaharness.runner.steps import StepRunner
+
+FAITHFUL_MIN_SHARE = 0.5
+"""A rewrite that keeps the content has at least this share of the original's words ..."""
+FAITHFUL_MAX_SHARE = 1.5
+"""... and at most this share ..."""
+FAITHFUL_SLACK = 10
+"""... plus this many words (a short original restated in full sentences grows)."""
+REWRITE_DROP_WARNING = 0.2
+"""A run warns when the rewrite check dropped more than this share of the references it tried."""
+LOCAL_REWRITERS = ("local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-0.5b")
+"""The bundled models a default rewriter is chosen among, in this order (see :func:`default_rewriter`)."""
 
 LENGTH_TOLERANCE = 0.25
 """Word bounds derived from generated items are widened by this share of their extremes ..."""
@@ -83,6 +110,68 @@ def length_bounds(
     lo = max(1, math.floor(min(low * (1 - tolerance), low - slack)))
     hi = max(lo, math.ceil(max(high * (1 + tolerance), high + slack)))
     return lo, hi
+
+
+def content_words(text: str) -> int:
+    """Words of ``text`` less the words of its measured values (:func:`~ideaharness.metrics.surface.
+    measured_results`), which a rewrite must drop."""
+    return max(0, word_count(text) - sum(word_count(m) for m in measured_results(text)))
+
+
+def faithful_bounds(original: str, *, min_share: float = FAITHFUL_MIN_SHARE,
+                    max_share: float = FAITHFUL_MAX_SHARE, slack: int = FAITHFUL_SLACK) -> tuple[int, int]:
+    """Word bounds that a rewrite keeping the content of ``original`` can meet.
+
+    With w = :func:`content_words` of ``original``: lo = max(1, floor(min_share·w)),
+    hi = max(lo, ceil(max_share·w) + slack). E.g. a 56-word original quoting one measured value
+    ("8%") gives w = 55 and [27, 93]; a 77-word one without measured values [38, 126]. (Rule of
+    this project: a paraphrase keeps most of its source's length; the factors are wide enough for
+    a restatement that drops the results and turns a finding into a proposal.)
+
+    Raises:
+        ValueError: ``original`` has no words.
+    """
+    w = content_words(original)
+    if w == 0:
+        raise ValueError("no text to rewrite")
+    lo = max(1, math.floor(min_share * w))
+    return lo, max(lo, math.ceil(max_share * w) + slack)
+
+
+def paragraph_form(kind: str, name: str, description: str, original: str,
+                   generated: Sequence[str]) -> ReferenceForm:
+    """A one-field form for rewriting ``original``: checked bounds :func:`faithful_bounds` of the
+    original, asked length the generated items' :func:`typical_length` clipped into them.
+
+    Raises:
+        ValueError: ``original`` has no words or no generated text is non-empty.
+    """
+    lo, hi = faithful_bounds(original)
+    target = min(hi, max(lo, typical_length(generated)))
+    return ReferenceForm(kind=kind, fields=[FieldSpec(name=name, description=description, min_words=lo,
+                                                      max_words=hi, target_words=target)])
+
+
+def default_rewriter(judge: str, generator: str | None = None, rewriter: str | None = None) -> str:
+    """The model that rewrites references (a model string).
+
+    Rule: ``rewriter`` when given; else, when the run already uses a bundled local model (judge or
+    generator ``local/...``), the first of :data:`LOCAL_REWRITERS` that is neither the judge nor the
+    generator; else the generator when it is not the judge (the judge then never ranks its own
+    text, and the reference reads like the ideas it is ranked with); else the judge itself (then
+    reported: rewriter = judge counts as self-judged). No model of another provider is added
+    unasked (it could need a key or a download the run did not ask for).
+    """
+    if rewriter:
+        return rewriter
+    used = {judge, generator} - {None}
+    if any(str(m).startswith("local/") for m in used):
+        for model in LOCAL_REWRITERS:
+            if model not in used:
+                return model
+    if generator and generator != judge:
+        return generator
+    return judge
 
 
 def typical_length(texts: Sequence[str]) -> int:
@@ -173,7 +262,7 @@ def rewrite_messages(form: ReferenceForm, text: str) -> list[Message]:
 
 async def rewrite_reference(
     steps: StepRunner,
-    judge: ChatModel,
+    rewriter: ChatModel,
     step: str,
     instance_id: str,
     text: str,
@@ -184,17 +273,17 @@ async def rewrite_reference(
     seed: int = 0,
     max_tokens: int | None = None,
 ) -> dict[str, Any] | None:
-    """Rewrite one reference with ``judge`` and record it (resumes from the record).
+    """Rewrite one reference with the ``rewriter`` model and record it (resumes from the record).
 
     Returns:
-        The record ``{"judgment", "original", "form"}``; None when the model call failed for good
-        (not recorded: a re-run retries it).
+        The record ``{"judgment", "original", "form", "rewriter"}`` (``rewriter``: the model
+        string); None when the model call failed for good (not recorded: a re-run retries it).
     """
     budget = max_tokens or 64 + 2 * sum(f.max_words for f in form.fields)
     return await steps.judge_step(
-        step, instance_id, key, judge, rewrite_messages(form, text), lambda t: parse_rewrite(t, form),
-        extra={"original": text, "form": form.model_dump()}, json_schema=rewrite_schema(form),
-        temperature=temperature, seed=seed, max_tokens=budget,
+        step, instance_id, key, rewriter, rewrite_messages(form, text), lambda t: parse_rewrite(t, form),
+        extra={"original": text, "form": form.model_dump(), "rewriter": getattr(rewriter, "model", None)},
+        json_schema=rewrite_schema(form), temperature=temperature, seed=seed, max_tokens=budget,
     )
 
 
@@ -206,10 +295,28 @@ def rewritten(record: dict[str, Any] | None) -> dict[str, str] | None:
     return fields
 
 
-def rewrite_counts(records: Sequence[dict[str, Any] | None]) -> dict[str, int]:
-    """``{"rewritten", "failed", "not_done"}`` over rewrite records (None = not done)."""
+def rewrite_counts(records: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
+    """Counts over rewrite records (None = not done).
+
+    Returns:
+        ``{"rewritten", "failed", "not_done"}`` (ints), ``"dropped_share"`` = failed / (rewritten +
+        failed) in [0, 1] (None when none was tried), ``"drop_warning"`` (True when the share
+        exceeds :data:`REWRITE_DROP_WARNING`, stated as ``"drop_threshold"``) and ``"rewriters"``
+        (model -> references it rewrote, parsed or not).
+    """
+    done = [r for r in records if r is not None]
+    ok = sum(1 for r in done if r["judgment"]["parse_ok"])
+    share = (len(done) - ok) / len(done) if done else None
+    rewriters: dict[str, int] = {}
+    for r in done:
+        model = str(r.get("rewriter") or r["judgment"].get("judge_model"))
+        rewriters[model] = rewriters.get(model, 0) + 1
     return {
-        "rewritten": sum(1 for r in records if r is not None and r["judgment"]["parse_ok"]),
-        "failed": sum(1 for r in records if r is not None and not r["judgment"]["parse_ok"]),
-        "not_done": sum(1 for r in records if r is None),
+        "rewritten": ok,
+        "failed": len(done) - ok,
+        "not_done": len(records) - len(done),
+        "dropped_share": share,
+        "drop_threshold": REWRITE_DROP_WARNING,
+        "drop_warning": share is not None and share > REWRITE_DROP_WARNING,
+        "rewriters": dict(sorted(rewriters.items())),
     }

@@ -3,10 +3,15 @@
 The judge ranks the n generated ideas and the target paper's idea without being told which is the
 target (Guo et al. 2024, Sec. 3.3). Ground-truth ideas give themselves away by form (TOMATO-Chem:
 "The hypothesis is that ...", "the paper", measured results), so by default the ranking shows a
-rewrite of the target idea (:mod:`ideaharness.benchmarks._blinding`): one paragraph, as long as the
-scenario's generated ideas (their word range, widened), with no result, self-reference or
-reference-style opening. Record ``rewrite/<scenario>`` per instance; a failed rewrite leaves the
-instance out of the ranking (counted). ``parity``: the published target text.
+rewrite of the target idea (:mod:`ideaharness.benchmarks._blinding`): one paragraph with no
+result, self-reference or reference-style opening, asked to be as long as the scenario's generated
+ideas (their median words) and checked against word bounds a faithful rewrite of that target can
+meet (:func:`~ideaharness.benchmarks._blinding.faithful_bounds`). The rewriter is the run's
+``rewriter`` model (:func:`~ideaharness.benchmarks._blinding.default_rewriter`: by default neither
+the judge nor the generator where one is available). Record ``rewrite/<scenario>`` per instance
+(with its ``rewriter``); a failed rewrite leaves the instance out of the ranking (counted, and
+warned about above :data:`~ideaharness.benchmarks._blinding.REWRITE_DROP_WARNING` of the
+instances). ``parity``: the published target text.
 """
 
 from __future__ import annotations
@@ -15,13 +20,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ideaharness.benchmarks._blinding import (
-    FieldSpec,
     ReferenceForm,
-    length_bounds,
+    paragraph_form,
     rewrite_counts,
     rewrite_reference,
     rewritten,
-    typical_length,
 )
 from ideaharness.benchmarks.ideabench.config import Scenario
 from ideaharness.metrics.surface import surface_report
@@ -35,12 +38,14 @@ IDEA_DESCRIPTION = ("the research idea as one brief paragraph stating a hypothes
                     "tested")
 
 
-def idea_form(idea_texts: Sequence[str]) -> ReferenceForm:
-    """The form of the generated ideas: one ``idea`` paragraph within their word range."""
-    lo, hi = length_bounds(idea_texts)
-    return ReferenceForm(kind="research idea",
-                         fields=[FieldSpec(name=IDEA_FIELD, description=IDEA_DESCRIPTION, min_words=lo,
-                                           max_words=hi, target_words=typical_length(idea_texts))])
+def idea_form(idea_texts: Sequence[str], target: str) -> ReferenceForm:
+    """The form ``target`` is rewritten into: one ``idea`` paragraph, within word bounds a faithful
+    rewrite of ``target`` meets, asked at the generated ideas' median length (clipped into them).
+
+    Raises:
+        ValueError: ``target`` has no words or no idea text is non-empty.
+    """
+    return paragraph_form("research idea", IDEA_FIELD, IDEA_DESCRIPTION, target, idea_texts)
 
 
 def rewrite_step(scenario: str) -> str:
@@ -56,8 +61,9 @@ async def rewrite_target(bench: IdeaBench, inst: Instance, scenario: Scenario) -
     if not ideas or not target:
         return
     await rewrite_reference(
-        bench.steps, bench.judge, rewrite_step(scenario), inst.id, target, idea_form([i.text for i in ideas]),
-        temperature=bench.config.judge_temperature, seed=bench.config.seed,
+        bench.steps, bench.rewriter, rewrite_step(scenario), inst.id, target,
+        idea_form([i.text for i in ideas], target), temperature=bench.config.judge_temperature,
+        seed=bench.config.seed,
     )
 
 

@@ -10,7 +10,7 @@ from ideaharness.errors import UserError
 from ideaharness.metrics.similarity import DEFAULT_BERTSCORE_MODEL
 from ideaharness.runner.protocol import GeneratorJudgeConfig
 
-BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
+BENCHMARK_VERSION = "3"  # 2: references blinded by default (issue 9); 3: rewriter role, faithful bounds
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Scenario = Literal["low", "high"]
 
@@ -72,6 +72,10 @@ class IdeaBenchConfig(GeneratorJudgeConfig):
         description="Insight Score indicator NAME or NAME=DEFINITION.")
     parity: bool = Field(False, description="Published ranking: the target idea's published text, always "
                          "shown first (default: rewritten, shuffled).")
+    rewriter: str | None = Field(None, description="Model that rewrites the target idea for the blind "
+                                 "ranking (default: a bundled local model that is neither judge nor "
+                                 "generator when the run uses one, else the generator if it is not the "
+                                 "judge, else the judge).")
     bertscore_model: str = Field(DEFAULT_BERTSCORE_MODEL, description="BERTScore model name or directory.")
     bertscore_layers: int | None = Field(None, description="BERTScore layer (default: the model's).")
     generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")

@@ -63,6 +63,9 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             detail_rows.append(
                 [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, None, v["ci95"]]
             )
+            for model, b in (v.get("by_rewriter") or {}).items():
+                detail_rows.append([f"{scenario}: insight {name}, target written by {model}", b["m"],
+                                    b["insight_score"], None, None, None, b["ci95"]])
     blind_rows = []
     for scenario, block in results["scenarios"].items():
         blinding = block.get("blinding")
@@ -159,10 +162,29 @@ def skip_notes(results: dict[str, Any]) -> list[str]:
                 "to fit the model's context (max_prompt_tokens)"
             )
         blinding = block.get("blinding") or {}
-        failed = (blinding.get("rewrite") or {}).get("failed")
-        if failed:
+        rewrite = blinding.get("rewrite") or {}
+        failed = rewrite.get("failed")
+        if rewrite.get("drop_warning"):
+            tried = rewrite["rewritten"] + rewrite["failed"]
+            notes.append(f"WARNING {scenario}: the rewrite check dropped {failed} of {tried} target ideas "
+                         f"({rewrite['dropped_share']:.0%}, above {rewrite['drop_threshold']:.0%}): the "
+                         f"Insight Score rests on the {rewrite['rewritten']} left (rewriter "
+                         f"{', '.join(rewrite.get('rewriters') or {}) or results.get('rewriter')})")
+        elif failed:
             notes.append(f"{scenario}: the target idea of {failed} instance(s) could not be rewritten into "
                          "the generated ideas' form (parse failure): not ranked")
+        for name, ins in block["insight"].items():
+            if ins["m"] < 2:
+                shown = "no value" if ins["insight_score"] is None else f"{ins['insight_score']:.3f}"
+                notes.append(f"WARNING {scenario}: insight {name} is {shown} from m = {ins['m']} ranked "
+                             f"instance(s) of {ins.get('instances', results['instances'])}: no interval, "
+                             "not a result to compare")
+        judge = results.get("judge")
+        for name, ins in block["insight"].items():
+            if judge and judge in (ins.get("by_rewriter") or {}):
+                notes.append(f"{scenario}: insight {name}: the target ideas were rewritten by the judge "
+                             f"({judge}) itself; a judge may prefer its own text (give --rewriter)")
+                break
         for name in (blinding.get("surface") or {}).get("separating", []):
             notes.append(f"{scenario}: the surface feature {name!r} alone tells the target idea from the "
                          "generated ideas (separation >= 0.75): the ranking is not blind")

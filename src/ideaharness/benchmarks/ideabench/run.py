@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks._blinding import default_rewriter
 from ideaharness.benchmarks.ideabench.blinding import blinding_block, rewrite_target, shown_target
 from ideaharness.benchmarks.ideabench.config import (
     BENCHMARK_VERSION,
@@ -139,6 +140,22 @@ class IdeaBench(Benchmark):
 
     config: IdeaBenchConfig
 
+    @property
+    def rewriter_model(self) -> str | None:
+        """The model string that rewrites target ideas (None under parity: nothing is rewritten);
+        the rule is :func:`~ideaharness.benchmarks._blinding.default_rewriter`."""
+        if self.config.parity:
+            return None
+        return default_rewriter(self.config.judge, self.config.generator, self.config.rewriter)
+
+    def model_roles(self) -> dict[str, str]:
+        """``generator`` and ``judge``; ``rewriter`` too when it is a model of its own (a rewriter
+        that is the judge or the generator uses that role's client)."""
+        roles = {"generator": self.config.generator, "judge": self.config.judge}
+        if self.rewriter_model is not None and self.rewriter_model not in roles.values():
+            roles["rewriter"] = self.rewriter_model
+        return roles
+
     def input_files(self) -> Mapping[str, Sequence[Path]]:
         """``--data`` files (their sha256 is part of the run's identity)."""
         return {"--data": data_files(self.config.data)}
@@ -153,6 +170,9 @@ class IdeaBench(Benchmark):
         self.steps = ctx.steps
         self.generator = ctx.model("generator")
         self.judge = ctx.model("judge")
+        rewriter = self.rewriter_model
+        self.rewriter = (self.judge if rewriter in (None, self.config.judge) else
+                         self.generator if rewriter == self.config.generator else ctx.model("rewriter"))
         self.scorer = BertScorer(self.config.bertscore_model, self.config.bertscore_layers)
 
     # -- steps ---------------------------------------------------------------
@@ -234,6 +254,15 @@ class IdeaBench(Benchmark):
             )
             for i, item in enumerate(record["judgment"]["parsed"])
         ]
+
+    def reference_author(self, inst: Instance, scenario: Scenario) -> str:
+        """Who wrote the target text the ranking showed: the rewriter model recorded with its
+        rewrite, or ``"published"`` under parity (the paper's own text)."""
+        if self.config.parity:
+            return "published"
+        rec = self.store.get(f"rewrite/{scenario}", inst.id) or {}
+        judged_by = (rec.get("judgment") or {}).get("judge_model")
+        return str(rec.get("rewriter") or judged_by or self.rewriter_model)
 
     def comparison_text(self, inst: Instance) -> tuple[str | None, str]:
         """What similarity and overlap compare against: the abstract, else the target idea."""
@@ -351,7 +380,7 @@ class IdeaBench(Benchmark):
             seed=self.config.seed,
             json_schema=ranking_schema(labels),
             positions=[item_id for item_id, _ in shown],
-            extra={"labels": labels, "target_label": target_label},
+            extra={"labels": labels, "target_label": target_label, "reference_by": self.rewriter_model},
         )
 
     async def reask_ranks(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
@@ -423,6 +452,7 @@ class IdeaBench(Benchmark):
             "bootstrap": bootstrap_settings(cfg.bootstrap_resamples, cfg.seed),
             "generator": cfg.generator,
             "judge": cfg.judge,
+            "rewriter": self.rewriter_model,
             "seed": cfg.seed,
             "n": cfg.n_ideas,
             "instances": len(instances),
@@ -430,7 +460,7 @@ class IdeaBench(Benchmark):
             "similarity_settings_hash": self.scorer.settings_hash,
             "scenarios": {},
         }
-        boot = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
+        boot: dict[str, Any] = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
         target_sources = Counter(self.target_text(i)[1] for i in instances)
         results["target_idea_sources"] = dict(target_sources)
         for scenario in cfg.scenarios:
@@ -470,12 +500,23 @@ class IdeaBench(Benchmark):
                     if r and r["judgment"]["parse_ok"]
                 ]
                 per_instance = [(r - 1) / cfg.n_ideas for r in ranks]
+                by_rewriter: dict[str, list[int]] = {}
+                for inst, r in zip(instances, recs, strict=True):
+                    if r and r["judgment"]["parse_ok"]:
+                        by_rewriter.setdefault(self.reference_author(inst, scenario), []).append(
+                            target_rank(r["judgment"]["parsed"], r["target_label"]))
                 block["insight"][ind.name] = {
                     "insight_score": insight_score(ranks, cfg.n_ideas) if ranks else None,
                     "m": len(ranks),
+                    "instances": len(instances),
                     "ci95": bootstrap_ci(per_instance, **boot),
                     "parse_failures": sum(1 for r in recs if r and not r["judgment"]["parse_ok"]),
                     "rank_counts": {str(k): v for k, v in sorted(Counter(ranks).items())},
+                    "by_rewriter": {
+                        model: {"m": len(rs), "insight_score": insight_score(rs, cfg.n_ideas),
+                                "mean_rank": sum(rs) / len(rs),
+                                "ci95": bootstrap_ci([(x - 1) / cfg.n_ideas for x in rs], **boot)}
+                        for model, rs in sorted(by_rewriter.items())},
                 }
             block["blinding"] = blinding_block(self, instances, scenario)
             block["duplicates"] = duplicate_report(

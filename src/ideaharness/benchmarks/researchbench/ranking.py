@@ -27,12 +27,10 @@ from typing import Any
 import numpy as np
 
 from ideaharness.benchmarks._blinding import (
-    FieldSpec,
     ReferenceForm,
-    length_bounds,
+    paragraph_form,
     rewrite_reference,
     rewritten,
-    typical_length,
 )
 from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of
 from ideaharness.data.pools import CandidatePool, derive_seed
@@ -47,12 +45,11 @@ HYPOTHESIS_DESCRIPTION = ("the research hypothesis as one paragraph that answers
                           "naming the materials, methods or mechanisms involved")
 
 
-def hypothesis_form(negatives: Sequence[str]) -> ReferenceForm:
-    """The negatives' form: one ``hypothesis`` paragraph within their word range."""
-    lo, hi = length_bounds(negatives)
-    field = FieldSpec(name="hypothesis", description=HYPOTHESIS_DESCRIPTION, min_words=lo, max_words=hi,
-                      target_words=typical_length(negatives))
-    return ReferenceForm(kind="research hypothesis", fields=[field])
+def hypothesis_form(negatives: Sequence[str], gold: str) -> ReferenceForm:
+    """The negatives' form: one ``hypothesis`` paragraph, asked at their median length, checked
+    within word bounds a faithful rewrite of ``gold`` meets (:func:`~ideaharness.benchmarks._blinding.
+    paragraph_form`)."""
+    return paragraph_form("research hypothesis", "hypothesis", HYPOTHESIS_DESCRIPTION, gold, negatives)
 
 
 async def rewrite_gold(
@@ -66,7 +63,7 @@ async def rewrite_gold(
         (record None: not recorded, a re-run retries it).
     """
     record = await rewrite_reference(steps, judge_model, STEP_REWRITE, instance_id, gold,
-                                     hypothesis_form(negatives), temperature=temperature, seed=seed)
+                                     hypothesis_form(negatives, gold), temperature=temperature, seed=seed)
     fields = rewritten(record)
     return (fields["hypothesis"] if fields else None), record
 
