@@ -108,6 +108,7 @@ def test_compare_cli_table_json_and_html(
         and 'id="ih-data"' in html
         and "http" not in html.split("<body>")[1]
     )
+    assert "n too small (6 &lt; 10)" in html and "<th>p (Holm)</th>" in html and "yes</span>" not in html
     main(["compare", str(runs["researchbench_a"]), str(runs["researchbench_b"]), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert data["benchmark"] == "researchbench" and data["method"]["unit"].startswith("instance")
