@@ -166,3 +166,44 @@ def test_min_p_adjustment_is_seeded_and_recorded() -> None:
 def test_holm_reference_adjustment() -> None:
     # Holm (1979): p = (0.01, 0.04, 0.03) -> (0.03, 0.06, 0.06)
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_ideabench_run_whose_judge_ranks_the_last_shown_idea_first_warns(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real 1.5B judge ranked the last-shown idea first in 6 of 6 IdeaBench rankings and the run
+    showed no warning: the same behaviour, scripted, through a real run and its console output."""
+    import json
+    import re
+
+    import ideaharness
+    from ideaharness.llm.scripted import ScriptedModel
+    from ideaharness.report.console import print_reliability
+    from tests.ideabench.conftest import ideabench_responder
+
+    base = ideabench_responder()
+
+    def last_first(messages: list[dict[str, str]]) -> str:
+        user = messages[-1]["content"]
+        if "Rank the following" in user:
+            labels = re.search(r"exactly once \(([A-Z, ]+)\)", user).group(1).split(", ")
+            return json.dumps({"ranking": [labels[-1], *labels[:-1]], "rationale": "the last one"})
+        return base(messages)
+
+    model = ScriptedModel(last_first)
+    results = ideaharness.run(
+        "ideabench",
+        generator=model,
+        judge=model,
+        limit=6,
+        out=tmp_path / "run",
+        progress=False,
+        use_cache=False,
+        consistency_sample=0.0,
+    )
+    block = results["reliability"]["metrics"]["rank/low/novelty"]["judges"][model.model]
+    assert block["position"]["n_judgments"] == 6 and block["position"]["position"] == "last"
+    assert block["position"]["p_value"] == pytest.approx(2 * 0.25**6)
+    print_reliability(results)
+    printed = capsys.readouterr().out
+    assert "rank/low/novelty: judge" in printed and "favours the item shown last" in printed

@@ -88,9 +88,8 @@ def shown_items(run: RunData) -> dict[tuple[str, str, str], list[list[Any]]]:
     """(step, instance, key) -> ``[[letter, item id, text], ...]`` for each recorded judgment that
     named the shown items by letters (``labels`` beside the judgment's ``positions``: IdeaBench's
     rankings); empty for a run without records on disk."""
-    records_dir = run.path / "records"
-    if not records_dir.is_dir():
-        return {}
+    if not ((run.path / "records").is_dir() and (run.path / "config.json").is_file()):
+        return {}  # (scores, judgments) frames, or a folder that is not a run
     from ideaharness.analysis.load import read_records
 
     records, _, _ = read_records(run.path)

@@ -29,6 +29,15 @@
     if (typeof v === "boolean") { return v ? "yes" : "no"; }
     return String(v);
   }
+  /* recorded parse errors (a JSON list of strings) as one text; "\u2013" when there are none */
+  function errorsText(v) {
+    var list = v;
+    if (typeof v === "string") {
+      try { list = JSON.parse(v); } catch (e) { return v; }
+    }
+    if (!Array.isArray(list)) { return v; }
+    return list.length ? list.join("; ") : null;
+  }
   function short(v, n) {
     var s = fmt(v);
     return s.length > n ? s.slice(0, n) + "\u2026" : s;
@@ -107,7 +116,8 @@
       var idx = this.order[k], row = rows[idx], tr = el("tr", "ih-row");
       tr.dataset.index = String(idx);
       for (var c = 0; c < spec.columns.length; c++) {
-        var td = el("td", null, short(row[spec.colIdx ? spec.colIdx[c] : c], spec.cellWidth || 80));
+        var value = row[spec.colIdx ? spec.colIdx[c] : c], format = spec.format && spec.format[c];
+        var td = el("td", null, short(format ? format(value) : value, spec.cellWidth || 80));
         if (spec.classify) { var cls = spec.classify(row, c); if (cls) { td.className = cls; } }
         tr.appendChild(td);
       }
@@ -212,7 +222,7 @@
         field(dl, "parse status", r[JC.parse_status]);
         var shownItems = JC.shown === undefined ? null : r[JC.shown];
         field(dl, "parsed value", shownItems ? withItems(r[JC.parsed], shownItems) : r[JC.parsed], true);
-        field(dl, "parse error", r[JC.errors], true);
+        field(dl, "parse error", errorsText(r[JC.errors]), true);
         if (shownItems) {
           dl.appendChild(el("dt", null, "items shown"));
           var dd = el("dd"), list = el("ol", "ih-shown");
@@ -272,6 +282,7 @@
       var judgTable = new PagedTable(byId("ih-judg-table"), {
         columns: shown, labels: shown.map(function (c) { return labelOf[c]; }),
         colIdx: shown.map(function (c) { return JC[c]; }), rows: judg.rows, cellWidth: 60,
+        format: shown.map(function (c) { return c === "errors" ? errorsText : null; }),
         filter: function (r, i) {
           var q = jSearch.value.toLowerCase();
           if (jStep.value && r[JC.step] !== jStep.value) { return false; }
