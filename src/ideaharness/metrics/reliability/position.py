@@ -1,4 +1,4 @@
-"""Position bias of one judge, tested at the level of judgments (exact tests, Holm-adjusted).
+"""Position bias of one judge, tested at the level of judgments (exact tests, family-wise adjusted).
 
 One judgment is one independent draw under the null hypothesis "the judge has no preference for
 any shown position"; the points of one judgment (both sides of a pair, the ranks of one ranking)
@@ -11,14 +11,15 @@ are never pooled as if they were independent. Per kind:
   shown), so the sum's exact distribution is the convolution of n discrete uniforms; the two-sided
   p-value sums the probabilities of every sum no more likely than the one observed (the rule
   ``binomtest`` uses). A judge that puts the last-shown idea first in 6 of 6 rankings of 4 has a
-  rank sum of 6, probability (1/4)^6 = 0.00024.
+  rank sum of 6 at the last position, probability (1/4)^6 = 0.00024 (two-sided p 0.00049: a sum of
+  24 is as unlikely).
 * ``choice``: for each shown position k, the number of judgments that chose the option at k.
   Under the null a judgment choosing s of m options picks position k with probability s/m, so the
   count is Poisson-binomial (a Binomial(n, 1/m) for single choices among m), computed exactly by
   convolving the binomials of equal (s, m).
 
 The family of per-position tests (m positions; one for pairs) is adjusted by the single-step
-min-P method (Westfall & Young 1993, *Resampling-Based Multiple Testing*, §2.6): the adjusted p of
+min-P method (Westfall & Young 1993, *Resampling-Based Multiple Testing*, Wiley): the adjusted p of
 a position is the share of ``resamples`` seeded data sets drawn under the null whose smallest
 per-position p is at most the observed one, ``(1 + b) / (1 + B)``. It controls the family-wise
 error rate at ``alpha`` and, unlike Holm's bound (:func:`holm`, Holm 1979, kept for reference),
