@@ -69,6 +69,24 @@ def _aiideabench(out: Path) -> None:
     aiib_run(out)
 
 
+def _aiideabench_literature(out: Path) -> None:
+    """Literature novelty (NA) and feasibility (FA) against a loopback Semantic Scholar server."""
+    import datetime as dt
+
+    from ideaharness.api import arun
+    from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
+    from ideaharness.runner.options import ExecutionOptions
+    from tests.aiideabench.test_aiib_pipeline import DATA, _s2_server, responder, toy_embed
+
+    with _s2_server(dt.date(2023, 10, 3)) as server:
+        config = AIIdeaBenchConfig(data=DATA, generator="scripted/gen", judge="scripted/judge", n_ideas=1,
+                                   metrics=["novelty", "feasibility"], scholar_base_url=server.base_url,
+                                   bootstrap_resamples=50)
+        asyncio.run(arun("aiideabench", config=config, options=ExecutionOptions(out=out, progress=False),
+                         generator=ScriptedModel(responder(), model="scripted/gen"),
+                         judge=ScriptedModel(responder(), model="scripted/judge"), embed_fn=toy_embed))
+
+
 def _researchbench(out: Path) -> None:
     from tests.analysis.saved_runs import researchbench_run
 
@@ -126,23 +144,19 @@ def _liveideabench(out: Path) -> None:
                     bootstrap_resamples=100)
 
 
-RECIPES: dict[str, dict[str, Callable[[Path], None]]] = {
-    "ideabench": {"all scenarios": _ideabench},
-    "aiideabench": {"imcq, i2i, i2t": _aiideabench},
-    "researchbench": {"retrieval, composition, ranking": _researchbench},
-    "ligbench": {"generated and ScholarIdeas": _ligbench},
-    "ligbench-judge": {"both orders": _ligbench_judge},
-    "liveideabench": {"v2": _liveideabench},
+Recipe = tuple[Callable[[Path], None], tuple[str, ...]]
+RECIPES: dict[str, dict[str, Recipe]] = {
+    "ideabench": {"all scenarios": (_ideabench, ("similarity/", "overlap/", "insight/"))},
+    "aiideabench": {"imcq, i2i, i2t": (_aiideabench, ("imcq/", "i2i/", "i2t/")),
+                    "novelty, feasibility": (_aiideabench_literature, ("novelty/", "feasibility"))},
+    "researchbench": {"retrieval, composition, ranking": (_researchbench,
+                                                          ("retrieval/", "composition/", "ranking/"))},
+    "ligbench": {"generated and ScholarIdeas": (_ligbench, ("rating", "soundness"))},
+    "ligbench-judge": {"both orders": (_ligbench_judge, ("judge_accuracy/",))},
+    "liveideabench": {"v2": (_liveideabench, ("originality", "feasibility", "clarity", "fluency"))},
 }
-"""A small real run of each registered benchmark, per variant (a benchmark with several tasks runs
-them all in one run; ``REQUIRED_PREFIXES`` checks that each produced scores)."""
-REQUIRED_PREFIXES: dict[str, tuple[str, ...]] = {
-    "ideabench": ("similarity/", "overlap/", "insight/"),
-    "aiideabench": ("imcq/", "i2i/", "i2t/"),
-    "researchbench": ("composition/", "ranking/"),
-    "liveideabench": ("originality", "feasibility", "clarity", "fluency"),
-    "ligbench-judge": ("judge_accuracy/",),
-}
+"""A small real run of each registered benchmark per variant, and the metric prefixes each must
+produce (a benchmark with several tasks runs them all in one run, and every task must score)."""
 
 
 def _viewer_payload(report: str) -> dict[str, Any]:
@@ -187,8 +201,7 @@ def test_every_registered_benchmark_has_a_recipe() -> None:
 
 
 def _cases() -> list[tuple[str, str]]:
-    cases = [(name, variant) for name in sorted(benchmarks())
-             for variant in RECIPES.get(name, {"(none)": None})]
+    cases = [(name, variant) for name in sorted(benchmarks()) for variant in RECIPES.get(name) or ["(none)"]]
     return cases or [("(empty registry)", "(none)")]
 
 
@@ -197,8 +210,9 @@ def test_one_value_and_one_n_per_metric_on_every_surface(
     name: str, variant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    recipe = RECIPES.get(name, {}).get(variant)
-    assert recipe is not None, f"{name}: registered but no run recipe, so it cannot be checked"
+    entry = RECIPES.get(name, {}).get(variant)
+    assert entry is not None, f"{name}: registered but no run recipe, so it cannot be checked"
+    recipe, prefixes = entry
     reader = score_reader(name)
     assert reader is not None, f"{name}: declares no score reader; load_run/export/compare show nothing"
     out = tmp_path / "run"
@@ -207,7 +221,7 @@ def test_one_value_and_one_n_per_metric_on_every_surface(
     run = ideaharness.load_run(out)
     scores = run.scores
     assert len(scores) > 0, f"{name}: the run produced no score rows to check"
-    for prefix in REQUIRED_PREFIXES.get(name, ()):
+    for prefix in prefixes:
         assert scores["metric"].str.startswith(prefix).any(), f"{name}: no {prefix} scores"
     assert not scores.duplicated(["system", "instance_id", "metric"]).any(), "an instance scored twice"
     assert not scores["instance_id"].str.endswith("#reask").any()

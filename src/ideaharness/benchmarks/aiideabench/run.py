@@ -93,6 +93,14 @@ register_metric(MetricSpec("aiideabench.i2i", higher_is_better=True, aggregation
 register_metric(MetricSpec("aiideabench.i2t", higher_is_better=True, aggregation="mean over instances of "
                            "the best idea's rating", ci="percentile bootstrap over instances",
                            range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 4"))
+register_metric(MetricSpec("aiideabench.novelty", higher_is_better=True,
+                           aggregation="mean over instances of the instance's mean idea novelty",
+                           ci="percentile bootstrap over instances", range=(0.0, None),
+                           source="AI Idea Bench 2025, Eq. 7 (literature novelty NA)"))
+register_metric(MetricSpec("aiideabench.feasibility", higher_is_better=True,
+                           aggregation="mean over instances of the instance's mean idea feasibility",
+                           ci="percentile bootstrap over instances", range=(0.0, None),
+                           source="AI Idea Bench 2025, Eq. 8-10 (citation feasibility FA)"))
 
 
 @register_benchmark("aiideabench")
@@ -464,9 +472,20 @@ class AIIdeaBench(Benchmark):
         return notes
 
     def headline(self, results: dict[str, Any]) -> list[MetricValue]:
-        """IMCQ, I2I and I2T per component."""
-        return [MetricValue(metric=f"aiideabench.{m}", group=f"{results['system']}/{comp}",
-                            value=results[m][comp]["mean"], ci=results[m][comp]["ci95_mean"],
-                            n=results[m][comp]["n"])
-                for m in ("imcq", "i2i", "i2t") if m in self.config.metrics  # only the metrics run
-                for comp in J.COMPONENTS if comp in results.get(m, {})]
+        """IMCQ, I2I and I2T per component; literature novelty (NA) per component and key, and
+        feasibility (FA), when they were computed."""
+        out = [MetricValue(metric=f"aiideabench.{m}", group=f"{results['system']}/{comp}",
+                           value=results[m][comp]["mean"], ci=results[m][comp]["ci95_mean"],
+                           n=results[m][comp]["n"])
+               for m in ("imcq", "i2i", "i2t") if m in self.config.metrics  # only the metrics run
+               for comp in J.COMPONENTS if comp in results.get(m, {})]
+        novelty, feasibility = results.get("novelty") or {}, results.get("feasibility") or {}
+        for key, block in novelty.items():
+            if isinstance(block, dict) and "n" in block:
+                out.append(MetricValue(metric="aiideabench.novelty", group=f"{results['system']}/{key}",
+                                       value=block["mean"], ci=block["ci95_mean"], n=block["n"]))
+        if "n" in feasibility:
+            out.append(MetricValue(metric="aiideabench.feasibility", group=str(results["system"]),
+                                   value=feasibility["mean"], ci=feasibility["ci95_mean"],
+                                   n=feasibility["n"]))
+        return out
