@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,41 @@ def test_without_a_reader_a_run_loads_its_judgments_only(tmp_path: Path) -> None
             reported_value({}, "barebench", "words", "s")
     finally:
         registry._BENCHMARKS.pop("barebench", None)
+
+
+def test_judge_accuracy_runs_of_two_judges_compare(tmp_path: Path) -> None:
+    """LigBench judge accuracy: the judge is the system under test, so runs of two judges compare
+    (no settings mismatch) under the judges' names, with one 1/0 row per judged pair."""
+    import json
+    import re
+    import shutil
+
+    from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig
+
+    fixture = Path(__file__).parents[1] / "ligbench" / "fixtures" / "pairiq_mini.jsonl"
+    corpus = tmp_path / "corpus" / "pairiq_mini.jsonl"
+    corpus.parent.mkdir()
+    shutil.copy(fixture, corpus)
+
+    def judge(longer: bool) -> ScriptedModel:
+        def reply(messages: list[dict[str, str]]) -> str:
+            a, b = re.findall(r"Main target: (.+)", messages[-1]["content"])[:2]
+            v = 1.0 if (len(a) > len(b)) == longer else 0.0
+            return json.dumps({"rating": v, "soundness": v, "contribution": v})
+        return ScriptedModel(reply, model=f"scripted/{'longer' if longer else 'shorter'}")
+
+    for longer in (True, False):
+        model = judge(longer)
+        asyncio.run(arun("ligbench-judge", config=JudgeAccuracyConfig(judge=model.model, corpus=str(corpus),
+                                                                      n_pairs=8),
+                         options=ExecutionOptions(out=tmp_path / model.model.split("/")[1], progress=False),
+                         judge=model))
+    result = compare_runs([tmp_path / "longer", tmp_path / "shorter"], n_resamples=100)
+    assert {s["label"] for s in result["systems"]} == {"scripted/longer", "scripted/shorter"}
+    board = result["metrics"]["judge_accuracy/rating"]["leaderboard"]
+    results = json.loads((tmp_path / "longer" / "results.json").read_text())
+    accuracy = results["dimensions"]["rating"]
+    entry = next(b for b in board if b["system"] == "scripted/longer")
+    assert entry["mean"] == pytest.approx(accuracy["accuracy"]) and entry["n"] == accuracy["n"] > 0
+    # opposite judges: on every pair exactly one of them is right
+    assert sum(b["mean"] for b in board) == pytest.approx(1.0)
