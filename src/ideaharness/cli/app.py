@@ -46,8 +46,8 @@ def _version(value: bool) -> None:
 
 app = new_app(
     name="ideaharness",
-    help="Benchmark research-idea generation: IdeaBench, AI Idea Bench 2025, ResearchBench, LigBench "
-    "and every registered benchmark.",
+    help="Benchmark research-idea generation: IdeaBench, AI Idea Bench 2025, ResearchBench, LigBench, "
+    "LiveIdeaBench and every registered benchmark.",
 )
 
 

@@ -42,10 +42,13 @@ def bundled_keywords() -> list[Keyword]:
 def select_keywords(keywords: list[str], categories: list[str]) -> list[Keyword]:
     """The keywords of a run: ``keywords`` in the order given (a keyword outside the bundled list
     is kept, with no category), else the bundled list, filtered to ``categories`` when given.
+    ``--keyword`` and ``--category`` together: every keyword named must be a bundled keyword of
+    one of those categories (the flags never intersect to an empty or silently smaller run).
 
     Raises:
-        UserError: an unknown category (the message lists the known ones), or a category filter
-            that leaves nothing.
+        UserError: an unknown category (the message lists the known ones), a keyword given with
+            ``--category`` that is not in those categories (names the keyword and its category),
+            or a category filter that leaves nothing.
     """
     bundled = bundled_keywords()
     known = {k.id: k for k in bundled}
@@ -57,5 +60,14 @@ def select_keywords(keywords: list[str], categories: list[str]) -> list[Keyword]
         if unknown:
             raise UserError(f"--category {unknown[0]!r}: not a LiveIdeaBench category; choose from "
                             f"{', '.join(sorted(names))}")
+        if keywords:
+            outside = next((k for k in chosen if k.category not in categories), None)
+            if outside is not None:
+                where = f"in category {outside.category!r}" if outside.category else "not a bundled keyword"
+                raise UserError(
+                    f"--keyword {outside.id!r} is {where}, not in --category {', '.join(categories)}; "
+                    "give --keyword alone, or drop it")
         chosen = [k for k in chosen if k.category in categories]
+        if not chosen:
+            raise UserError(f"--category {', '.join(categories)}: no bundled keywords")
     return chosen
