@@ -268,6 +268,17 @@ def test_a_base_url_that_is_no_url_is_refused_up_front(tmp_path: Path, url: str,
         assert not (tmp_path / "run").exists()  # refused before the run directory exists
 
 
+@pytest.mark.parametrize("builder", ["ideabench", "aiideabench", "pairiq"])
+def test_data_build_refuses_a_base_url_that_is_no_url(tmp_path: Path, builder: str,
+                                                      capsys: pytest.CaptureFixture[str], env: None) -> None:
+    target = ["--target", "Some title"] if builder == "aiideabench" else []
+    code, err = cli(["data", "build", builder, "--out", str(tmp_path / "built"), *target, "--base-url",
+                     "not-a-url"], capsys)
+    line = one_error_line(err)
+    assert code == 1 and "not-a-url" in line and "not an http(s) URL" in line
+    assert not (tmp_path / "built").exists()
+
+
 def test_a_real_url_is_accepted() -> None:
     args = resolve(benchmarks()["ideabench"], base_url="http://127.0.0.1:8000/v1",
                    judge_base_url="https://api.example.org/v1")

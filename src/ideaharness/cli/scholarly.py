@@ -21,8 +21,21 @@ from ideaharness.errors import UserError
 build_app = new_app(help="Build a dataset from scholarly APIs (re-running resumes).")
 data_app.add_typer(build_app, name="build")
 
+def _checked_url(value: str | None) -> str | None:
+    """``--base-url`` refused before any request when it is no http(s) URL with a host."""
+    from ideaharness.net.urls import check_base_url
+
+    if value is None:
+        return None
+    try:
+        return check_base_url(value)
+    except ValueError as exc:
+        raise UserError(f"--base-url {value!r}: {exc}") from None
+
+
 BaseUrl = Annotated[
-    str | None, typer.Option(help="API root (e.g. a local replay server); default the service.")
+    str | None, typer.Option(help="API root (e.g. a local replay server); default the service.",
+                             callback=_checked_url)
 ]
 CacheDir = Annotated[Path | None, typer.Option(help="Response cache folder; default <out>/cache.")]
 MinInterval = Annotated[
