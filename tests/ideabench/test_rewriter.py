@@ -13,9 +13,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import ideaharness
 from ideaharness.benchmarks._blinding import REWRITE_DROP_WARNING, default_rewriter
+from ideaharness.cli import main
 from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.llm.testserver import OpenAICompatServer
 from tests.blinding_support import is_rewrite
 from tests.ideabench.conftest import ideabench_responder
 
@@ -127,3 +131,23 @@ def test_a_rewrite_check_within_the_stated_share_does_not_warn(tmp_path: Path) -
     rewrite = res["scenarios"]["low"]["blinding"]["rewrite"]
     assert rewrite["dropped_share"] == 0.0 and rewrite["drop_warning"] is False
     assert "the rewrite check dropped" not in (tmp_path / "r/report.html").read_text(encoding="utf-8")
+
+
+def test_the_rewriter_flag_on_the_command_line_sends_rewrites_to_its_own_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--rewriter openai/rw`` over a real loopback endpoint: every rewrite prompt names model
+    ``rw``, no ranking or rewrite goes to another model, and results.json records the rewriter."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    respond = ideabench_responder()
+    with OpenAICompatServer(lambda body: respond(body["messages"])) as srv:
+        code = main(["run", "ideabench", "--generator", "openai/gen", "--judge", "openai/judge",
+                     "--rewriter", "openai/rw", "--base-url", srv.base_url, "--limit", "2", "--no-cache",
+                     "--no-progress", "--out", str(tmp_path / "r")])
+        bodies = [r.body for r in srv.requests]
+    assert code in (0, None)
+    rewrites = [b["model"] for b in bodies if is_rewrite(b["messages"][-1]["content"])]
+    assert rewrites == ["rw", "rw"]
+    assert {b["model"] for b in bodies if "Rank the following" in b["messages"][-1]["content"]} == {"judge"}
+    results = json.loads((tmp_path / "r/results.json").read_text(encoding="utf-8"))
+    assert results["rewriter"] == "openai/rw" and results["settings"]["models"]["rewriter"] == "openai/rw"
