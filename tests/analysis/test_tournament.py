@@ -218,3 +218,16 @@ def test_topic_bootstrap_resamples_topics_not_battles() -> None:
     assert by_topic.rating == pytest.approx(by_battle.rating)
     # 4 independent units, not 80: the topic interval is far wider
     assert by_topic.upper - by_topic.lower > 3 * (by_battle.upper - by_battle.lower)
+
+
+def test_topic_bootstrap_does_not_depend_on_the_order_of_the_topics() -> None:
+    """Issue 18 (item 18's kind): an interval must not change with the order units were read in."""
+    by_topic = {
+        f"t{i}": [Battle(a="x", b="y", winner="a" if i % 3 else "b"), Battle(a="y", b="z", winner="a"),
+                  Battle(a="x", b="z", winner="tie" if i % 2 else "a")]
+        for i in range(9)
+    }
+    first = bradley_terry_topic_bootstrap(by_topic, anchor="x", n_resamples=200, seed=3)
+    reordered = dict(reversed(list(by_topic.items())))
+    assert bradley_terry_topic_bootstrap(reordered, anchor="x", n_resamples=200, seed=3) == first
+    assert first["y"].lower < first["y"].upper  # a real interval, not a point

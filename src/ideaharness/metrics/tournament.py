@@ -267,7 +267,8 @@ def bradley_terry_topic_bootstrap(
     each replicate draws topics with replacement (seeded) and fits all battles of the drawn topics
     (a cluster bootstrap; resampling battles instead understates the interval). Replicates are
     re-anchored to ``anchor``; a replicate without the anchor is dropped, and a player absent from
-    a replicate is skipped for it.
+    a replicate is skipped for it. Topics are sorted by name before resampling, so the interval
+    does not depend on the order in which they were read.
 
     Args:
         battles_by_topic: {topic (instance id): its battles}; at least one battle in all.
@@ -280,7 +281,7 @@ def bradley_terry_topic_bootstrap(
     Raises:
         ValueError: no battles (see :func:`bradley_terry`).
     """
-    topics = [t for t, battles in battles_by_topic.items() if battles]
+    topics = sorted(t for t, battles in battles_by_topic.items() if battles)  # order-free interval
     point = bradley_terry([b for t in topics for b in battles_by_topic[t]], anchor=anchor)
     anchor = anchor or next(iter(point))
     rng = np.random.default_rng(seed)
