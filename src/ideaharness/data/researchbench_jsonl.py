@@ -300,7 +300,8 @@ class ResearchBenchRelease(BaseModel):
         primary = self.papers or self.generation
         known = {inst.id for inst in primary}
         extra: list[Instance] = []
-        for task in [*self.retrieve, *self.ranking]:
+        tasks: list[RetrievalTask | RankingTask] = [*self.retrieve, *self.ranking]
+        for task in tasks:
             if task.sample_id not in known:
                 known.add(task.sample_id)
                 extra.append(task.to_instance())

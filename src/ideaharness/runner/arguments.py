@@ -239,14 +239,14 @@ def resolve(
             extras=extras,
         )
     except ValidationError as exc:  # a value from the file: name the file and its key
-        key = _file_key_of(exc, base, kwargs) if source else None
-        if key is None:
+        file_key = _file_key_of(exc, base, kwargs) if source else None
+        if file_key is None:
             raise
         error = exc.errors()[0]
-        value = error.get("input")
-        scalar = isinstance(value, str | int | float) and not isinstance(value, bool)
-        shown = f" ({value!r})" if scalar else ""
-        raise DataError(config, f"key {key!r}{shown}: {error['msg']}") from None
+        given = error.get("input")
+        scalar = isinstance(given, str | int | float) and not isinstance(given, bool)
+        shown = f" ({given!r})" if scalar else ""
+        raise DataError(config, f"key {file_key!r}{shown}: {error['msg']}") from None
 
 
 def _file_key_of(exc: ValidationError, base: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str | None:
