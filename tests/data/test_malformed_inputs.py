@@ -64,7 +64,9 @@ def test_an_integer_of_4301_digits_names_file_and_line(tmp_path: Path, capsys: p
     report = validate_dataset(data)
     assert not report.ok and report.errors[0].where == "line 2" and "4300 digits" in report.errors[0].message
     code, _ = cli(["data", "validate", str(data)], capsys)
-    assert code == 1 and "error: line 2: not JSON (an integer with more than 4300 digits)" in cli.out  # type: ignore[attr-defined]
+    shown = cli.out  # type: ignore[attr-defined]
+    assert code == 1 and "error: line 2: not JSON (an integer with more than 4300 digits at column 19)" \
+        in shown
     code, err = cli(["run", "ideabench", "--data", str(data), "--generator", "openai/g", "--judge",
                      "openai/j", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "run"),
                      "--no-progress"], capsys)
@@ -100,6 +102,36 @@ def test_nesting_at_the_limit_still_loads(tmp_path: Path) -> None:
     data.write_text(json.dumps({**INSTANCE, "extra": {"deep": json.loads("[" * (MAX_DEPTH - 2) +
                                                                          "]" * (MAX_DEPTH - 2))}}) + "\n")
     assert load_instances_jsonl(data)[0].id == "x1"
+
+
+def test_a_yaml_integer_of_4301_digits_is_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text("seed: " + "7" * 4301 + "\n")
+    too_long = rf"^{config}: not valid YAML: an integer with more than 4300 digits$"
+    with pytest.raises(DataError, match=too_long):
+        load_config_file(config)
+
+
+def test_a_key_given_twice_in_a_data_object_is_refused(tmp_path: Path) -> None:
+    """JSON leaves a repeated key's value undefined (Python keeps the last one silently)."""
+    data = tmp_path / "instances.jsonl"
+    data.write_text('{"id": "a", "id": "b", "dataset": "d", "target": {"id": "p", "title": "t"}}\n')
+    with pytest.raises(DataError, match=r"line 1: not valid JSON \(key 'id' given twice in one object"):
+        load_instances_jsonl(data)
+    assert [e.kind for e in validate_dataset(data).errors] == ["not-json"]
+    document = tmp_path / "target_paper_data.json"
+    document.write_text('[{"title": "x", "abstract": {"text": 1, "text": 2}}]')
+    with pytest.raises(DataError, match="key 'text' given twice"):
+        load_json(document)
+
+
+@pytest.mark.parametrize("line", ["[1, 2]", '"an instance"', "7", "null"])
+def test_an_instance_line_that_is_no_object_says_so(tmp_path: Path, line: str) -> None:
+    data = tmp_path / "instances.jsonl"
+    data.write_text(json.dumps(INSTANCE) + "\n" + line + "\n")
+    with pytest.raises(DataError, match=r"line 2: expected a JSON object \(an instance\), got "):
+        load_instances_jsonl(data)
+    assert [(e.where, e.kind) for e in validate_dataset(data).errors] == [("line 2", "invalid-instance")]
 
 
 # -- run directories ---------------------------------------------------------------------------

@@ -115,6 +115,41 @@ def decode_line(line: str) -> Any:
     return decode_json(line)
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object of an input file names one key twice (RFC 8259 leaves the value undefined;
+    Python keeps the last one silently)."""
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for input files: the object, or :class:`DuplicateKeyError` naming the
+    key given twice."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(f"key {key!r} given twice in one object")
+            seen.add(key)
+    return obj
+
+
+def decode_input(text: str) -> Any:
+    """:func:`decode_json` for a user's input file: also refuses an object naming a key twice.
+
+    Raises:
+        json.JSONDecodeError: as :func:`decode_json`, or a key given twice (``msg`` names it).
+    """
+    try:
+        return decode_json(text, object_pairs_hook=unique_object)
+    except DuplicateKeyError as exc:
+        raise json.JSONDecodeError(str(exc), text, 0) from None
+
+
+def describe_json_error(exc: json.JSONDecodeError) -> str:
+    """``"Expecting ',' delimiter at column 12"``: the decoder's message and where."""
+    return _where(exc)
+
+
 def _invalid(exc: json.JSONDecodeError) -> str:
     return f"not valid JSON ({_where(exc)})"
 
@@ -161,7 +196,7 @@ def iter_jsonl(path: str | Path, *, text: str | None = None) -> Iterator[tuple[i
     replaced: list[str] = []
     for lineno, line in lines:
         try:
-            value = decode_line(line)
+            value = decode_input(line)
         except json.JSONDecodeError as exc:
             raise DataError(source, f"line {lineno}: {_invalid(exc)}") from None
         value, changed = replace_surrogates_in(value)
@@ -206,7 +241,7 @@ def parse_json_document(text: str, path: str | Path) -> Any:
         DataError: not valid JSON (names the line and column).
     """
     try:
-        value = decode_json(text[1:] if text.startswith("\ufeff") else text)
+        value = decode_input(text[1:] if text.startswith("\ufeff") else text)
     except json.JSONDecodeError as exc:
         raise DataError(
             path, f"line {exc.lineno}: not valid JSON ({_where(exc)})"

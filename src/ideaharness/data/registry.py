@@ -98,6 +98,9 @@ def iter_instances_jsonl(path: Path) -> Iterator[Instance]:
     """
     seen: set[str] = set()
     for lineno, value in iter_jsonl(path):
+        if not isinstance(value, dict):
+            raise DataError(path, f"line {lineno}: expected a JSON object (an instance), got "
+                            f"{type(value).__name__}")
         try:
             instance = Instance.model_validate(value)
         except ValidationError as exc:

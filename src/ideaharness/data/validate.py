@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ideaharness.data.jsonl import decode_line, split_lines
+from ideaharness.data.jsonl import decode_input, describe_json_error, split_lines
 from ideaharness.data.registry import ideabench_csv_files
 from ideaharness.data.researchbench_xlsx import normalise_doi
 from ideaharness.data.textio import read_text, replace_surrogates_in
@@ -134,10 +134,10 @@ Row = tuple[str, Any]
 def _jsonl_rows(file: Path, issues: list[Issue]) -> Iterator[Row]:
     for lineno, line in split_lines(read_text(file)):
         try:
-            raw = decode_line(line)
+            raw = decode_input(line)
         except json.JSONDecodeError as exc:
             issues.append(Issue(level="error", kind="not-json", where=f"line {lineno}",
-                                message=f"not JSON ({exc.msg})"))
+                                message=f"not JSON ({describe_json_error(exc)})"))
             continue
         raw, changed = replace_surrogates_in(raw)
         for where in changed:
@@ -222,6 +222,10 @@ def _check_rows(rows: Iterable[Row], report: ValidationReport, min_references: i
             if found:
                 add(Issue(level="error", kind="local-path", where=where,
                           message=f"absolute local path {found.group(0)[:80]!r}"))
+        if not isinstance(raw, dict):
+            add(Issue(level="error", kind="invalid-instance", where=row,
+                      message=f"expected a JSON object (an instance), got {type(raw).__name__}"))
+            continue
         try:
             inst = Instance.model_validate(raw)
         except ValidationError as exc:

@@ -68,6 +68,13 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         raise DataError(file, f"line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except RecursionError:
         raise DataError(file, "not valid YAML: nested too deeply") from None
+    except ValueError as exc:  # YAML's int(): "Exceeds the limit (4300 digits) ..."
+        if "digits" not in str(exc):
+            raise DataError(file, f"not valid YAML: {' '.join(str(exc).split())}") from None
+        import sys
+
+        raise DataError(file, f"not valid YAML: an integer with more than {sys.get_int_max_str_digits()} "
+                        "digits") from None
     except Exception as exc:  # yaml.YAMLError carries the line in its message
         raise DataError(file, f"not valid YAML: {' '.join(str(exc).split())}") from None
     if data is None:
