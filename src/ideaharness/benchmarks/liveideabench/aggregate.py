@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ideaharness.benchmarks.liveideabench.config import BENCHMARK_VERSION
-from ideaharness.benchmarks.liveideabench.metrics import flexibility, fluency_value, leaderboard_average
+from ideaharness.benchmarks.liveideabench.metrics import (
+    FLEXIBILITY_PERCENTILE,
+    flexibility,
+    fluency_value,
+    leaderboard_average,
+)
 from ideaharness.benchmarks.liveideabench.parsers import DIMENSIONS
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
 from ideaharness.runner import MetricValue
@@ -64,7 +69,7 @@ def parity_fluency_pairs(pairs: Sequence[tuple[int, int]], ideas: Mapping[int, s
         return text is not None and kept_for_scores(text) and parsed_critiques.get(k, 0) > 0
 
     judged: set[str] = set()
-    out = []
+    out: list[bool] = []
     for a, b in pairs:
         first, second = ideas.get(a), ideas.get(b)
         keep = (not any(out) and pooled(a) and pooled(b) and first != second
@@ -102,7 +107,10 @@ def keyword_data(bench: LiveIdeaBench, kw: Keyword) -> dict[str, Any]:
         ideas.append(entry)
     pairs = []
     for p, (a, b) in enumerate(bench.pairs()):
-        values, grades, failures, by_judge = [], [], 0, {}
+        values: list[float] = []
+        grades: list[str] = []
+        failures = 0
+        by_judge: dict[str, dict[str, str]] = {}
         for judge, order in bench.fluency_design(kw.id, p):
             rec = bench.store.get("fluency", kw.id, f"{p}/{judge}/{order}")
             if rec is None:
@@ -149,11 +157,12 @@ def keyword_scores(data: dict[str, Any], protocol: str, parity: bool) -> tuple[d
             rows.append({**s, **({"fluency": pair_of[entry["k"]]} if entry["k"] in pair_of else {})})
         if entry["scores"]:
             per_idea.append({d: _mean([s[d] for s in entry["scores"]]) for d in dims})
+    means: dict[str, float | None]
     if parity:
         means = {d: _mean([r[d] for r in rows]) for d in dims}
         means["fluency"] = _mean([r["fluency"] for r in rows if "fluency" in r])
     else:
-        means = {d: _mean([i[d] for i in per_idea]) for d in dims}
+        means = {d: _mean([v for i in per_idea if (v := i[d]) is not None]) for d in dims}
         means["fluency"] = _mean(pair_values)
     return means, rows
 
@@ -165,7 +174,7 @@ def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, A
     keywords), per-category means."""
     cfg = bench.config
     dims = [*DIMENSIONS[cfg.protocol], "fluency"]
-    boot = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
+    boot: dict[str, Any] = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
     per_keyword: dict[str, Any] = {}
     all_rows: list[dict[str, float]] = []
     counts: Counter[str] = Counter()
@@ -175,9 +184,9 @@ def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, A
         data = keyword_data(bench, kw)
         means, rows = keyword_scores(data, cfg.protocol, cfg.parity)
         all_rows.extend(rows)
-        flex_dims = [means[d] for d in dims]
+        flex_dims = [v for d in dims if (v := means[d]) is not None]
         per_keyword[kw.id] = {"category": kw.category, **means,
-                              "mean": _mean(flex_dims) if all(v is not None for v in flex_dims) else None}
+                              "mean": _mean(flex_dims) if len(flex_dims) == len(dims) else None}
         for e in data["ideas"]:
             counts["ideas_attempted"] += e["attempted"]
             counts["ideas"] += e["idea"] is not None
@@ -214,18 +223,22 @@ def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, A
             value, n = _mean(values), len(values)
         scores[d] = {"value": value, "ci95": bootstrap_ci(values, **boot), "n": n}
     complete = np.array([[b[d] for d in dims] for b in per_keyword.values() if b["mean"] is not None])
-    means = complete.mean(axis=1) if complete.size else np.array([])
-    scores["flexibility"] = {"value": flexibility(means.tolist()),
-                             "ci95": bootstrap_ci(means.tolist(), flexibility, **boot)
-                             if flexibility(means.tolist()) is not None else None, "n": int(means.size)}
+    keyword_means = complete.mean(axis=1) if complete.size else np.array([])
+    flex = flexibility(keyword_means.tolist())
+
+    def flexibility_of(sample: np.ndarray, axis: int = -1) -> Any:  # vectorised for the bootstrap
+        return np.percentile(sample, FLEXIBILITY_PERCENTILE, axis=axis)
+
+    scores["flexibility"] = {"value": flex, "n": int(keyword_means.size), "ci95": bootstrap_ci(
+        keyword_means.tolist(), flexibility_of, **boot) if flex is not None else None}
     average = leaderboard_average([scores[d]["value"] for d in dims] + [scores["flexibility"]["value"]])
 
     def average_of(index: np.ndarray) -> float:
         sample = complete[index.astype(int)]
-        flex = np.percentile(sample.mean(axis=1), 30.0)
+        flex = np.percentile(sample.mean(axis=1), FLEXIBILITY_PERCENTILE)
         return float(np.mean([*sample.mean(axis=0), flex]))
 
-    scores["average"] = {"value": average, "n": int(means.size), "ci95": bootstrap_ci(
+    scores["average"] = {"value": average, "n": int(keyword_means.size), "ci95": bootstrap_ci(
         list(range(len(complete))), average_of, **boot) if average is not None else None}
     categories: dict[str, list[float]] = {}
     for b in per_keyword.values():
