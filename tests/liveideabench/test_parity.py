@@ -68,6 +68,11 @@ def test_same_base_model_is_one_family_and_never_judges(a: str, b: str) -> None:
     for generator, judge in ((a, b), (b, a)):
         cfg = LiveIdeaBenchConfig(generator=generator, judges=[judge, "openai/gpt-4.5-preview"])
         assert cfg.eligible_judges() == ["openai/gpt-4.5-preview"]
+        from ideaharness.benchmarks.liveideabench.report import result_notes
+        notes = result_notes({"counts": {}, "parity": False, "judge_exclusion": cfg.judge_exclusion(),
+                              "scores": {"flexibility": {"value": 7.0}}})
+        assert notes == [f"judge(s) left out as the generator's own model (family "
+                         f"{model_family(generator)!r}): {judge}"]
         record = cfg.judge_exclusion()
         assert record["rule"] == "family" and record["excluded"] == [judge]
         # --parity follows the published exact-name rule
@@ -225,6 +230,7 @@ def test_parity_fluency_pool_is_the_published_one(tmp_path: Path) -> None:
     prompts = [m for m, _ in models["generator"].calls]
     assert prompts and all([x["role"] for x in m] == ["user"] for m in prompts)
     assert results["judge_exclusion"]["rule"] == "exact name"
+    assert any("no 5-second cut" in n for n in results["notes"])
 
 
 def test_default_fluency_judges_every_pair_identical_ones_included(tmp_path: Path) -> None:

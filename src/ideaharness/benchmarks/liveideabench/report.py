@@ -50,8 +50,15 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
 
 
 def result_notes(results: dict[str, Any]) -> list[str]:
-    """Parse failures (never scored), fallbacks, long ideas and a flexibility that needs more keywords."""
+    """Judges left out as the generator's family, parse failures (never scored), fallbacks, long
+    ideas, the --parity fluency caveat and a flexibility that needs more keywords."""
     c, notes = results["counts"], []
+    exclusion = results.get("judge_exclusion") or {}
+    if exclusion.get("excluded"):
+        how = "exact name, as published (--parity)" if exclusion["rule"] == "exact name" else \
+            f"family {exclusion['generator_family']!r}"
+        notes.append(f"judge(s) left out as the generator's own model ({how}): "
+                     + ", ".join(exclusion["excluded"]))
     for what, key in (("idea", "idea_parse_failures"), ("critique", "critique_parse_failures"),
                       ("fluency", "fluency_parse_failures")):
         if c.get(key):
