@@ -173,8 +173,9 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         ``seeds``, ``selection`` (order, shard, limit, counts, the selected item ids),
         ``status``/``failed_units``/
         truncation counts (:meth:`StepRunner.outcome`; "partial" also after an abort),
-        ``ended`` ("complete" or why the run stopped), ``notes`` and ``metrics`` (the registered
-        headline metrics). ``llm_stats`` and ``cost_usd`` are added when the file is written.
+        ``ended`` ("complete" or why the run stopped), ``notes``, ``metrics`` (the registered
+        headline metrics) and ``not_computed`` (:func:`uncomputed_metrics`; None when every metric
+        has scored units). ``llm_stats`` and ``cost_usd`` are added when the file is written.
     """
     outcome = ctx.steps.outcome()
     if ended != "complete":
