@@ -14,11 +14,11 @@ unblinded. ``parity`` keeps the published text.
 *Length.* The word bounds that are checked come from the text being rewritten, so that a faithful
 rewrite can always meet them (:func:`faithful_bounds`: half to one and a half times the original's
 words once its measured values are dropped, plus :data:`FAITHFUL_SLACK`). The generated items'
-typical length is what the prompt asks for (``target_words``, clipped into those bounds), not a
-check: bounds taken from the generated items (a 77-word original had to fit [5, 38] words beside
-short ideas, a 41-word one [53, 177]) refused most faithful rewrites, and the instances they
-dropped left headlines resting on m = 1. The length difference that remains is what the surface
-check's ``words`` row reports.
+typical length is what the prompt asks for (``target_words``, clipped into those bounds and to at
+most :data:`ASKED_MAX_SHARE` of the original), not a check: bounds taken from the generated items
+(a 77-word original had to fit [5, 38] words beside short ideas, a 41-word one [53, 177]) refused
+most faithful rewrites, and the instances they dropped left headlines resting on m = 1. The
+length difference that remains is what the surface check's ``words`` row reports.
 
 *Who rewrites.* The rewriter is a model role of its own (:func:`default_rewriter`: by default
 neither the judge nor the generator where one is available), because a judge ranks its own text
@@ -59,6 +59,9 @@ FAITHFUL_MAX_SHARE = 1.5
 """... and at most this share ..."""
 FAITHFUL_SLACK = 10
 """... plus this many words (a short original restated in full sentences grows)."""
+ASKED_MAX_SHARE = 1.25
+"""The length asked for is at most this share of the original's words (asking for more invites
+padding: the 1.5B model asked for 93 words of a 55-word original wrote 121)."""
 REWRITE_DROP_WARNING = 0.2
 """A run warns when the rewrite check dropped more than this share of the references it tried."""
 LOCAL_REWRITERS = ("local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-0.5b")
@@ -141,13 +144,15 @@ def faithful_bounds(original: str, *, min_share: float = FAITHFUL_MIN_SHARE,
 def paragraph_form(kind: str, name: str, description: str, original: str,
                    generated: Sequence[str]) -> ReferenceForm:
     """A one-field form for rewriting ``original``: checked bounds :func:`faithful_bounds` of the
-    original, asked length the generated items' :func:`typical_length` clipped into them.
+    original; asked length the generated items' :func:`typical_length` clipped into
+    [lo, min(hi, ceil(ASKED_MAX_SHARE·w))], w = :func:`content_words` of the original.
 
     Raises:
         ValueError: ``original`` has no words or no generated text is non-empty.
     """
     lo, hi = faithful_bounds(original)
-    target = min(hi, max(lo, typical_length(generated)))
+    ceiling = max(lo, min(hi, math.ceil(ASKED_MAX_SHARE * content_words(original))))
+    target = min(ceiling, max(lo, typical_length(generated)))
     return ReferenceForm(kind=kind, fields=[FieldSpec(name=name, description=description, min_words=lo,
                                                       max_words=hi, target_words=target)])
 
