@@ -104,7 +104,14 @@ def _forms(tmp_path: Path) -> list[tuple[str, str, list[str]]]:
     sheets = tmp_path / "sheets"
     sheets.mkdir()
     write_rb(sheets / "Chemistry.xlsx", [rb_row(1, "10.1/a"), rb_row(2, "10.1/b")])
+    built = tmp_path / "built"  # a builder's output folder: instances.jsonl (and a manifest)
+    built.mkdir()
+    shutil.copy(jsonl, built / "instances.jsonl")
+    (built / "manifest.json").write_text("{}")
     forms = [
+        (str(built), "ideabench", []),
+        (str(built), "aiideabench", []),
+        (str(built), "researchbench", []),
         (str(csvs), "ideabench", []),
         (str(csvs / "target_papers.csv"), "ideabench", []),
         (str(jsonl), "ideabench", []),

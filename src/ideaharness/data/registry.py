@@ -8,7 +8,8 @@ Accepted forms:
   (``target_papers.csv`` or ``ablation_target_papers.csv``) and a references file
   (``raw_references.csv``, ``filtered_references.csv`` or ``ablation_filtered_references.csv``);
 * one of those CSV files: it is read with its partner from the same folder (a references file
-  named as ``--data`` is the one used).
+  named as ``--data`` is the one used);
+* a directory holding ``instances.jsonl`` and no IdeaBench CSVs (a builder's output folder).
 """
 
 from __future__ import annotations
@@ -44,11 +45,25 @@ def load_instances(spec: str) -> list[Instance]:
             f"--data {spec!r}: no such file or directory; use 'tomato-chem', an Instance JSONL file "
             "or a directory with IdeaBench CSVs"
         )
+    jsonl = folder_instances(path)
+    if jsonl is not None:
+        return load_instances_jsonl(jsonl)
     if path.is_dir() or path.suffix.lower() == ".csv":
         from ideaharness.data.ideabench_csv import load_ideabench
 
         return load_ideabench(*_csv_pair(path))
     return load_instances_jsonl(path)
+
+
+INSTANCES_FILE = "instances.jsonl"
+
+
+def folder_instances(path: Path) -> Path | None:
+    """``<path>/instances.jsonl`` for a folder that holds one and no IdeaBench CSVs (what the
+    dataset builders write beside their CSVs, and what ``data validate`` reads there), else None."""
+    if path.is_dir() and ideabench_csv_files(path) is None and (path / INSTANCES_FILE).is_file():
+        return path / INSTANCES_FILE
+    return None
 
 
 def data_files(spec: str) -> list[Path]:
@@ -62,6 +77,9 @@ def data_files(spec: str) -> list[Path]:
 
         return [bundled_path(BUNDLED_FILE)]
     path = Path(spec)
+    jsonl = folder_instances(path)
+    if jsonl is not None:
+        return [jsonl]
     if path.is_dir() or path.suffix.lower() == ".csv":
         return list(_csv_pair(path))
     return [path]

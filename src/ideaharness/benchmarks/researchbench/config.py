@@ -173,6 +173,11 @@ def _papers_by_discipline(instances: list[Instance]) -> dict[str, list[Paper]]:
     return out
 
 
+def _instances_folder(path: Path) -> bool:
+    """A folder holding ``instances.jsonl`` and no ``.xlsx`` sheet."""
+    return path.is_dir() and (path / "instances.jsonl").is_file() and not any(path.glob("*.xlsx"))
+
+
 def input_files(config: ResearchBenchConfig) -> dict[str, list[Path]]:
     """The files :func:`load_data` reads, by flag (their sha256 is part of the run's identity)."""
     from ideaharness.data.tomato import BUNDLED_FILE, bundled_path, corpus_file_name
@@ -185,6 +190,8 @@ def input_files(config: ResearchBenchConfig) -> dict[str, list[Path]]:
             files["--corpus-size"] = [bundled_path(corpus_file_name(config.corpus_size))]
     elif path.is_dir() and any((path / f).is_file() for f in RELEASE_FILES):
         files["--data"] = [path / f for f in RELEASE_FILES if (path / f).is_file()]
+    elif _instances_folder(path):
+        files["--data"] = [path / "instances.jsonl"]
     elif path.is_dir():
         files["--data"] = sorted(p for p in path.glob("*.xlsx") if not p.name.startswith("~$"))
     else:
@@ -224,6 +231,8 @@ def load_data(config: ResearchBenchConfig) -> BenchData:
             given_pools={t.sample_id: t.to_pool() for t in release.retrieve},
             given_ranking={t.sample_id: t for t in release.ranking},
         )
+    if _instances_folder(path):  # a builder's output folder, as `data validate` reads it
+        path = path / "instances.jsonl"
     if path.is_dir():
         from ideaharness.data.researchbench_xlsx import load_researchbench_dir
 
