@@ -377,7 +377,7 @@ class Executor(Protocol):
 class LocalExecutor:
     """The default :class:`Executor`: the items of a phase streamed through this process, at most
     ``max_in_flight`` started and not finished (no coroutine per item up front), one progress bar
-    per phase (on stderr)."""
+    per phase (on stderr, when it is a terminal)."""
 
     def __init__(self, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
         self.max_in_flight = max_in_flight
@@ -388,15 +388,17 @@ class LocalExecutor:
         Raises:
             whatever ``fn`` raises (other items of the phase are cancelled).
         """
+        # on stderr, and only on a terminal: stdout holds the results, opened by the run's banner
+        # line (runner.run), and a captured or piped stderr keeps its one-line errors
+        console = Console(stderr=True)
         with Progress(
             TextColumn("{task.description:<28}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            disable=not progress,
+            disable=not progress or not console.is_terminal,
             transient=False,
-            # on stderr: stdout holds the results, opened by the run's banner line (runner.run)
-            console=Console(stderr=True),
+            console=console,
             # no stdout/stderr redirection: llama.cpp swaps the process's streams from a worker
             # thread while it loads, and interleaved swaps would leave stdout pointing at /dev/null
             redirect_stdout=False,
