@@ -355,3 +355,44 @@ def test_settings_readers_raise_only_user_errors(tmp_path: Path, text: str, suff
         return
     assert isinstance(loaded, dict)
     assert all(not (isinstance(v, float) and not math.isfinite(v)) for v in loaded.values())
+
+
+CSV_CELL = st.text(max_size=12) | st.sampled_from(['"', '""', "\n", "\r\n", ",", "9" * 4400, "[1,", "{'a': 1",
+                                                  "True", "nan", "\ufeff", "\x00"])
+CSV_TEXT = st.lists(st.lists(CSV_CELL, max_size=6).map(",".join), max_size=5).map("\n".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=CSV_TEXT, header=st.booleans())
+def test_ideabench_csv_readers_raise_only_data_errors(tmp_path: Path, body: str, header: bool) -> None:
+    from ideaharness.data.ideabench_csv import REFERENCE_COLUMNS, TARGET_COLUMNS, load_ideabench
+
+    targets, refs = tmp_path / "target_papers.csv", tmp_path / "raw_references.csv"
+    targets.write_text((",".join(TARGET_COLUMNS) + "\n" if header else "") + body, encoding="utf-8",
+                       errors="surrogatepass")
+    refs.write_text(",".join(REFERENCE_COLUMNS) + "\n" + body, encoding="utf-8", errors="surrogatepass")
+    try:
+        load_ideabench(targets, refs)
+    except DataError:
+        pass
+    validate_dataset(tmp_path)  # never raises: every problem is an issue
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(LINE, max_size=4), name=st.sampled_from(
+    ["papers.jsonl", "retrieve.jsonl", "generation.jsonl", "ranking.jsonl", "corpus.jsonl", "corpus.json",
+     "ideas.jsonl", "ideas.json", "pairiq.jsonl"]))
+def test_every_other_json_reader_raises_only_data_errors(tmp_path: Path, lines: list[str], name: str) -> None:
+    from ideaharness.data.corpus import load_corpus_file
+    from ideaharness.data.pairiq import load_pairiq
+    from ideaharness.data.researchbench_jsonl import load_release_dir
+    from ideaharness.generation.external import load_external_ideas
+
+    path = tmp_path / name
+    path.write_text("\n".join(lines), encoding="utf-8", errors="surrogatepass")
+    read = {"corpus": load_corpus_file, "ideas": load_external_ideas, "pairiq": load_pairiq}.get(
+        name.split(".")[0], lambda p: load_release_dir(p.parent))
+    try:
+        read(path)
+    except DataError:
+        pass
