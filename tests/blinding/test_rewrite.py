@@ -145,3 +145,27 @@ def test_recorded_05b_rewrites_refused_for_length_only_meet_bounds_from_their_ow
     r = rows["tomato-chem/10"]
     with pytest.raises(ParseError, match="fewer than"):
         parse_rewrite(r["raw_text"], idea_form(["x"], r["original"]))
+
+
+async def test_the_rewriter_is_shown_the_reference_without_its_measured_values(tmp_path: Path) -> None:
+    from ideaharness.benchmarks._blinding import rewrite_reference
+    from ideaharness.llm.scripted import ScriptedModel
+    from ideaharness.runner.steps import StepRunner
+    from ideaharness.runs.store import RunStore
+    from tests.blinding_support import reference_of, scripted_rewrite
+
+    seen: list[str] = []
+
+    def respond(messages: list[dict[str, str]]) -> str:
+        seen.append(reference_of(messages[-1]["content"]))
+        return scripted_rewrite(messages[-1]["content"])
+
+    original = ("Adding a chaotropic salt to the gel raises its thermopower 13-fold (from -1.61 mV/K to "
+                "-21.5 mV/K), as a wearable cell that converts body heat into power for sensors.")
+    steps = StepRunner(RunStore(tmp_path / "run", {"test": "rewrite"}), progress=False)
+    form = idea_form(["x " * 20], original)
+    model = ScriptedModel(respond, model="scripted/rw")
+    rec = await rewrite_reference(steps, model, "rewrite", "i", original, form)
+    assert rec is not None and rec["original"] == original and rec["rewriter"] == "scripted/rw"
+    assert seen == [rec["shown_to_rewriter"]] and "fold" not in seen[0] and "mV" not in seen[0]
+    assert rec["judgment"]["parse_ok"]

@@ -146,3 +146,15 @@ def test_the_rewrite_removes_the_cues_that_tell_tomato_ground_truths_apart() -> 
     # what remains: rewrites are shorter (46 vs 73 words) and lack the cues some generated ideas copy
     assert after["features"]["words"]["separation"] == pytest.approx(0.636, abs=1e-3)
     assert after["features"]["self_references"]["separation"] == pytest.approx(0.641, abs=1e-3)
+
+
+def test_without_measured_results_drops_every_value_and_keeps_formulas() -> None:
+    from ideaharness.metrics.surface import without_measured_results
+
+    text = ("A gel raised the thermopower 13-fold (from -1.61 mV/K to -21.5 mV/K) and reached an efficiency "
+            "exceeding 8%, with K3Fe(CN)6 in 1,4-dicarbonyl solvent at 3D scale.")
+    out = without_measured_results(text)
+    assert measured_results(out) == []
+    assert out == ("A gel raised the thermopower and reached an efficiency exceeding, with K3Fe(CN)6 in "
+                   "1,4-dicarbonyl solvent at 3D scale.")
+    assert without_measured_results("No value here.") == "No value here."

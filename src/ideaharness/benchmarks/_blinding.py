@@ -48,6 +48,7 @@ from ideaharness.metrics.surface import (
     reference_lead,
     result_claims,
     self_references,
+    without_measured_results,
     word_count,
 )
 from ideaharness.prompts import render
@@ -280,15 +281,24 @@ async def rewrite_reference(
 ) -> dict[str, Any] | None:
     """Rewrite one reference with the ``rewriter`` model and record it (resumes from the record).
 
+    The prompt shows ``text`` without its measured values (:func:`~ideaharness.metrics.surface.
+    without_measured_results`, recorded as ``shown_to_rewriter`` when it differs): a rewrite must
+    drop them, and a model that is not shown them cannot copy them.
+
     Returns:
-        The record ``{"judgment", "original", "form", "rewriter"}`` (``rewriter``: the model
-        string); None when the model call failed for good (not recorded: a re-run retries it).
+        The record ``{"judgment", "original", "form", "rewriter"}`` (+ ``shown_to_rewriter``;
+        ``rewriter``: the model string); None when the model call failed for good (not recorded:
+        a re-run retries it).
     """
     budget = max_tokens or 64 + 2 * sum(f.max_words for f in form.fields)
+    shown = without_measured_results(text)  # a value not shown cannot be copied into the rewrite
+    extra: dict[str, Any] = {"original": text, "form": form.model_dump(),
+                             "rewriter": getattr(rewriter, "model", None)}
+    if shown != text:
+        extra["shown_to_rewriter"] = shown
     return await steps.judge_step(
-        step, instance_id, key, rewriter, rewrite_messages(form, text), lambda t: parse_rewrite(t, form),
-        extra={"original": text, "form": form.model_dump(), "rewriter": getattr(rewriter, "model", None)},
-        json_schema=rewrite_schema(form), temperature=temperature, seed=seed, max_tokens=budget,
+        step, instance_id, key, rewriter, rewrite_messages(form, shown), lambda t: parse_rewrite(t, form),
+        extra=extra, json_schema=rewrite_schema(form), temperature=temperature, seed=seed, max_tokens=budget,
     )
 
 

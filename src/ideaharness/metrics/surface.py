@@ -90,14 +90,42 @@ def measured_results(text: str) -> list[str]:
     Returns:
         The matched spans, in order (empty when the text quotes no measured value).
     """
-    found = []
+    return [text[a:b].strip() for a, b in _measured_spans(text)]
+
+
+def _measured_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
     for match in _MEASURED.finditer(text):
         span = match.group(0)
         unit = span.lstrip("-−+~>≤≥<≈0123456789,. ")
         if len(unit) == 1 and unit.isalpha() and not _MEASURED_CASED.fullmatch(span):
             continue
-        found.append(span.strip())
-    return found
+        spans.append(match.span())
+    return spans
+
+
+def without_measured_results(text: str) -> str:
+    """``text`` with every span of :func:`measured_results` removed (and the brackets and
+    separators left empty by it): what a rewrite may keep of a finished study's text.
+
+    Returns:
+        The text, whitespace collapsed; unchanged when it quotes no measured value.
+    """
+    spans = _measured_spans(text)
+    if not spans:
+        return text
+    out, last = [], 0
+    for a, b in spans:
+        while b < len(text) and not text[b].isspace() and text[b] not in ",;)]":  # the rest of a unit
+            b += 1
+        out.append(text[last:a])
+        last = b
+    out.append(text[last:])
+    cleaned = "".join(out)
+    cleaned = re.sub(r"\(\s*(?:(?:to|from|and|or|vs\.?|of|at|by)\s*|[-–,;/~]\s*)*\)", "", cleaned)
+    cleaned = re.sub(r"\s+([,;.:)])", r"\1", cleaned)
+    cleaned = re.sub(r"\(\s+", "(", cleaned)
+    return " ".join(cleaned.split())
 
 
 def result_claims(text: str) -> list[str]:
