@@ -53,6 +53,10 @@ def test_python_api_scripted_panel(tmp_path: Path) -> None:
     assert results["status"] == "partial"
     assert {m["metric"] for m in results["not_computed"]["metrics"]} == {
         "liveideabench.flexibility", "liveideabench.average"}
+    # and the first line says so, not that nothing was scored (n = 2 keywords were)
+    line = results["not_computed"]["line"]
+    assert "liveideabench.flexibility: needs at least 5 keywords with every dimension scored, has 2" in line
+    assert "missing: flexibility" in line and "0 scored units" not in line
     c = results["counts"]
     assert c["ideas"] == 4 and c["critiques"] == 8
     assert c["critique_parse_failures"] == 4  # every reply of judge b: counted, never scored

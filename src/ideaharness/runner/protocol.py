@@ -89,13 +89,15 @@ class MetricSpec:
 class MetricValue(BaseModel):
     """One headline value of a run: ``metric`` (a registered name), the ``group`` it belongs to
     (system, scenario, indicator; "" for the whole run), ``value`` (None when nothing was
-    measured), its 95% ``ci`` and the number ``n`` of units behind it."""
+    measured), its 95% ``ci``, the number ``n`` of units behind it and, when ``value`` is None
+    and the benchmark knows the reason, ``why`` (e.g. "needs at least 5 keywords, has 2")."""
 
     metric: str
     group: str = ""
     value: float | None
     ci: tuple[float, float] | None = None
     n: int | None = None
+    why: str | None = None
 
 
 @dataclass

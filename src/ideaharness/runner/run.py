@@ -229,10 +229,11 @@ def uncomputed_metrics(metrics: Sequence[dict[str, Any]], ctx: RunContext,
         ``{"metrics": [{metric, group, n}], "why": [str], "line": str}``; ``line`` is the first
         line of the console output and of the report.
     """
-    missing = [{"metric": m["metric"], "group": m.get("group") or "", "n": m.get("n")}
-               for m in metrics if _not_computed(m)]
+    missing = [{"metric": m["metric"], "group": m.get("group") or "", "n": m.get("n"),
+                "why": m.get("why")} for m in metrics if _not_computed(m)]
     if not missing:
         return None
+    own = sorted({f"{m['metric']}: {m['why']}" for m in missing if m["why"]})
     ids = {str(getattr(item, "id", "")) for item in items}
     unparsed: dict[str, set[tuple[str, str]]] = {}
     for unit in ctx.steps.unparsed.values():
@@ -250,6 +251,8 @@ def uncomputed_metrics(metrics: Sequence[dict[str, Any]], ctx: RunContext,
         failed.setdefault(failure.step, []).append(failure.error)
     for step, errors in sorted(failed.items()):
         why.append(f"{_step_name(step)}: {len(errors)} unit(s) failed ({_short(errors[-1])})")
+    if own:  # the benchmark's own reason (too few keywords for a percentile, …) comes first
+        why = own + why
     if not why:
         why.append("no unit of the run produced a value for them (see the notes)")
     names: dict[str, list[str]] = {}
@@ -257,7 +260,7 @@ def uncomputed_metrics(metrics: Sequence[dict[str, Any]], ctx: RunContext,
         names.setdefault(m["metric"], []).append(m["group"])
     shown = "; ".join(f"{name} ({', '.join(g for g in groups if g)})" if any(groups) else name
                       for name, groups in names.items())
-    line = f"NOT COMPUTED (0 scored units): {shown} -- {'; '.join(why)}"
+    line = f"NOT COMPUTED: {shown} -- {'; '.join(why)}"
     return {"metrics": missing, "why": why, "line": line}
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ideaharness.benchmarks.liveideabench.config import BENCHMARK_VERSION
 from ideaharness.benchmarks.liveideabench.metrics import (
+    FLEXIBILITY_MIN_KEYWORDS,
     FLEXIBILITY_PERCENTILE,
     flexibility,
     fluency_value,
@@ -231,6 +232,9 @@ def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, A
 
     scores["flexibility"] = {"value": flex, "n": int(keyword_means.size), "ci95": bootstrap_ci(
         keyword_means.tolist(), flexibility_of, **boot) if flex is not None else None}
+    if flex is None:  # the percentile needs enough keywords (metrics.flexibility)
+        scores["flexibility"]["why"] = (f"needs at least {FLEXIBILITY_MIN_KEYWORDS} keywords with every "
+                                        f"dimension scored, has {keyword_means.size}")
     average = leaderboard_average([scores[d]["value"] for d in dims] + [scores["flexibility"]["value"]])
 
     def average_of(index: np.ndarray) -> float:
@@ -240,6 +244,9 @@ def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, A
 
     scores["average"] = {"value": average, "n": int(keyword_means.size), "ci95": bootstrap_ci(
         list(range(len(complete))), average_of, **boot) if average is not None else None}
+    if average is None:
+        gaps = [d for d in [*dims, "flexibility"] if scores[d]["value"] is None]
+        scores["average"]["why"] = f"the mean of every leaderboard column; missing: {', '.join(gaps)}"
     categories: dict[str, list[float]] = {}
     for b in per_keyword.values():
         if b["mean"] is not None:
@@ -266,5 +273,5 @@ def headline_values(results: dict[str, Any]) -> list[MetricValue]:
     for name in [*DIMENSIONS[results["protocol"]], "fluency", "flexibility", "average"]:
         s = results["scores"][name]
         out.append(MetricValue(metric=f"liveideabench.{name}", group=results["generator"], value=s["value"],
-                               ci=s["ci95"], n=s["n"]))
+                               ci=s["ci95"], n=s["n"], why=s.get("why")))
     return out
