@@ -44,7 +44,7 @@ def test_the_default_rewriter_is_neither_judge_nor_generator_where_one_is_availa
     assert default_rewriter("openai/judge", "openai/gen", "openai/other") == "openai/other"
 
 
-def test_default_rewriter_of_two_distinct_local_models_is_a_third_or_none() -> None:
+def test_with_both_bundled_models_in_use_the_generator_rewrites() -> None:
     # both bundled models in use: no third local one, the generator (not the judge) rewrites
     big, small = "local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-0.5b"
     assert default_rewriter(big, small) == small
