@@ -112,12 +112,14 @@ class JudgeAccuracy(Benchmark):
             per_order = []
             for order in orders:
                 x, y = (a, b) if order == "ab" else (b, a)
+                # the reliability block's human labels: the paper with the higher reviewer score
+                human = {d: preference_label(corpus.score(x.id, d), corpus.score(y.id, d))
+                         for d in COMPARE_KEYS}
                 rec = await ctx.steps.judge_step(
                     "ligbench/judge_pair", pair.id, order, model,
                     render("ligbench_compare", idea_a=reference_text(x), idea_b=reference_text(y)),
                     parse_comparison, positions=[x.id, y.id], temperature=config.judge_temperature,
-                    extra={"human_preference": {d: preference_label(corpus.score(x.id, d), corpus.score(y.id, d))
-                                                for d in COMPARE_KEYS}},  # the reliability block's human labels
+                    extra={"human_preference": human},
                     max_tokens=400 if config.structured_output else 400 + FREE_TEXT_EXTRA_TOKENS,
                     seed=config.seed, json_schema=COMPARE_SCHEMA if config.structured_output else None)
                 if rec and rec["judgment"]["parse_ok"]:
