@@ -154,6 +154,8 @@ def test_end_to_end_with_real_local_model(
         "local/qwen2.5-coder-0.5b",
         "--judge",
         "local/qwen2.5-coder-0.5b",
+        "--rewriter",  # one model in the run: the default rewriter would load the 1.5B as well
+        "local/qwen2.5-coder-0.5b",
         "--limit",
         "2",
         "--indicator",
