@@ -184,7 +184,8 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
     notes = ctx.steps.notes() + bench.notes(ctx, results)
     if ended != "complete":
         notes.insert(0, f"the run was {ended}; finished work is saved and the same command resumes")
-    metric_values = [m.model_dump(mode="json") for m in bench.headline(results)]
+    metric_values = [m.model_dump(mode="json", exclude=None if m.why else {"why"})  # why: only when given
+                     for m in bench.headline(results)]
     missing = uncomputed_metrics(metric_values, ctx, items)
     if missing is not None:
         outcome["status"] = "partial"
