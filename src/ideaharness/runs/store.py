@@ -36,7 +36,7 @@ import os
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ideaharness.data.jsonl import dumps_line, repair_torn_tail
 from ideaharness.errors import StorageError, UserError, storage_error
@@ -161,14 +161,9 @@ class RunStore:
 
     def _index_file(self, path: Path) -> None:
         number = self._number(path)
-        offset = 0
         try:
             with path.open("rb") as fh:
-                for raw in fh:
-                    start, offset = offset, offset + len(raw)
-                    line = raw.rstrip(b"\n")
-                    if not line.strip(b" \t\r"):
-                        continue
+                for start, line in _record_lines(fh):
                     try:
                         record = json.loads(line.decode("utf-8"))
                         key = _digest(record["step"], record["instance_id"], record["key"])
@@ -288,14 +283,10 @@ class RunStore:
         current = {where: digest for digest, where in self._index.items() if _unpack(where)[0] == number}
         kept: list[bytes] = []
         moved: dict[bytes, int] = {}
-        offset = new_offset = 0
+        new_offset = 0
         try:
             with path.open("rb") as fh:
-                for raw in fh:
-                    start, offset = offset, offset + len(raw)
-                    line = raw.rstrip(b"\n")
-                    if not line.strip(b" \t\r"):
-                        continue
+                for start, line in _record_lines(fh):
                     digest = current.get(_pack(number, start, len(line)))
                     if digest is None and _is_record(line):
                         continue  # a line a later record of its unit replaced
@@ -514,6 +505,16 @@ def _is_record(line: bytes) -> bool:
     except (UnicodeDecodeError, ValueError, TypeError, KeyError):
         return False
     return True
+
+
+def _record_lines(fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """The non-blank lines of a records file, each with its byte offset, without the newline."""
+    offset = 0
+    for raw in fh:
+        start, offset = offset, offset + len(raw)
+        line = raw.rstrip(b"\n")
+        if line.strip(b" \t\r"):
+            yield start, line
 
 
 def _count_lines(path: Path) -> int:
