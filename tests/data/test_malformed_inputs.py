@@ -243,6 +243,18 @@ def test_a_nested_setting_given_twice_is_refused(tmp_path: Path, text: str) -> N
         resolve(benchmarks()["ligbench"], config=config)
 
 
+@pytest.mark.parametrize("text", [
+    "seed: 1\nindicator: &a [*a]\n",                                          # a value containing itself
+    "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(                      # "billion laughs"
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10)),
+])
+def test_a_settings_file_with_an_alias_is_refused_not_expanded(tmp_path: Path, text: str) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text(text)
+    with pytest.raises(DataError, match=rf"^{config}: line 2: an alias \(\*name\) is not read"):
+        resolve(benchmarks()["ideabench"], config=config)
+
+
 def test_a_judge_and_its_panel_field_are_one_setting(tmp_path: Path) -> None:
     config = tmp_path / "live.yaml"
     config.write_text("judge: openai/a\njudges: [openai/b]\n")

@@ -130,7 +130,15 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader, refusing a key given twice in one mapping (YAML 1.2 forbids it; PyYAML
-    keeps the last)."""
+    keeps the last) and any alias (``*name``): an alias can make a value contain itself
+    (``a: &a [*a]``) or expand exponentially ("billion laughs"), and a settings file needs none."""
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise _DuplicateKey(f"line {mark.line + 1}: an alias (*name) is not read in a settings file; "
+                                "write the value out")
+        return super().compose_node(parent, index)  # type: ignore[no-any-return]
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
