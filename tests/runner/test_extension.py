@@ -119,9 +119,19 @@ def test_a_provider_registered_by_decorator_is_a_generator(
 
 
 def write_distribution(folder: Path) -> None:
-    """An installed distribution ``toyplugin`` with a benchmark and a provider entry point."""
-    (folder / "toyplugin").mkdir(parents=True)
+    """An installed distribution ``toyplugin`` with a benchmark (its prompt template in the
+    package's own ``prompts/`` folder) and a provider entry point."""
+    (folder / "toyplugin" / "prompts").mkdir(parents=True)
+    (folder / "toyplugin" / "prompts" / "toyep_echo.j2").write_text(
+        "### system\n{{ DATA_NOTICE }}\n### user\nRepeat the word in {{ text | data('word') }}\n")
     (folder / "toyplugin" / "__init__.py").write_text(TOY_MODULE.format(name="toyep") + '''
+
+def _messages(self, item):
+    from ideaharness.prompts import render
+    return render("toyep_echo", text=item.text)
+
+
+Toy.messages = _messages
 
 def provider(name, settings):
     import os
@@ -151,4 +161,6 @@ def test_entry_points_add_a_benchmark_and_a_provider(env: None, tmp_path: Path) 
         )
         assert done.returncode == 0, done.stderr
         assert [r.body["model"] for r in server.requests] == ["y", "y"]
+        assert all(r.body["messages"][-1]["content"].startswith("Repeat the word in <word>\nword")
+                   for r in server.requests)
     assert json.loads((tmp_path / "ep" / "results.json").read_text())["echoed"] == 2

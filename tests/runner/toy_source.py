@@ -33,10 +33,13 @@ class Toy(Benchmark):
         model = ctx.model("generator")
 
         async def echo(item):
-            await ctx.steps.judge_step("echo", item.id, "", model, [{{"role": "user", "content": item.text}}],
+            await ctx.steps.judge_step("echo", item.id, "", model, self.messages(item),
                                        lambda text: text.strip(), max_tokens=16)
 
         await ctx.steps.run_phases(items, [("echo", echo)])
+
+    def messages(self, item):
+        return [{{"role": "user", "content": item.text}}]
 
     def aggregate(self, ctx, items):
         records = [ctx.store.get("echo", i.id) for i in items]

@@ -1,5 +1,14 @@
 """Prompt templates as files, one per LLM step, rendered safely and within a size budget.
 
+Where templates live: the shared ones (used by more than one benchmark, e.g.
+``reference_rewrite.j2``) in this package; each benchmark's own in ``<its package>/prompts/``
+(``ideaharness/benchmarks/ideabench/prompts/ideabench_rank.j2``), named ``<benchmark>_<step>.j2``.
+The loader searches this package, every built-in benchmark folder under ``ideaharness/benchmarks/``
+and the package of every benchmark class registered elsewhere (an entry-point package or a
+decorated class: :func:`~ideaharness.runner.registry.register_benchmark` calls
+:func:`add_template_package`). A template name found in two places is an error
+(:class:`TemplateConflict`), never a silent choice.
+
 A template file ``<step>.j2`` holds one or more message blocks, each opened by a line
 ``### system`` or ``### user``. Values are inserted by Jinja2 as data: braces or Jinja syntax
 inside paper or model text are never re-interpreted (IdeaBench's ``str.format`` bug), and an
@@ -22,12 +31,16 @@ the rest is split evenly among the longer ones), is cut to it with a visible
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import jinja2
 
+from ideaharness.errors import UserError
 from ideaharness.llm.errors import ContextLengthError
 from ideaharness.llm.types import Message
 
@@ -47,7 +60,7 @@ class Prompt(list[Message]):
     """Rendered chat messages (a ``list`` of ``{"role", "content"}``) that remember how they were made.
 
     Attributes:
-        step: the template name (``prompts/<step>.j2``).
+        step: the template name (``<step>.j2`` in a template folder).
         variables: the values it was rendered with (kept to re-render within a budget).
         truncations: one ``{"field", "chars", "kept_chars"}`` per data text cut to fit a budget.
     """
@@ -104,10 +117,122 @@ def _data_filter(context: jinja2.runtime.Context, value: Any, name: str) -> str:
     return data_block(text, name)
 
 
-@lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
+SHARED_PACKAGE = "ideaharness.prompts"
+BUILTIN_BENCHMARKS = "ideaharness.benchmarks"
+_ADDED_PACKAGES: list[str] = []
+
+
+class TemplateConflict(UserError):
+    """Two template folders hold a template of the same name (which one a step renders would
+    depend on the search order); the message names both packages."""
+
+
+def add_template_package(package: str) -> None:
+    """Search ``<package>/prompts/`` for templates too (a benchmark's package, e.g. ``mypkg``).
+
+    Called by :func:`~ideaharness.runner.registry.register_benchmark` with the package of each
+    registered class; adding a package twice, or one without a ``prompts/`` folder, is harmless.
+    """
+    if package and package not in _ADDED_PACKAGES:
+        _ADDED_PACKAGES.append(package)
+
+
+def package_of(cls: type) -> str:
+    """The package a class is defined in (``"mypkg"`` for ``mypkg.bench.MyBench``, the module
+    itself when it is a package's ``__init__``); "" for a class defined in ``__main__``."""
+    module = sys.modules.get(cls.__module__)
+    return (getattr(module, "__package__", None) or "") if module is not None else ""
+
+
+def _builtin_packages() -> list[str]:
+    """``ideaharness.benchmarks.<name>`` for every built-in benchmark folder with a ``prompts/``
+    folder (found on disk; the benchmark modules are not imported)."""
+    root = resources.files(BUILTIN_BENCHMARKS)
+    return sorted(f"{BUILTIN_BENCHMARKS}.{d.name}" for d in root.iterdir()
+                  if d.is_dir() and not d.name.startswith(("_", ".")) and d.joinpath("prompts").is_dir())
+
+
+def _folder(package: str) -> Traversable | None:
+    if package == SHARED_PACKAGE:
+        return resources.files(SHARED_PACKAGE)
+    if package.startswith(f"{BUILTIN_BENCHMARKS}.") and package.count(".") == 2:
+        folder = resources.files(BUILTIN_BENCHMARKS).joinpath(package.rsplit(".", 1)[1], "prompts")
+    else:
+        try:
+            folder = resources.files(package).joinpath("prompts")
+        except (ModuleNotFoundError, TypeError):
+            return None
+    return folder if folder.is_dir() else None
+
+
+def template_folders() -> list[tuple[str, Traversable]]:
+    """``(package, folder)`` of every template folder searched, the shared one first."""
+    packages = [SHARED_PACKAGE, *_builtin_packages()]
+    packages += [p for p in _ADDED_PACKAGES if p not in packages]
+    found = [(p, _folder(p)) for p in packages]
+    return [(p, f) for p, f in found if f is not None]
+
+
+@lru_cache(maxsize=8)
+def _index(packages: tuple[str, ...]) -> dict[str, Traversable]:
+    """Template name -> file over every folder (``packages``: the added ones, the cache key)."""
+    files: dict[str, Traversable] = {}
+    where: dict[str, str] = {}
+    for package, folder in template_folders():
+        for entry in folder.iterdir():
+            if not entry.name.endswith(".j2") or not entry.is_file():
+                continue
+            name = entry.name.removesuffix(".j2")
+            if name in files:
+                raise TemplateConflict(
+                    f"prompt template {entry.name} is in both {where[name]} and {package} "
+                    f"(their prompts/ folders); rename one: a benchmark's templates are named "
+                    f"<benchmark>_<step>.j2")
+            files[name] = entry
+            where[name] = package
+    return files
+
+
+def _templates() -> dict[str, Traversable]:
+    return _index(tuple(_ADDED_PACKAGES))
+
+
+def template_names() -> list[str]:
+    """The names (without ``.j2``) of every template the loader finds, sorted.
+
+    Raises:
+        TemplateConflict: a name is in two template folders.
+    """
+    return sorted(_templates())
+
+
+def template_path(step: str) -> Traversable:
+    """The file of the template ``step`` (``<package>/prompts/<step>.j2``).
+
+    Raises:
+        jinja2.TemplateNotFound: no template folder has it.
+        TemplateConflict: a name is in two template folders.
+    """
+    found = _templates().get(step)
+    if found is None:
+        raise jinja2.TemplateNotFound(
+            f"{step}.j2 (searched: {', '.join(p for p, _ in template_folders())})")
+    return found
+
+
+class _FolderLoader(jinja2.BaseLoader):
+    """Jinja2 loader over :func:`template_path` (names are ``<step>.j2``)."""
+
+    def get_source(self, environment: jinja2.Environment,
+                   template: str) -> tuple[str, str | None, Callable[[], bool] | None]:
+        entry = template_path(template.removesuffix(".j2"))
+        return entry.read_text(encoding="utf-8"), str(entry), lambda: True
+
+
+@lru_cache(maxsize=8)
+def _jinja(packages: tuple[str, ...]) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ideaharness", "prompts"),
+        loader=_FolderLoader(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
@@ -119,9 +244,17 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+def _environment() -> jinja2.Environment:
+    return _jinja(tuple(_ADDED_PACKAGES))
+
+
 def template_source(step: str) -> str:
-    """The raw text of the template for ``step`` (for hashing and documentation)."""
-    return resources.files("ideaharness.prompts").joinpath(f"{step}.j2").read_text(encoding="utf-8")
+    """The raw text of the template for ``step`` (for hashing and documentation).
+
+    Raises:
+        jinja2.TemplateNotFound: no template folder has it.
+    """
+    return template_path(step).read_text(encoding="utf-8")
 
 
 def _render(step: str, variables: dict[str, Any], budget: _Budget) -> list[Message]:
@@ -134,10 +267,12 @@ def _render(step: str, variables: dict[str, Any], budget: _Budget) -> list[Messa
 
 
 def render(step: str, **variables: Any) -> Prompt:
-    """Render the template ``prompts/<step>.j2`` into chat messages (a :class:`Prompt`).
+    """Render the template ``<step>.j2`` (from whichever template folder holds it, see the module
+    docstring) into chat messages (a :class:`Prompt`).
 
     Raises:
         jinja2.TemplateNotFound: unknown step.
+        TemplateConflict: two template folders hold a template of the same name.
         jinja2.UndefinedError: a variable the template uses was not given.
     """
     return Prompt(_render(step, variables, _Budget()), step, variables)

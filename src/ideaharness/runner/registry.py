@@ -20,6 +20,7 @@ from importlib.metadata import entry_points
 from typing import TypeVar
 
 from ideaharness.errors import UserError
+from ideaharness.prompts import add_template_package, package_of
 from ideaharness.runner.protocol import Benchmark, Enricher, MetricSpec
 
 ENTRY_POINT_GROUP = "ideaharness.benchmarks"
@@ -35,6 +36,9 @@ _DISCOVERED: list[bool] = []
 def register_benchmark(name: str) -> Callable[[B], B]:
     """Class decorator registering a :class:`Benchmark` subclass as ``ideaharness run <name>``.
 
+    The class's package joins the prompt-template search path (its ``prompts/`` folder, see
+    :mod:`ideaharness.prompts`).
+
     Raises:
         ValueError: ``name`` is empty or has characters other than letters, digits and ``-``.
     """
@@ -44,6 +48,7 @@ def register_benchmark(name: str) -> Callable[[B], B]:
     def decorate(cls: B) -> B:
         cls.name = name
         _BENCHMARKS[name] = cls
+        add_template_package(package_of(cls))
         return cls
 
     return decorate
