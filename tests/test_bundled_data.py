@@ -42,3 +42,36 @@ def test_si2024_bundled_matches_source_table() -> None:
     execution = json.loads((SI2024 / "reviews_execution" / "data_points_all_execution.json").read_bytes())
     assert len(ideation["overall_score"]) == 337
     assert len(execution["overall_score"]) == 181
+
+
+PACKAGE = BUNDLED.parents[1]
+
+
+def test_liveideabench_keywords_live_in_the_benchmark_folder() -> None:
+    from ideaharness.benchmarks.liveideabench.keywords import bundled_keywords
+    from ideaharness.runs.inputs import file_label
+
+    folder = PACKAGE / "benchmarks" / "liveideabench" / "data"
+    digest = _sha256(folder / "keywords.csv")
+    assert f"sha256: {digest}  keywords.csv" in (folder / "SOURCE.md").read_text(encoding="utf-8")
+    assert (folder / "LICENSE.upstream").read_text(encoding="utf-8").startswith("MIT License")
+    assert len(bundled_keywords()) == 1180
+    assert file_label(folder / "keywords.csv") == "benchmarks/liveideabench/data/keywords.csv"
+    assert file_label(BUNDLED / "tomato_chem.jsonl") == "bundled/tomato_chem.jsonl"
+    # the shared folder keeps only data more than one benchmark or the reliability block reads
+    assert sorted(p.name for p in BUNDLED.iterdir() if p.is_dir()) == [
+        "scholarideas", "si2024-ideation-human-study"]
+
+
+def test_every_benchmark_prompt_and_data_file_is_package_data() -> None:
+    """Each file in ``benchmarks/<name>/prompts/`` and ``benchmarks/<name>/data/`` matches a
+    ``[tool.setuptools.package-data]`` pattern (so a built wheel ships it)."""
+    import tomllib
+
+    patterns = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))[
+        "tool"]["setuptools"]["package-data"]["ideaharness"]
+    shipped = {p for pattern in patterns for p in PACKAGE.glob(pattern) if p.is_file()}
+    owned = {p for sub in ("prompts", "data") for p in PACKAGE.glob(f"benchmarks/*/{sub}/**/*")
+             if p.is_file() and "__pycache__" not in p.parts}
+    assert owned, "no benchmark folder has prompts/ or data/"
+    assert owned <= shipped, sorted(str(p.relative_to(PACKAGE)) for p in owned - shipped)

@@ -252,6 +252,6 @@ def test_bundled_keywords_are_the_published_list() -> None:
     assert keywords[0].id == "meteorology" and keywords[-1].id == "chemical thermodynamics"
     assert len({k.category for k in keywords}) == 22
     assert sum(k.category == "Physics" for k in keywords) == 210
-    data = resources.files("ideaharness").joinpath("data/bundled/liveideabench/keywords.csv").read_bytes()
-    source = resources.files("ideaharness").joinpath("data/bundled/liveideabench/SOURCE.md").read_text()
+    folder = resources.files("ideaharness.benchmarks.liveideabench").joinpath("data")
+    data, source = folder.joinpath("keywords.csv").read_bytes(), folder.joinpath("SOURCE.md").read_text()
     assert hashlib.sha256(data).hexdigest() in source

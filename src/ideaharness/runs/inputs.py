@@ -26,13 +26,24 @@ def _bundled_dir() -> Path:
     return Path(str(resources.files("ideaharness.data").joinpath("bundled"))).resolve()
 
 
+def _benchmarks_dir() -> Path:
+    return Path(str(resources.files("ideaharness.benchmarks"))).resolve()
+
+
 def file_label(path: Path) -> str:
-    """How a file is named in ``config.json``: as given, or ``bundled/<name>`` for the package's
-    own data (no machine-specific path in the run's identity)."""
+    """How a file is named in ``config.json``: as given, ``bundled/<name>`` for the package's
+    shared data, ``benchmarks/<benchmark>/data/<name>`` for a built-in benchmark's own bundled data
+    (no machine-specific path in the run's identity)."""
+    resolved = path.resolve()
     try:
-        return f"bundled/{path.resolve().relative_to(_bundled_dir()).as_posix()}"
+        return f"bundled/{resolved.relative_to(_bundled_dir()).as_posix()}"
+    except ValueError:
+        pass
+    try:
+        inner = resolved.relative_to(_benchmarks_dir())
     except ValueError:
         return str(path)
+    return f"benchmarks/{inner.as_posix()}" if inner.parts[1:2] == ("data",) else str(path)
 
 
 def hash_inputs(inputs: Mapping[str, Sequence[Path]]) -> InputHashes:

@@ -9,9 +9,9 @@ from importlib import resources
 
 from ideaharness.errors import UserError
 
-KEYWORDS_FILE = "data/bundled/liveideabench/keywords.csv"
-"""Package path of the bundled list (``csvs/keyword_classifications.csv`` @ 560ececc, MIT;
-see its SOURCE.md)."""
+KEYWORDS_FILE = "data/keywords.csv"
+"""Path of the bundled list inside this benchmark's package (``csvs/keyword_classifications.csv``
+@ 560ececc, MIT; see ``data/SOURCE.md`` beside it)."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ def bundled_keywords() -> list[Keyword]:
     Raises:
         UserError: the bundled file is missing a field (names the row).
     """
-    text = resources.files("ideaharness").joinpath(KEYWORDS_FILE).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath(KEYWORDS_FILE).read_text(encoding="utf-8")
     out = []
     for line, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
         keyword, category = (row.get("keyword") or "").strip(), (row.get("category") or "").strip()
