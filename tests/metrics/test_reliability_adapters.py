@@ -13,6 +13,9 @@ from ideaharness.metrics.reliability import reliability_blocks, views_from_recor
 from ideaharness.metrics.reliability.adapters import adapter_for
 from ideaharness.runner.options import ExecutionOptions
 from tests.researchbench.test_rb_run import RELEASE, scripted
+from tests.runner.registry_support import every_adapter, every_generator
+
+ADAPTERS = every_adapter()
 
 
 def judgment(parsed, positions=None, ok=True, model="judge-m", attempts=1):
@@ -140,7 +143,7 @@ def by_metric(views):
 
 
 def test_every_judged_step_of_the_four_benchmarks_has_an_adapter() -> None:
-    views = by_metric(views_from_records(RECORDS))
+    views = by_metric(views_from_records(RECORDS, ADAPTERS, every_generator))
     assert set(views) == {
         "rank/low/novelty",
         "overlap/low",
@@ -157,7 +160,7 @@ def test_every_judged_step_of_the_four_benchmarks_has_an_adapter() -> None:
         *(f"ligbench/judge_pair[{d}]" for d in ("rating", "soundness", "contribution")),
     }
     for step in ("generate/low", "ideas", "researchbench_generate", "ligbench/formalize", "target_idea"):
-        assert adapter_for(step) is None
+        assert adapter_for(step, ADAPTERS) is None
     (rank,) = views["rank/low/novelty"]
     assert rank.value == ("target", "t/0/low/1", "t/0/low/0", "t/0/low/2") and rank.gold_position == 1
     assert rank.generator_model == "gen-m" and rank.position_answer() == (1, 2, 3, 0)
@@ -175,7 +178,7 @@ def test_every_judged_step_of_the_four_benchmarks_has_an_adapter() -> None:
     first, failed = views["ligbench/compare[soundness]"]
     assert first.value == 0.5 and first.group == "ref7" and failed.value is None and failed.attempts == 3
     assert views["ligbench/initial_score[novelty]"][0].positions == ("r1", "r2", "r3")
-    blocks = reliability_blocks(views_from_records(RECORDS))
+    blocks = reliability_blocks(views_from_records(RECORDS, ADAPTERS, every_generator))
     assert blocks["ligbench/compare[rating]"].judges["judge-m"].parse_failure_rate == 0.5
     assert blocks["imcq[motivation]"].judges["judge-m"].self_preference
     json.dumps({m: b.model_dump(mode="json") for m, b in blocks.items()})  # results.json-ready
@@ -195,7 +198,7 @@ def test_reask_records_pair_with_their_original() -> None:
             },
         ),
     ]
-    views = views_from_records(rows)
+    views = views_from_records(rows, ADAPTERS, every_generator)
     assert [v.reask for v in views] == [False, True]
     jr = reliability_blocks(views)["rank/low/novelty"].judges["judge-m"]
     assert jr.reask_judgments == 1
@@ -209,7 +212,7 @@ async def test_researchbench_run_with_an_always_candidate_1_judge_is_flagged(tmp
     config = ResearchBenchConfig(data=str(RELEASE), tasks=["ranking"])
     options = ExecutionOptions(out=tmp_path / "run", progress=False, limit=1)
     await arun("researchbench", config=config, options=options, generator=model, judge=model)
-    block = reliability_blocks(views_from_run(str(tmp_path / "run")))["researchbench_rank_pair"]
+    block = reliability_blocks(views_from_run(str(tmp_path / "run"), ADAPTERS))["researchbench_rank_pair"]
     jr = block.judges["scripted/test"]
     assert jr.judgments == 30 and jr.consistency.n_pairs == 15 and jr.consistency.agreement == 0.0
     assert {w.rule for w in block.warnings} == {"constant_judge", "position_bias"}
@@ -218,7 +221,7 @@ async def test_researchbench_run_with_an_always_candidate_1_judge_is_flagged(tmp
 def test_reliability_section_rows_and_warnings_for_the_runner(tmp_path: Path) -> None:
     from ideaharness.metrics.reliability import COLUMNS, reliability_rows, reliability_section
 
-    section = reliability_section(RECORDS, human_ceiling={"value": 0.565})
+    section = reliability_section(RECORDS, adapters=ADAPTERS, human_ceiling={"value": 0.565})
     json.dumps(section)
     rows = reliability_rows(section)
     # no judge compared with human labels: no human-agreement column, and no ceiling on its own
@@ -258,7 +261,7 @@ def test_ligbench_judge_pairs_carry_human_labels_and_get_human_agreement() -> No
         right = 1.0 if i < 8 else 0.0  # the judge agrees on 8 of 10 pairs, in both orders
         records.append(record(f"{a}|{b}", "ab", [a, b], right, 1.0))
         records.append(record(f"{a}|{b}", "ba", [b, a], 1.0 - right, 0.0))
-    section = reliability_section(records, human_ceiling=lambda: {"value": 0.565})
+    section = reliability_section(records, adapters=ADAPTERS, human_ceiling=lambda: {"value": 0.565})
     human = section["metrics"]["ligbench/judge_pair[rating]"]["judges"]["judge-m"]["human"]
     assert human["measure"] == "accuracy" and human["n"] == 20 and human["value"] == pytest.approx(0.8)
     low, high = human["interval"]
@@ -268,3 +271,30 @@ def test_ligbench_judge_pairs_carry_human_labels_and_get_human_agreement() -> No
     assert "human agreement" in reliability_columns(section)
     row = next(r for r in reliability_rows(section) if r[0] == "ligbench/judge_pair[rating]")
     assert "accuracy 0.80 [" in row[reliability_columns(section).index("human agreement")]
+
+
+def test_liveideabench_critiques_and_fluency_are_judgments() -> None:
+    """Critiques: one rating per dimension, the idea's judges share a unit (panel); fluency: both
+    orders of one judge's pair share a group (position consistency), the idea's generator known."""
+    a = {"originality": 7, "feasibility": 5, "clarity": 6}
+    b = {**a, "feasibility": 4}
+    rows = [
+        ("idea", "stars", "0", {"judgment": judgment({"idea": "x"}, model="gen-m")}),
+        ("critique", "stars", "0/j1", {"judgment": judgment(a, model="j1"), "idea": 0, "judge": "j1"}),
+        ("critique", "stars", "0/j2", {"judgment": judgment(b, model="j2"), "idea": 0, "judge": "j2"}),
+        ("critique", "stars", "1/j1", {"judgment": judgment(None, ok=False, model="j1"), "idea": 1,
+                                       "judge": "j1", "protocol": "v1"}),
+        ("fluency", "stars", "0/j1/AB", {"judgment": judgment("B", ["stars/0", "stars/1"], model="j1"),
+                                         "pair": [0, 1]}),
+        ("fluency", "stars", "0/j1/BA", {"judgment": judgment("B", ["stars/1", "stars/0"], model="j1"),
+                                         "pair": [0, 1]}),
+    ]
+    views = by_metric(views_from_records(rows, ADAPTERS, every_generator))
+    assert set(views) == {"critique[originality]", "critique[feasibility]", "critique[clarity]", "fluency"}
+    assert len(views["critique[originality]"]) == 3 and len(views["critique[clarity]"]) == 2  # v1: no clarity
+    assert {v.unit_id for v in views["critique[feasibility]"]} == {"stars|0", "stars|1"}
+    assert views["critique[originality]"][0].generator_model == "gen-m"
+    ab, ba = views["fluency"]
+    assert (ab.value, ab.group, ab.group == ba.group) == (20.0 / 3.0, "0/j1", True)
+    jr = reliability_blocks(views_from_records(rows, ADAPTERS, every_generator))["fluency"].judges["j1"]
+    assert jr.consistency is not None and jr.consistency.n_pairs == 1 and jr.consistency.agreement == 1.0

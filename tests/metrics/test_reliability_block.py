@@ -106,7 +106,7 @@ def test_constant_rating_judge_gets_its_own_verdict_not_chance() -> None:
     }
     [row] = reliability_rows(section)
     assert row[5].startswith("not informative: constant judge") and row[-1] == "constant_judge"
-    assert reliability_section([], human_ceiling=None)["metrics"] == {}
+    assert reliability_section([], adapters={}, human_ceiling=None)["metrics"] == {}
 
 
 def test_pairwise_chance_counts_ties_and_side_shares() -> None:

@@ -119,8 +119,11 @@ def test_ceiling_is_shown_only_beside_a_judge_human_quartile_agreement() -> None
         judgment = {"judge_model": "reviewer-1", "parse_ok": True, "attempts": 1, "parsed": scores[0]}
         records.append(("researchbench_matched_score", idea, "", {"judgment": judgment}))
         labels[f"{idea}|"] = float(np.mean(scores[1:]))
+    from ideaharness.benchmarks.researchbench.reliability import JUDGMENT_ADAPTERS as ADAPTERS
+
     section = reliability_section(
         records,
+        adapters=ADAPTERS,
         human_labels={"researchbench_matched_score": labels},
         human_ceiling=lambda: human_ceiling(reviews).model_dump(mode="json"),
     )
@@ -131,5 +134,6 @@ def test_ceiling_is_shown_only_beside_a_judge_human_quartile_agreement() -> None
     [row] = reliability_rows(section)
     assert "quartile agreement" in row[-2]
     # the same records without human labels: no ceiling, no human column
-    bare = reliability_section(records, human_ceiling=lambda: human_ceiling(reviews).model_dump(mode="json"))
+    bare = reliability_section(records, adapters=ADAPTERS,
+                               human_ceiling=lambda: human_ceiling(reviews).model_dump(mode="json"))
     assert bare["human_ceiling"] is None and ceiling_line(bare) is None

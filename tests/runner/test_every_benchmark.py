@@ -5,7 +5,6 @@ parametrised test over the registry, each run against two real loopback OpenAI-c
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,28 +15,22 @@ from ideaharness.cli import main
 from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.runner.registry import benchmarks
 from ideaharness.runs.store import shard_of
-
-TESTS = Path(__file__).parents[1]
-AIIB_DATA = str(TESTS / "aiideabench" / "fixtures" / "target_paper_data.json")
-RB_RELEASE = str(TESTS / "researchbench" / "fixtures" / "release")
+from tests.runner.registry_support import fixture_for, registry_fixtures
 
 
 def data_args(name: str, tmp_path: Path) -> list[str]:
-    """The cheapest real data of each built-in benchmark (a new benchmark gets none: its defaults)."""
-    corpus = tmp_path / "corpus" / "pairiq_mini.jsonl"
-    if name.startswith("ligbench"):
-        corpus.parent.mkdir(exist_ok=True)
-        shutil.copy(TESTS / "ligbench" / "fixtures" / "pairiq_mini.jsonl", corpus)
-    topics = tmp_path / "topics.txt"
-    topics.write_text("Graph neural networks\nSparse attention\nProtein folding\n")
-    return {
-        "ideabench": ["--data", "tomato-chem"],
-        "aiideabench": ["--data", AIIB_DATA, "--metric", "i2t", "--n-ideas", "1"],
-        "researchbench": ["--data", RB_RELEASE, "--task", "ranking", "--ranking-negatives", "generated",
-                          "--n-negatives", "1"],
-        "ligbench": ["--corpus", str(corpus), "--topics", str(topics)],
-        "ligbench-judge": ["--corpus", str(corpus), "--pairs", "4", "--min-gap", "0"],
-    }.get(name, [])
+    """The cheapest real data of a registered benchmark: its ``tests/<package>/registry_fixtures.py``
+    (:mod:`tests.runner.registry_support`); a benchmark without one fails here."""
+    return fixture_for(name).data_args(tmp_path)
+
+
+def test_every_registered_benchmark_has_registry_fixtures() -> None:
+    names = sorted(benchmarks())
+    assert names, "the benchmark registry is empty"
+    declared = registry_fixtures()
+    missing = [n for n in names if n not in declared]
+    assert not missing, f"no tests/<package>/registry_fixtures.py declares {missing}"
+    assert not set(declared) - set(names), "fixtures for a benchmark that is not registered"
 
 
 @pytest.fixture

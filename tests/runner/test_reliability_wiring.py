@@ -14,8 +14,11 @@ import pytest
 import ideaharness
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.metrics.reliability.adapters import adapter_for, undeclared_steps
+from ideaharness.metrics.reliability.adapters import run_records as views_records
 from ideaharness.runner.registry import benchmarks
 from tests.ideabench.conftest import ideabench_responder
+from tests.runner.registry_support import fixture_for
 from tests.runner.test_every_benchmark import data_args, run_cli, servers  # noqa: F401  (fixture)
 
 
@@ -37,31 +40,83 @@ def _position_only(base: Any) -> Any:
     return respond
 
 
+def _cli_models(name: str, gen: OpenAICompatServer, judge: OpenAICompatServer) -> list[str]:
+    bench = benchmarks()[name]
+    has_generator = any(f in bench.config_class.model_fields for f in ("generator", "generators"))
+    return ["--generator", "openai/gen", "--judge", "openai/judge", "--base-url", gen.base_url,
+            "--judge-base-url", judge.base_url] if has_generator \
+        else ["--judge", "openai/judge", "--base-url", judge.base_url]
+
+
+def _judged(out: Path, name: str) -> tuple[list[Any], list[str]]:
+    """The run's records and the steps among them its benchmark reads as judgments."""
+    records = views_records(str(out))
+    adapters = benchmarks()[name].judgment_adapters
+    return records, sorted({step for step, _, _, data in records
+                            if isinstance(data.get("judgment"), dict) and adapter_for(step, adapters)})
+
+
 @pytest.mark.parametrize("name", sorted(benchmarks()))
 def test_every_benchmark_results_carry_the_reliability_block(
     name: str, servers: tuple[OpenAICompatServer, OpenAICompatServer], tmp_path: Path,  # noqa: F811
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Every reply unparsable: whatever got judged shows 100% parse failures, and a step read as a
+    judgment is never missing from the block."""
     gen, judge = servers
-    bench = benchmarks()[name]
     out = tmp_path / "run"
-    has_generator = any(f in bench.config_class.model_fields for f in ("generator", "generators"))
-    models = ["--generator", "openai/gen", "--judge", "openai/judge", "--base-url", gen.base_url,
-              "--judge-base-url", judge.base_url] if has_generator \
-        else ["--judge", "openai/judge", "--base-url", judge.base_url]
-    args = ["run", name, *data_args(name, tmp_path), *models, "--limit", "1", "--max-attempts", "1",
-            "--max-retries", "0", "--timeout", "20", "--no-progress", "--out", str(out)]
+    args = ["run", name, *data_args(name, tmp_path), *_cli_models(name, gen, judge), "--limit", "1",
+            "--max-attempts", "1", "--max-retries", "0", "--timeout", "20", "--no-progress",
+            "--out", str(out)]
     code, _ = run_cli(args, capsys)
     assert code in (0, 3)
     results = json.loads((out / "results.json").read_text())
     section = results["reliability"]
     assert set(section) == {"metrics", "warnings", "human_ceiling"}
-    # every reply is unparsable: whatever got judged shows 100% parse failures
+    _, judged = _judged(out, name)
+    assert bool(section["metrics"]) == bool(judged), (judged, section["metrics"])
     judges = [j for block in section["metrics"].values() for j in block["judges"].values()]
     assert all(j["parse_failure_rate"] == 1.0 for j in judges)
     report = (out / "report.html").read_text()
     assert "Judge reliability" in report and "parse failures" in report
-    assert results["settings"]["execution"]["consistency_sample"] == 0.1
+
+
+@pytest.mark.parametrize("name", sorted(benchmarks()))
+def test_every_judged_benchmark_has_a_non_empty_reliability_block(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replies that parse (the benchmark's registry fixture): a run that records judgments has a
+    reliability block with a parsed judgment for each judged step, and every step recorded
+    through the judge is declared in the benchmark's ``judgment_adapters`` (as a judgment or as
+    not one): a benchmark whose records hold judgments it declares no adapter for fails here."""
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    fixture = fixture_for(name)
+    out = tmp_path / "run"
+    with OpenAICompatServer(fixture.reply) as gen, OpenAICompatServer(fixture.reply) as judge:
+        code, err = run_cli(["run", name, *fixture.data_args(tmp_path), *fixture.extra_args,
+                             *_cli_models(name, gen, judge), "--limit", "1", "--timeout", "20",
+                             "--no-progress", "--out", str(out)], capsys)
+    assert code in (0, 3), err
+    records, judged = _judged(out, name)
+    assert not undeclared_steps(records, benchmarks()[name].judgment_adapters), \
+        f"{name}: steps recorded through the judge but not in its judgment_adapters"
+    assert judged, f"{name}: the fixture run recorded no judgment (its replies must parse)"
+    section = json.loads((out / "results.json").read_text())["reliability"]
+    assert section["metrics"], f"{name}: judgments recorded but the reliability block is empty"
+    parsed = {m: sum(j["parsed"] for j in b["judges"].values()) for m, b in section["metrics"].items()}
+    for step in judged:
+        assert any(parsed[m] for m in parsed if m == step or m.startswith((f"{step}[", step))), \
+            f"{name}: no parsed judgment of {step} in the reliability block ({parsed})"
+
+
+def test_a_judgment_step_no_adapter_declares_is_found(tmp_path: Path) -> None:
+    """The check above, on a benchmark that declares nothing: its judged step is reported."""
+    records = [("echo", "toy-0", "", {"judgment": {"judge_model": "m", "parse_ok": True, "parsed": "x"}}),
+               ("generate/low", "t/0", "", {"judgment": {"judge_model": "m", "parse_ok": True}}),
+               ("ideas", "t/0", "", {"ideas": []})]
+    assert undeclared_steps(records, {}) == ["echo", "generate/low"]
+    assert undeclared_steps(records, {"generate/": None}) == ["echo"]
+    assert undeclared_steps(records, {"generate/": None, "echo": lambda *a: []}) == []
 
 
 def test_always_equal_judge_is_flagged_in_console_and_report(

@@ -14,7 +14,11 @@ with :func:`~ideaharness.runner.registry.register_benchmark`. It declares:
 * :meth:`aggregate`: records -> the benchmark's results dict;
 * :meth:`tables`, :meth:`figures`, :meth:`sections`, :meth:`notes`: console and report;
 * :meth:`headline`: the registered metrics (:class:`MetricSpec`) with their values;
-* ``score_reader``: how the analysis layer reads its saved runs (per-instance scores).
+* ``score_reader``: how the analysis layer reads its saved runs (per-instance scores);
+* ``judgment_adapters`` and :meth:`generator_models`: which recorded steps are judgments and how
+  the reliability block reads them (:mod:`ideaharness.metrics.reliability.adapters`);
+* ``consistency_sample``: whether ``--consistency-sample`` applies (it has position-ordered
+  judgments to re-ask, :meth:`~ideaharness.runner.steps.StepRunner.judge_step` ``reorder``).
 
 The runner (:mod:`ideaharness.runner.run`) owns everything else: selection, models, the run
 directory, progress, resume, exit statuses, the common blocks of ``results.json`` and the report.
@@ -31,6 +35,7 @@ from pydantic import BaseModel, Field
 
 from ideaharness.errors import UserError
 from ideaharness.llm.types import ChatModel
+from ideaharness.metrics.reliability.adapters import Adapters, Record, idea_generators
 from ideaharness.report.html import Section, Table
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
@@ -162,6 +167,23 @@ class Benchmark:
     """How ``load_run``/``export``/``compare`` and the report viewer read this benchmark's saved runs
     (per-instance scores that re-aggregate to its headline numbers); None: the built-in reader of
     that name, if any (:data:`ideaharness.analysis.scores.SCORE_READERS`), else no scores."""
+
+    judgment_adapters: ClassVar[Adapters] = {}
+    """Recorded step (or step prefix ending in ``/``) -> how its records read as judgment views
+    for the reliability block (:data:`~ideaharness.metrics.reliability.adapters.Adapter`), or None
+    for a step recorded through the judge call that is not a judgment (a generation). Every step
+    whose records carry a ``judgment`` must be covered: a registry test fails otherwise."""
+    consistency_sample: ClassVar[bool] = True
+    """Whether ``--consistency-sample`` applies: the benchmark passes ``reorder`` to some
+    :meth:`~ideaharness.runner.steps.StepRunner.judge_step` (a judgment that shows items in an
+    order). False: the flag is reported as not applicable and a non-zero value is refused."""
+
+    @classmethod
+    def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
+        """Who generated the judged ideas: key the adapters pass as ``gen_key`` -> model
+        (default: idea id -> model from ``ideas`` records,
+        :func:`~ideaharness.metrics.reliability.adapters.idea_generators`)."""
+        return idea_generators(records)
 
     def __init__(self, config: Any, **extras: Any) -> None:
         self.config = config

@@ -19,7 +19,7 @@ import functools
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from ideaharness.errors import DataError
+from ideaharness.errors import DataError, UserError
 from ideaharness.metrics.reliability import (
     ceiling_line,
     reliability_columns,
@@ -30,8 +30,8 @@ from ideaharness.metrics.reliability import (
 from ideaharness.metrics.reliability.sampling import select_for_reask
 from ideaharness.metrics.reliability.views import REASK_SUFFIX
 from ideaharness.report.html import Table
-from ideaharness.runner.protocol import RunContext
-from ideaharness.runner.registry import register_enricher
+from ideaharness.runner.protocol import Benchmark, RunContext
+from ideaharness.runner.registry import get_benchmark, register_enricher
 
 Record = tuple[str, str, str, dict[str, Any]]
 
@@ -49,9 +49,16 @@ def _human_ceiling() -> dict[str, Any] | None:
 @register_enricher
 def reliability_enricher(ctx: RunContext, results: dict[str, Any]) -> None:
     """Add ``results["reliability"]`` (see :func:`~ideaharness.metrics.reliability.reliability_section`)
-    computed from every record of the run. ``human_ceiling`` (Si et al. 2024) is set only when a
-    judge was compared with human scores in the ceiling's own statistic; None otherwise."""
-    results["reliability"] = reliability_section(ctx.store.all_records(), human_ceiling=_human_ceiling)
+    computed from every record of the run, read through the run's benchmark's
+    ``judgment_adapters`` and ``generator_models``. ``human_ceiling`` (Si et al. 2024) is set only
+    when a judge was compared with human scores in the ceiling's own statistic; None otherwise."""
+    try:
+        bench: type[Benchmark] = get_benchmark(str(results.get("benchmark")))
+    except UserError:  # a class run without registering it: nothing declared
+        bench = Benchmark
+    results["reliability"] = reliability_section(
+        ctx.store.all_records(), adapters=bench.judgment_adapters, generators=bench.generator_models,
+        human_ceiling=_human_ceiling)
 
 
 def reliability_table(results: dict[str, Any]) -> Table | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.benchmarks.aiideabench import judges as J
+from ideaharness.benchmarks.aiideabench import reliability
 from ideaharness.benchmarks.aiideabench.blinding import (
     generation_topic,
     judge_topic,
@@ -110,6 +111,8 @@ class AIIdeaBench(Benchmark):
     Extras: ``scholar`` (a Semantic Scholar client; default one from ``config.scholar_base_url``) and
     ``embed_fn`` (texts -> L2-normalised embeddings; default the configured sentence model).
     """
+
+    judgment_adapters = reliability.JUDGMENT_ADAPTERS
 
     version = BENCHMARK_VERSION
     title = "AI Idea Bench 2025 results"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.benchmarks._blinding import default_rewriter
+from ideaharness.benchmarks.ideabench import reliability
 from ideaharness.benchmarks.ideabench.blinding import blinding_block, rewrite_target, shown_target
 from ideaharness.benchmarks.ideabench.config import (
     BENCHMARK_VERSION,
@@ -29,6 +30,7 @@ from ideaharness.benchmarks.ideabench.report import example_sections, rank_figur
 from ideaharness.data.registry import data_files, load_instances
 from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
+from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.metrics.reliability.sampling import (
     balanced_positions,
     order_with_target_at,
@@ -131,6 +133,13 @@ register_metric(MetricSpec("ideabench.overlap", higher_is_better=True, aggregati
 @register_benchmark("ideabench")
 class IdeaBench(Benchmark):
     """IdeaBench (see the package docstring for the protocol); one instance per run."""
+
+    judgment_adapters = reliability.JUDGMENT_ADAPTERS
+
+    @classmethod
+    def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
+        """Who generated the judged ideas (:func:`.reliability.generator_models`)."""
+        return reliability.generator_models(records)
 
     version = BENCHMARK_VERSION
     title = "IdeaBench results"

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ideaharness.benchmarks.ligbench import reliability
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import (
     COMPARE_KEYS,
@@ -27,6 +28,7 @@ from ideaharness.benchmarks.ligbench.steps import (
 from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import UserError
 from ideaharness.metrics.judge_accuracy import judge_accuracy, preference_label, similar_pairs
+from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
 from ideaharness.report.html import Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
@@ -69,6 +71,13 @@ class PairItem(BaseModel):
 @register_benchmark("ligbench-judge")
 class JudgeAccuracy(Benchmark):
     """Judge accuracy on similar-paper pairs (see the module docstring); items are :class:`PairItem`."""
+
+    judgment_adapters = reliability.JUDGMENT_ADAPTERS
+
+    @classmethod
+    def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
+        """Who generated the judged ideas (:func:`.reliability.generator_models`)."""
+        return reliability.generator_models(records)
 
     title = "LigBench judge accuracy"
     summary = "Judge accuracy: agreement of a pairwise judge with debiased scores on similar-paper pairs."

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks.ligbench import reliability
 from ideaharness.benchmarks.ligbench.blinding import blinding_block
 from ideaharness.benchmarks.ligbench.config import (
     BENCHMARK_VERSION,
@@ -28,6 +29,7 @@ from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_
 from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import UserError
 from ideaharness.metrics.duplicates import DUPLICATE_COLUMNS, duplicate_note, duplicate_report, duplicate_row
+from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
 from ideaharness.metrics.surface import surface_rows
 from ideaharness.prompts import render
@@ -58,6 +60,13 @@ register_metric(MetricSpec("ligbench.score", higher_is_better=True, aggregation=
 class LigBench(Benchmark):
     """LigBench over topics and systems; one instance per run. Items are :class:`IdeaSpec` (one
     idea of one system for one topic, or one ScholarIdeas plan)."""
+
+    judgment_adapters = reliability.JUDGMENT_ADAPTERS
+
+    @classmethod
+    def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
+        """Who generated the judged ideas (:func:`.reliability.generator_models`)."""
+        return reliability.generator_models(records)
 
     version = BENCHMARK_VERSION
     title = "LigBench results"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ideaharness.benchmarks.liveideabench import reliability
 from ideaharness.benchmarks.liveideabench.aggregate import (
     aggregate_run,
     headline_values,
@@ -17,6 +18,7 @@ from ideaharness.benchmarks.liveideabench.keywords import Keyword, select_keywor
 from ideaharness.benchmarks.liveideabench.parsers import parse_critique, parse_fluency, parse_idea
 from ideaharness.benchmarks.liveideabench.report import example_sections, result_notes, results_tables
 from ideaharness.benchmarks.liveideabench.scores import LiveIdeaBenchScores
+from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
@@ -48,6 +50,13 @@ def idea_key(k: int) -> str:
 @register_benchmark("liveideabench")
 class LiveIdeaBench(Benchmark):
     """LiveIdeaBench (see the package docstring); one instance per run."""
+
+    judgment_adapters = reliability.JUDGMENT_ADAPTERS
+
+    @classmethod
+    def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
+        """Who generated the judged ideas (:func:`.reliability.generator_models`)."""
+        return reliability.generator_models(records)
 
     version = BENCHMARK_VERSION
     title = "LiveIdeaBench results"
@@ -134,7 +143,8 @@ class LiveIdeaBench(Benchmark):
                     "critique", kw.id, f"{k}/{judge}", self.ctx.model(f"judge:{judge}"),
                     render("liveideabench_critique", idea=idea["idea"], protocol=cfg.protocol),
                     lambda t: parse_critique(t, cfg.protocol), temperature=cfg.judge_temperature,
-                    max_tokens=cfg.judge_max_tokens, seed=cfg.seed, extra={"idea": k, "judge": judge},
+                    max_tokens=cfg.judge_max_tokens, seed=cfg.seed,
+                    extra={"idea": k, "judge": judge, "protocol": cfg.protocol},
                 )
 
     def parsed_critiques(self, keyword: str, k: int) -> int:

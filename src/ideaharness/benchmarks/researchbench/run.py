@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks.researchbench import reliability
 from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
 from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of, score_hypothesis
 from ideaharness.benchmarks.researchbench.config import (
@@ -33,6 +34,7 @@ from ideaharness.benchmarks.researchbench.ranking import generate_negatives, jud
 from ideaharness.benchmarks.researchbench.screening import screen_pool
 from ideaharness.data.pools import CandidatePool, build_pool, derive_seed, paper_text, similarity_to_queries
 from ideaharness.metrics.pairwise_ranking import ORDERS, PairResult
+from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.metrics.retrieval import hit_ratio, hit_ratio_top1, negative_selection_ratio
 from ideaharness.report.html import Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
@@ -77,6 +79,13 @@ class ResearchBench(Benchmark):
 
     Extras: ``bench_data``, a preloaded :class:`BenchData` (default :func:`load_data` of the config).
     """
+
+    judgment_adapters = reliability.JUDGMENT_ADAPTERS
+
+    @classmethod
+    def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
+        """Who generated the judged ideas (:func:`.reliability.generator_models`)."""
+        return reliability.generator_models(records)
 
     version = BENCHMARK_VERSION
     title = "ResearchBench results"

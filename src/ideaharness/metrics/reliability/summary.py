@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ideaharness.metrics.reliability.adapters import Record, views_from_records, views_from_run
+from ideaharness.metrics.reliability.adapters import (
+    Adapters,
+    GeneratorIndex,
+    Record,
+    idea_generators,
+    views_from_records,
+    views_from_run,
+)
 from ideaharness.metrics.reliability.block import reliability_blocks, reliability_results
 
 COLUMNS = [
@@ -27,6 +34,8 @@ when no judge of the section was compared with human labels."""
 def reliability_section(
     source: str | Path | Iterable[Record],
     *,
+    adapters: Adapters,
+    generators: GeneratorIndex = idea_generators,
     human_labels: Mapping[str, Mapping[str, Any]] | None = None,
     human_ceiling: Mapping[str, Any] | Callable[[], Mapping[str, Any] | None] | None = None,
     **rules: Any,
@@ -36,6 +45,8 @@ def reliability_section(
 
     Args:
         source: a run directory, or records as ``(step, instance_id, key, data)``.
+        adapters, generators: the run's benchmark's ``judgment_adapters`` and
+            ``generator_models`` (:mod:`.adapters`).
         human_labels: metric -> unit id -> human label, where the benchmark has them (records may
             also carry their own, see :mod:`.adapters`).
         human_ceiling: the human–human figure (``human.human_ceiling().model_dump()``) or a
@@ -44,7 +55,8 @@ def reliability_section(
             matching judge–human comparison, never on its own.
         rules: thresholds of the warning rules (see :func:`reliability_blocks`).
     """
-    views = views_from_run(str(source)) if isinstance(source, str | Path) else views_from_records(source)
+    views = (views_from_run(str(source), adapters, generators) if isinstance(source, str | Path)
+             else views_from_records(source, adapters, generators))
     blocks = reliability_blocks(views, human_labels=human_labels, **rules)
     matching = any(
         jr.human is not None and jr.human.quartile_agreement is not None
