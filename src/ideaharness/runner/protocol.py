@@ -13,8 +13,12 @@ with :func:`~ideaharness.runner.registry.register_benchmark`. It declares:
   (``await ctx.steps.run_phases(items, [(name, coroutine), ...])``);
 * :meth:`aggregate`: records -> the benchmark's results dict;
 * :meth:`tables`, :meth:`figures`, :meth:`sections`, :meth:`notes`: console and report;
-* :meth:`headline`: the registered metrics (:class:`MetricSpec`) with their values;
-* ``score_reader``: how the analysis layer reads its saved runs (per-instance scores);
+* :meth:`scores`: each instance's value of each registered metric (:class:`Score`, None with a
+  reason when unscored), the primary output: the runner writes them to ``scores.jsonl`` and
+  computes every headline number from them through the metric's :class:`MetricSpec`;
+* :meth:`headline`: only the metrics that are not aggregates of per-instance scores (a
+  Bradley-Terry fit, a value pooled over judgment rows under a parity option);
+* ``free_settings``: config keys that never change a score (``compare`` ignores them);
 * ``judgment_adapters`` and :meth:`generator_models`: which recorded steps are judgments and how
   the reliability block reads them (:mod:`ideaharness.metrics.reliability.adapters`);
 * ``consistency_sample``: whether ``--consistency-sample`` applies (it has position-ordered
@@ -29,20 +33,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from ideaharness.errors import UserError
 from ideaharness.llm.types import ChatModel
+from ideaharness.metrics.aggregate import (
+    Interval,
+    IntervalSettings,
+    Statistic,
+    interval_description,
+    mean,
+    percentile_bootstrap,
+)
 from ideaharness.metrics.reliability.adapters import Adapters, Record, idea_generators
 from ideaharness.report.html import Section, Table
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
+from ideaharness.runs.scores import Score
 from ideaharness.runs.store import RunStore
-
-if TYPE_CHECKING:
-    from ideaharness.analysis.scores import ScoreReader
 
 
 class BenchmarkConfig(BaseModel):
@@ -70,35 +80,69 @@ class GeneratorJudgeConfig(BenchmarkConfig):
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A registered metric: how to read, aggregate and compare it.
+    """A registered metric: how its per-instance scores (:class:`Score`) become the reported value
+    and interval, and how to compare it.
 
     Attributes:
         name: ``"<benchmark>.<metric>"``, e.g. ``"ideabench.insight_score"``.
         higher_is_better: direction of improvement.
-        aggregation: how per-unit values become the reported value, e.g. ``"mean over
-            instances"``.
-        ci: how its interval is computed, e.g. ``"percentile bootstrap over instances"``,
-            ``"Wilson"``; ``"none"`` when no interval is reported.
+        aggregation: what ``aggregate`` computes, shown in tables; "" (default): the statistic's
+            own description.
+        ci: what ``interval`` computes, shown in tables; "": derived from the interval.
         range: (low, high) of the value, None where unbounded.
         source: paper and equation of the formula.
+        aggregate: the statistic of the units' table
+            (:class:`~ideaharness.metrics.aggregate.Statistic`): :data:`~ideaharness.metrics.aggregate.mean`
+            (default), :data:`~ideaharness.metrics.aggregate.ratio`,
+            :func:`~ideaharness.metrics.aggregate.percentile` (p80, flexibility's p30) or any other.
+        interval: ``(table, statistic, settings) -> (low, high) | None``
+            (:data:`~ideaharness.metrics.aggregate.Interval`):
+            :func:`~ideaharness.metrics.aggregate.percentile_bootstrap` (default, seeded),
+            :func:`~ideaharness.metrics.aggregate.wilson`, :func:`~ideaharness.metrics.aggregate.no_interval`.
+        inputs: for a metric over several metrics' scores of one unit (multi-column units, e.g. a
+            leaderboard average): their names; the table then has one column per input, NaN where
+            a unit lacks it, and the metric has no scores of its own. Empty: the metric's own
+            scores, columns ``(value, weight)``.
+        unit: what one row of the table is ("instance", "keyword", "idea", "pair"), for tables.
     """
 
     name: str
     higher_is_better: bool
-    aggregation: str
-    ci: str
+    aggregation: str = ""
+    ci: str = ""
     range: tuple[float | None, float | None] = (None, None)
     source: str = ""
+    aggregate: Statistic = mean
+    interval: Interval = percentile_bootstrap
+    inputs: tuple[str, ...] = ()
+    unit: str = "instance"
+
+    def __post_init__(self) -> None:
+        units = f"{self.unit}s"
+        if not self.aggregation:
+            object.__setattr__(self, "aggregation", self.aggregate.description.replace("units", units))
+        if not self.ci:
+            object.__setattr__(self, "ci", interval_description(self.interval).replace("units", units))
+
+    def value(self, table: Any) -> float | None:
+        """The metric's value of a unit table (see ``inputs``), None where not defined."""
+        return self.aggregate(table)
+
+    def confidence_interval(self, table: Any, settings: IntervalSettings) -> tuple[float, float] | None:
+        """The metric's interval of a unit table under ``settings`` (None where none is formed)."""
+        return self.interval(table, self.aggregate, settings)
 
 
 class MetricValue(BaseModel):
     """One headline value of a run: ``metric`` (a registered name), the ``group`` it belongs to
     (system, scenario, indicator; "" for the whole run), ``value`` (None when nothing was
     measured), its 95% ``ci``, the number ``n`` of units behind it and, when ``value`` is None
-    and the benchmark knows the reason, ``why`` (e.g. "needs at least 5 keywords, has 2")."""
+    and the benchmark knows the reason, ``why`` (e.g. "needs at least 5 keywords, has 2").
+    ``system``: the system it scores where a run holds several (LigBench), else None."""
 
     metric: str
     group: str = ""
+    system: str | None = None
     value: float | None
     ci: tuple[float, float] | None = None
     n: int | None = None
@@ -163,10 +207,10 @@ class Benchmark:
     item_noun: ClassVar[str] = "instances"
     enrichers: ClassVar[tuple[Enricher, ...]] = ()
     """Benchmark-specific result enrichers, run after the global ones."""
-    score_reader: ClassVar[ScoreReader | None] = None
-    """How ``load_run``/``export``/``compare`` and the report viewer read this benchmark's saved runs
-    (per-instance scores that re-aggregate to its headline numbers); None: the built-in reader of
-    that name, if any (:data:`ideaharness.analysis.scores.SCORE_READERS`), else no scores."""
+    free_settings: ClassVar[frozenset[str]] = frozenset()
+    """``config.json`` keys that never change a per-instance score (e.g. the runs a run was
+    compared with, the judge of a judge-accuracy run whose judge is the system): ``compare``
+    ignores them when checking that runs match."""
 
     judgment_adapters: ClassVar[Adapters] = {}
     """Recorded step (or step prefix ending in ``/``) -> how its records read as judgment views
@@ -243,8 +287,29 @@ class Benchmark:
         """Benchmark-specific remarks for the report (failed units are noted by the runner)."""
         return []
 
+    def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
+        """Each unit's value of each registered metric: the primary output of a run.
+
+        Args:
+            records: ``(step, instance_id, key, data)`` of the run's selected instances
+                (``RunStore.all_records()``, consistency re-asks already removed: they are extra
+                calls, never scores).
+            results: what :meth:`aggregate` returned (a benchmark may read per-instance blocks it
+                derived there).
+
+        Returns:
+            One :class:`Score` per (metric, group, system, unit): the value the unit contributes
+            to the headline (``None`` with a ``reason`` when unscored: a parse failure is never a
+            0). The runner writes them to ``scores.jsonl`` and computes each metric's value, n and
+            interval from them through its :class:`MetricSpec`, so every surface shows the same
+            number. Default: none.
+        """
+        return []
+
     def headline(self, results: dict[str, Any]) -> list[MetricValue]:
-        """The values of the benchmark's registered metrics (``results["metrics"]``)."""
+        """Values of registered metrics that are NOT aggregates of per-instance scores (a
+        Bradley-Terry fit, a figure pooled over judgment rows): every other metric comes from
+        :meth:`scores`. A metric given here is not also computed from scores. Default: none."""
         return []
 
 
