@@ -61,7 +61,7 @@ def served(latency_s: float = 0.0) -> Iterator[str]:
     code = ("import sys, time\n"
             "sys.path.insert(0, sys.argv[2])\n"
             "from _unit import responder\n"
-            "from ideaharness.llm.testserver import OpenAICompatServer\n"
+            "from ideaharness.testing.openai_server import OpenAICompatServer\n"
             "server = OpenAICompatServer(responder=responder, latency_s=float(sys.argv[1])).start()\n"
             "server.requests = type('Discard', (list,), {'append': lambda self, item: None})()\n"
             "print(server.base_url, flush=True)\n"

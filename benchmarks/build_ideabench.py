@@ -1,7 +1,7 @@
 """Build a 20-target IdeaBench dataset against the local S2 replay server; print requests and wall time.
 
 The server (a real HTTP server on 127.0.0.1) emulates the S2 Graph API over the recorded real
-records in shared/data/raw (see ideaharness.scholarly.s2_emulator). Runs:
+records in shared/data/raw (see ideaharness.testing.s2_emulator). Runs:
   1. cold build (empty cache),
   2. interrupted build (server fails after half the requests) + resumed build,
   3. warm re-run of the finished build (must send 0 requests).
@@ -21,8 +21,8 @@ from pathlib import Path
 
 from ideaharness.data.builders.ideabench import IdeaBenchSettings, build_ideabench
 from ideaharness.scholarly import ScholarlyError, SemanticScholar
-from ideaharness.scholarly.replay import ReplayServer
-from ideaharness.scholarly.s2_emulator import corpus_from_recordings
+from ideaharness.testing.s2_emulator import corpus_from_recordings
+from ideaharness.testing.scholarly_replay import ReplayServer
 
 
 async def _build(server: ReplayServer, out: Path, settings: IdeaBenchSettings) -> tuple[float, int, int]:

@@ -1,6 +1,6 @@
 """Orchestration overhead of the LLM layer against a local OpenAI-compatible server.
 
-Starts :class:`ideaharness.llm.testserver.OpenAICompatServer` with injected latency L per request,
+Starts :class:`ideaharness.testing.openai_server.OpenAICompatServer` with injected latency L per request,
 sends N distinct requests through ``get_llm("openai/...", use_cache=False)`` at concurrency C and
 prints the wall time and the ratio wall / (N * L / C): 1.0 is perfect overlap; the excess is
 client + server overhead. With ``--rpm R`` it also shows the limiter: the ideal is then
@@ -17,7 +17,7 @@ import math
 import time
 
 from ideaharness.llm import get_llm
-from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.testing.openai_server import OpenAICompatServer
 
 
 async def measure(base_url: str, n: int, concurrency: int, rpm: float | None) -> tuple[float, int]:

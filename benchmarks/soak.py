@@ -1,12 +1,12 @@
 """Soak: all four benchmarks through a fault-injecting loopback endpoint, compared with a clean run.
 
-A deterministic loopback model (:class:`ideaharness.llm.testserver.OpenAICompatServer` with
+A deterministic loopback model (:class:`ideaharness.testing.openai_server.OpenAICompatServer` with
 :func:`soak_reply`, which answers every step's prompt with a well-formed reply that depends only on
 the prompt) serves each benchmark twice through the real CLI:
 
 * clean: no faults; must finish in one run (exit 0);
 * faulty: ``--fault-rate`` (30 %) of requests get a 429, a 500, a hang past ``--timeout``, a
-  garbled reply text or a body that is not JSON (:class:`~ideaharness.llm.testserver.Faults`);
+  garbled reply text or a body that is not JSON (:class:`~ideaharness.testing.openai_server.Faults`);
   the same command is re-run until it exits 0 (complete), as a user would.
 
 Printed per benchmark (goals in brackets):
@@ -37,7 +37,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ideaharness.llm.testserver import Faults, OpenAICompatServer
+from ideaharness.testing.openai_server import Faults, OpenAICompatServer
 
 ROOT = Path(__file__).resolve().parents[1]
 LIGBENCH_CORPUS = ROOT / "tests" / "ligbench" / "fixtures" / "pairiq_mini.jsonl"

@@ -1,7 +1,7 @@
 """Peak memory and wall time of a streamed run as the dataset grows (1k, 10k, 100k instances).
 
 The parent process serves a fast loopback OpenAI-compatible endpoint
-(:class:`ideaharness.llm.testserver.OpenAICompatServer`, no latency, outside the measured
+(:class:`ideaharness.testing.openai_server.OpenAICompatServer`, no latency, outside the measured
 process). For each size a child process writes nothing but its run: it streams a synthetic
 Instance JSONL file through :func:`ideaharness.data.registry.iter_instances_jsonl` and
 :func:`ideaharness.runs.stream.run_phases_streaming` at model concurrency C (64) with a real
@@ -100,7 +100,7 @@ def main() -> None:
 
     from _unit import responder, write_instances
 
-    from ideaharness.llm.testserver import OpenAICompatServer
+    from ideaharness.testing.openai_server import OpenAICompatServer
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp, OpenAICompatServer(responder=responder) as server:

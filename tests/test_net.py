@@ -14,13 +14,13 @@ import pytest
 
 from ideaharness.llm import LLMError, get_llm
 from ideaharness.llm.client import LLM
-from ideaharness.llm.testserver import OpenAICompatServer
-from ideaharness.llm.testserver import Reply as LLMReply
 from ideaharness.net import HostRateLimits, RetryPolicy, backoff_delay, parse_retry_after, rate_limiter
 from ideaharness.scholarly.errors import NotFound, ServerError
 from ideaharness.scholarly.http import ScholarlyHTTP
-from ideaharness.scholarly.replay import ReplayServer
-from ideaharness.scholarly.replay import Reply as S2Reply
+from ideaharness.testing.openai_server import OpenAICompatServer
+from ideaharness.testing.openai_server import Reply as LLMReply
+from ideaharness.testing.scholarly_replay import ReplayServer
+from ideaharness.testing.scholarly_replay import Reply as S2Reply
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 MSG = [{"role": "user", "content": "hi"}]

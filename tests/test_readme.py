@@ -7,9 +7,9 @@ competition reads both AI Idea Bench runs, ``data validate`` the built dataset).
 and only that (:func:`adapted`):
 
 * every model the example names (``local/...``, ``openai/...``) is served by one loopback
-  OpenAI-compatible server (``src/ideaharness/llm/testserver.py``) through ``--base-url``, and
+  OpenAI-compatible server (``src/ideaharness/testing/openai_server.py``) through ``--base-url``, and
   every Semantic Scholar / OpenReview request of ``data build`` by the Semantic Scholar emulator
-  over recorded real records (``ideaharness.scholarly.s2_emulator``; it holds computer-science
+  over recorded real records (``ideaharness.testing.s2_emulator``; it holds computer-science
   papers of 2023, so ``data build ideabench`` asks for those) or an OpenReview replay (the login
   the README says comes from the environment is set there);
 * ``--limit N`` becomes ``--limit 1`` (added to every ``run``) so the suite stays small;
@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from ideaharness.cli import main
-from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.testing.openai_server import OpenAICompatServer
 
 ROOT = Path(__file__).parents[1]
 README = ROOT / "README.md"
@@ -140,8 +140,8 @@ def _placeholders(root: Path) -> None:
 
 @pytest.fixture
 def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str, str]]:
-    from ideaharness.scholarly.replay import ReplayServer
-    from ideaharness.scholarly.s2_emulator import corpus_from_recordings
+    from ideaharness.testing.s2_emulator import corpus_from_recordings
+    from ideaharness.testing.scholarly_replay import ReplayServer
     from tests.shared_data import RAW
 
     monkeypatch.chdir(tmp_path)

@@ -12,7 +12,7 @@ import pytest
 import ideaharness
 from ideaharness.data.tomato import load_tomato_chem
 from ideaharness.errors import DataError
-from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.aiideabench.test_aiib_blinding import decomposition
 from tests.aiideabench.test_aiib_pipeline import options_of, toy_embed
 

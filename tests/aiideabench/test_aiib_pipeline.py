@@ -17,8 +17,8 @@ from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig, results_tables
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.feasibility import influence_norm
 from ideaharness.runner.options import ExecutionOptions
-from ideaharness.scholarly.replay import ReplayServer
 from ideaharness.scholarly.s2 import PAPER_FIELDS
+from ideaharness.testing.scholarly_replay import ReplayServer
 
 FIX = Path(__file__).parent / "fixtures"
 DATA = str(FIX / "target_paper_data.json")

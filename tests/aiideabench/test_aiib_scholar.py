@@ -20,8 +20,8 @@ from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.feasibility import feasibility_score
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.scholarly import SemanticScholar
-from ideaharness.scholarly.replay import ReplayServer, Reply
 from ideaharness.scholarly.s2 import PAPER_FIELDS
+from ideaharness.testing.scholarly_replay import ReplayServer, Reply
 from tests.aiideabench.test_aiib_pipeline import DATA, FIX, toy_embed
 from tests.shared_data import RAW, need
 

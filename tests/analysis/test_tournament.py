@@ -21,10 +21,10 @@ from ideaharness.cli import main
 from ideaharness.errors import UserError
 from ideaharness.llm import get_llm
 from ideaharness.llm.scripted import ScriptedModel
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.tournament import Battle, bradley_terry_bootstrap, bradley_terry_topic_bootstrap
 from ideaharness.runner.options import ExecutionOptions
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.aiideabench.test_aiib_pipeline import DATA, responder, toy_embed
 
 TOPICS = 3

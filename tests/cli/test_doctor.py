@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ideaharness.llm.local import LOCAL_MODELS
-from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.testing.openai_server import OpenAICompatServer
 
 MODEL = "qwen2.5-coder-0.5b"
 

@@ -13,7 +13,7 @@ import pytest
 
 import ideaharness
 from ideaharness.cli import main
-from ideaharness.llm.testserver import OpenAICompatServer, Reply
+from ideaharness.testing.openai_server import OpenAICompatServer, Reply
 
 FIX = Path(__file__).parents[1] / "aiideabench" / "fixtures"
 DATA = str(FIX / "target_paper_data.json")

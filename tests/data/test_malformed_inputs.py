@@ -19,9 +19,9 @@ from ideaharness.data.jsonl import MAX_DEPTH, iter_jsonl, load_json, parse_json_
 from ideaharness.data.registry import load_instances, load_instances_jsonl
 from ideaharness.data.validate import validate_dataset
 from ideaharness.errors import DataError, UserError
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.runner.arguments import load_config_file, resolve
 from ideaharness.runner.registry import benchmarks
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.data.test_ideabench_csv import REFS, TARGETS, write_refs, write_rows
 
 INSTANCE = {"id": "x1", "dataset": "d", "target": {"id": "p1", "title": "A paper", "abstract": "Text."}}

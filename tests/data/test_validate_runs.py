@@ -15,9 +15,9 @@ import pytest
 
 from ideaharness.cli import main
 from ideaharness.data.validate import validate_dataset
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.runner.arguments import resolve
 from ideaharness.runner.registry import benchmarks
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.data.test_ideabench_csv import REFS, TARGETS, write_refs, write_rows
 from tests.data.test_researchbench_xlsx import rb_row, write_rb
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import ideaharness
-from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.ideabench.conftest import ideabench_responder
 
 HUGE = 10 * 1024 * 1024

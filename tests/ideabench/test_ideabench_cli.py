@@ -198,7 +198,7 @@ def test_cli_against_openai_compatible_server_with_429_and_500(
 ) -> None:
     """The openai/ provider on a real loopback server: a 429 with Retry-After and a 500 are retried,
     each unit of work is recorded once, and a second run makes no request."""
-    from ideaharness.llm.testserver import OpenAICompatServer, Reply
+    from ideaharness.testing.openai_server import OpenAICompatServer, Reply
     from tests.ideabench.conftest import ideabench_responder
 
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))

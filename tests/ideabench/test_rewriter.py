@@ -19,7 +19,7 @@ import ideaharness
 from ideaharness.benchmarks._blinding import REWRITE_DROP_WARNING, default_rewriter
 from ideaharness.cli import main
 from ideaharness.llm.scripted import ScriptedModel
-from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.blinding_support import is_rewrite
 from tests.ideabench.conftest import ideabench_responder
 

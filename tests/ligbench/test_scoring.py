@@ -137,7 +137,7 @@ async def test_failed_formalisation_stops_the_idea(tmp_path: Path, corpus: Refer
 
 
 async def test_online_novelty_from_semantic_scholar(tmp_path: Path, corpus: ReferenceCorpus) -> None:
-    from ideaharness.scholarly.replay import ReplayServer, Reply
+    from ideaharness.testing.scholarly_replay import ReplayServer, Reply
 
     papers = [{"paperId": "s2a", "title": "Logic explanations of graph neural networks",
                "abstract": "Rules over concepts explain GNN predictions."},
@@ -159,7 +159,7 @@ async def test_online_novelty_from_semantic_scholar(tmp_path: Path, corpus: Refe
 
 
 async def test_online_novelty_falls_back_with_a_note(tmp_path: Path, corpus: ReferenceCorpus) -> None:
-    from ideaharness.scholarly.replay import ReplayServer, Reply
+    from ideaharness.testing.scholarly_replay import ReplayServer, Reply
 
     with ReplayServer() as server:
         server.add_handler("GET", r"/graph/v1/paper/search",

@@ -1,10 +1,10 @@
 """A reply that is not the model's answer is never read as one (issue 18, item 12).
 
 The same LiveIdeaBench run goes twice through the real CLI against a real loopback endpoint
-(:class:`~ideaharness.llm.testserver.OpenAICompatServer`) whose model answers every prompt with a
+(:class:`~ideaharness.testing.openai_server.OpenAICompatServer`) whose model answers every prompt with a
 well-formed reply that depends only on the prompt: once clean, once through the server's seeded
 fault injection, where 30 % of replies are replaced by their words shuffled and half dropped
-(:class:`~ideaharness.llm.testserver.Faults`, kind ``garbled``). Every value parsed in the faulty
+(:class:`~ideaharness.testing.openai_server.Faults`, kind ``garbled``). Every value parsed in the faulty
 run (idea, critique scores, fluency grade) must equal the clean run's; a garbled reply may only be
 a parse failure (retried, then counted).
 """
@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from ideaharness.cli import main
-from ideaharness.llm.testserver import Faults, OpenAICompatServer
 from ideaharness.seeding import derive_seed
+from ideaharness.testing.openai_server import Faults, OpenAICompatServer
 
 KEYWORDS = ["meteorology", "periodic table", "galaxies", "tsunamis", "earthquakes", "volcanoes", "comets",
             "phycology", "stars", "proton"]

@@ -13,7 +13,7 @@ import pytest
 import ideaharness
 from ideaharness.cli import main
 from ideaharness.llm.scripted import ScriptedModel
-from ideaharness.llm.testserver import OpenAICompatServer
+from ideaharness.testing.openai_server import OpenAICompatServer
 
 KEYWORDS = ["meteorology", "periodic table"]
 

@@ -32,10 +32,10 @@ from ideaharness.llm.batch import (
     run_phases_batched,
 )
 from ideaharness.llm.batch_files import load_state, read_output_lines, read_requests, requests_path
-from ideaharness.llm.testserver import BatchPlan, OpenAICompatServer, Reply, echo_responder
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
+from ideaharness.testing.openai_server import BatchPlan, OpenAICompatServer, Reply, echo_responder
 from tests.ideabench.conftest import ideabench_responder
 from tests.researchbench.test_rb_run import RELEASE as RB_RELEASE
 

@@ -14,7 +14,7 @@ from ideaharness.errors import UserError
 from ideaharness.llm import LLMError, get_llm
 from ideaharness.llm.cache import cache_info
 from ideaharness.llm.parsing import extract_json_object
-from ideaharness.llm.testserver import OpenAICompatServer, Reply
+from ideaharness.testing.openai_server import OpenAICompatServer, Reply
 
 MSG = [{"role": "user", "content": "Say hi {x_i} {{"}]
 SECRET = "sk-" + "test-SECRET-0123456789abcdef"  # a fake key, assembled so scanners skip it

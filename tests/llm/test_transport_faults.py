@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ideaharness.llm import LLMError, get_llm
-from ideaharness.llm.testserver import Faults, OpenAICompatServer, Reply, garble
+from ideaharness.testing.openai_server import Faults, OpenAICompatServer, Reply, garble
 
 MSG = [{"role": "user", "content": "Say hi"}]
 SECRET = "sk-" + "test-ECHOED-0123456789abcdef"  # a fake key, assembled so scanners skip it

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from ideaharness.cli import main
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.runner.registry import benchmarks
 from ideaharness.runs.store import shard_of
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.runner.registry_support import fixture_for, registry_fixtures
 
 

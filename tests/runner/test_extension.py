@@ -18,8 +18,8 @@ import pytest
 import ideaharness
 from ideaharness.cli import main
 from ideaharness.cli.app import run_app
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.runner import registry
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.runner.toy_source import TOY_MODULE
 
 SRC = Path(__file__).parents[2] / "src"

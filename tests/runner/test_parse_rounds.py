@@ -13,9 +13,9 @@ import pytest
 
 from ideaharness.errors import ParseError
 from ideaharness.llm import get_llm
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.runner.steps import MAX_PARSE_ROUNDS, StepRunner, unparsed_note
 from ideaharness.runs.store import RunStore
+from ideaharness.testing.openai_server import OpenAICompatServer
 
 ATTEMPTS = 2
 

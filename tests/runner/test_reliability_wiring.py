@@ -13,10 +13,10 @@ import pytest
 
 import ideaharness
 from ideaharness.llm.scripted import ScriptedModel
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.metrics.reliability.adapters import adapter_for, undeclared_steps
 from ideaharness.metrics.reliability.adapters import run_records as views_records
 from ideaharness.runner.registry import benchmarks
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.ideabench.conftest import ideabench_responder
 from tests.runner.registry_support import fixture_for
 from tests.runner.test_every_benchmark import data_args, run_cli, servers  # noqa: F401  (fixture)

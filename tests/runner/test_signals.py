@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ideaharness.cli import main
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.runner.registry import benchmarks
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.runner.test_extension import SRC, echo, write_distribution
 
 

@@ -12,11 +12,11 @@ import pytest
 
 from ideaharness.benchmarks.ideabench.run import parse_ideas, parse_overlap
 from ideaharness.data.registry import load_instances
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.prompts import render
 from ideaharness.runs.ray_runner import ModelSpec, WorkerContext, run_phase_local, run_phase_ray
 from ideaharness.runs.store import RunStore
 from ideaharness.schema import Instance
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.ideabench.conftest import ideabench_responder
 
 ray = pytest.importorskip("ray")

@@ -22,9 +22,9 @@ from ideaharness.data.registry import write_instances_jsonl
 from ideaharness.data.tomato import load_tomato_chem
 from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.runner.options import ExecutionOptions
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.ideabench.conftest import ideabench_responder
 from tests.researchbench.test_rb_run import RELEASE, scripted
 

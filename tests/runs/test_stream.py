@@ -16,12 +16,12 @@ from ideaharness.data.registry import iter_instances_jsonl, write_instances_json
 from ideaharness.errors import DataError
 from ideaharness.llm import get_llm
 from ideaharness.llm.parsing import extract_json_object
-from ideaharness.llm.testserver import OpenAICompatServer
 from ideaharness.prompts import render
 from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore
 from ideaharness.runs.stream import run_bounded, run_phases_streaming
 from ideaharness.schema import Instance, Paper
+from ideaharness.testing.openai_server import OpenAICompatServer
 
 
 class Probe:

@@ -11,8 +11,8 @@ from ideaharness.data.builders.ideabench import IdeaBenchSettings, build_ideaben
 from ideaharness.data.ideabench_csv import load_ideabench
 from ideaharness.errors import UserError
 from ideaharness.scholarly import BadRequest, SemanticScholar
-from ideaharness.scholarly.replay import ReplayServer
-from ideaharness.scholarly.s2_emulator import corpus_from_recordings
+from ideaharness.testing.s2_emulator import corpus_from_recordings
+from ideaharness.testing.scholarly_replay import ReplayServer
 
 from .conftest import FAST, RAW, S2_REC, need
 
@@ -214,7 +214,7 @@ def _citesee_emulator():
     """An emulated S2 holding CiteSee (arXiv 2302.07302) with one reference per bib entry that has
     an S2 CorpusId; every edge has intent 'methodology' only, so the intent filter keeps none."""
     from ideaharness.data.sections import load_fulltext
-    from ideaharness.scholarly.s2_emulator import S2Emulator
+    from ideaharness.testing.s2_emulator import S2Emulator
 
     from .conftest import S2ORC
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ideaharness.scholarly import ArXiv, ConfigError, OpenAlex, OpenReview, SemanticScholar
-from ideaharness.scholarly.replay import ReplayServer, Reply
+from ideaharness.testing.scholarly_replay import ReplayServer, Reply
 
 from .conftest import ARXIV_REC, FAST, S2_REC, need
 

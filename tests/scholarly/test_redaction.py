@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ideaharness.scholarly import Forbidden, NotFound, OpenAlex, OpenReview, ScholarlyError, SemanticScholar
-from ideaharness.scholarly.replay import ReplayServer
+from ideaharness.testing.scholarly_replay import ReplayServer
 
 from .conftest import FAST
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ideaharness.scholarly import BadRequest, Forbidden, NotFound, RateLimited, SemanticScholar, ServerError
-from ideaharness.scholarly.replay import ReplayServer, Reply
+from ideaharness.testing.scholarly_replay import ReplayServer, Reply
 
 from .conftest import FAST, S2_REC, need
 

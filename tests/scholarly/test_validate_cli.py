@@ -9,8 +9,8 @@ import pytest
 from ideaharness.cli import main
 from ideaharness.data.validate import validate_dataset
 from ideaharness.schema import Instance, Paper, Reference
-from ideaharness.scholarly.replay import ReplayServer
-from ideaharness.scholarly.s2_emulator import corpus_from_recordings
+from ideaharness.testing.s2_emulator import corpus_from_recordings
+from ideaharness.testing.scholarly_replay import ReplayServer
 
 from .conftest import RAW, S2_REC, need
 

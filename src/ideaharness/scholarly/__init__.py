@@ -2,7 +2,7 @@
 
 All share :class:`ScholarlyHTTP` (per-host rate limit, backoff honouring Retry-After, on-disk
 response cache without secrets) and take an injectable ``base_url`` so tests and offline runs
-point them at a local replay server (:class:`ideaharness.scholarly.replay.ReplayServer`).
+point them at a local replay server (:class:`ideaharness.testing.scholarly_replay.ReplayServer`).
 """
 
 from ideaharness.scholarly.arxiv import ArXiv, ArxivPage, parse_atom

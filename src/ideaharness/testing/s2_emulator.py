@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ideaharness.scholarly.replay import ReplayServer, Reply
+from ideaharness.testing.scholarly_replay import ReplayServer, Reply
 
 
 def _json(data: Any, status: int = 200) -> Reply:
