@@ -26,7 +26,7 @@ def _encode(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate cannot be UTF-8: write U+FFFD in its place
-        from ideaharness.data.textio import replace_lone_surrogates
+        from ideaharness.text import replace_lone_surrogates
 
         return replace_lone_surrogates(text).encode("utf-8")
 

@@ -3,15 +3,20 @@ making decoded text safe to store (no lone surrogates)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ideaharness.errors import DataError
+from ideaharness.text import REPLACEMENT_CHARACTER, has_lone_surrogate, replace_lone_surrogates
 
-REPLACEMENT_CHARACTER = "\ufffd"
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+__all__ = [
+    "REPLACEMENT_CHARACTER",
+    "has_lone_surrogate",
+    "read_text",
+    "replace_lone_surrogates",
+    "replace_surrogates_in",
+]
 
 
 def read_text(path: str | Path) -> str:
@@ -29,20 +34,6 @@ def read_text(path: str | Path) -> str:
         raise DataError(file, "is a directory, expected a file") from None
     except OSError as exc:
         raise DataError(file, f"cannot be read ({exc.strerror})") from None
-
-
-def has_lone_surrogate(text: str) -> bool:
-    """Whether ``text`` holds a code point in U+D800..U+DFFF (half of a UTF-16 pair, not a character).
-
-    Python strings get one from a JSON escape such as ``"\\ud83d"`` without its partner; such a
-    string cannot be encoded as UTF-8, so it cannot be hashed, cached, recorded or shown.
-    """
-    return _LONE_SURROGATE.search(text) is not None
-
-
-def replace_lone_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (what a UTF-8 decoder shows for it)."""
-    return _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, text)
 
 
 def replace_surrogates_in(value: Any, where: str = "") -> tuple[Any, list[str]]:

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from ideaharness.concurrency import run_bounded
 from ideaharness.errors import PartialRunError, UserError
 from ideaharness.llm.batch_files import (
     BATCH_URL,
@@ -58,7 +59,6 @@ from ideaharness.llm.client import LLM, LLMStats
 from ideaharness.llm.openai_provider import OpenAIProvider
 from ideaharness.llm.types import ChatRequest, Completion, Message
 from ideaharness.redaction import redact
-from ideaharness.runs.stream import run_bounded
 
 T = TypeVar("T")
 

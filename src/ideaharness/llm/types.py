@@ -6,7 +6,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, field_validator
 
-from ideaharness.data.textio import replace_lone_surrogates
+from ideaharness.text import replace_lone_surrogates
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
 

@@ -48,11 +48,11 @@ from ideaharness.metrics.aggregate import (
     percentile_bootstrap,
 )
 from ideaharness.metrics.reliability.adapters import Adapters, Record, idea_generators
-from ideaharness.report.html import Section, Table
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
 from ideaharness.runs.scores import Score
 from ideaharness.runs.store import RunStore
+from ideaharness.tables import Section, Table
 
 
 class BenchmarkConfig(BaseModel):
