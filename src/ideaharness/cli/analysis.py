@@ -60,8 +60,9 @@ def compare(
         str | None,
         typer.Option(
             "--judge",
-            help="AI Idea Bench: also judge the competition between the runs' ideas "
-            "with this model (incremental: only pairs not judged before are asked).",
+            help="Also play the benchmark's competition between the runs' ideas with this judge "
+            "(AI Idea Bench: Swiss tournament + Bradley-Terry; incremental: only pairs not judged "
+            "before are asked). Refused for a benchmark that declares no competition.",
         ),
     ] = None,
     base_url: BaseUrlOption = None,
@@ -69,8 +70,8 @@ def compare(
         Path | None,
         typer.Option(
             "--tournament-dir",
-            help="Where competition judgments are kept (default "
-            "beside the first run: aiideabench-tournament-<judge>).",
+            help="Where competition judgments are kept (AI Idea Bench default: "
+            "beside the first run, aiideabench-tournament-<judge>).",
         ),
     ] = None,
     no_cache: NoCacheOption = False,
@@ -84,16 +85,19 @@ def compare(
 
     result = compare_runs(run_dirs, allow_mismatch=allow_mismatch, n_resamples=resamples, seed=seed,
                           min_n=min_n)
+    competition = None
     if judge is not None or tournament_dir is not None:
-        from ideaharness.analysis.tournament import run_tournament
         from ideaharness.runner.options import ExecutionOptions
+        from ideaharness.runner.registry import get_benchmark
 
-        if result["benchmark"] != "aiideabench":
+        competition = get_benchmark(result["benchmark"]).competition
+        if competition is None:
             raise UserError(
-                f"--judge: the competition is AI Idea Bench's; these are {result['benchmark']} runs"
+                f"--judge: {result['benchmark']} declares no competition between runs "
+                "(a benchmark's Benchmark.competition hook; AI Idea Bench has one)"
             )
         options = ExecutionOptions(base_url=base_url, no_cache=no_cache, force=force, progress=False)
-        result["tournament"] = run_tournament(
+        result["tournament"] = competition.play(
             run_dirs,
             judge=judge,
             tournament_dir=tournament_dir,
@@ -112,8 +116,8 @@ def compare(
         typer.echo(json.dumps(result, indent=2))
     else:
         tables = comparison_tables(result)
-        if "tournament" in result:
-            tables.append(tournament_table(result["tournament"]))
+        if competition is not None:
+            tables.append(competition.table(result["tournament"]))
         print_tables(tables, Console(width=200) if not Console().is_terminal else None)
         if html is not None:
             typer.echo(f"wrote {html}")
@@ -122,39 +126,6 @@ def compare(
             f"partial competition: {len(result['tournament']['failed_units'])} judgment(s) failed (listed "
             f"in {result['tournament']['tournament_dir']}/results.json); run the same command again to retry"
         )
-
-
-def tournament_table(t: dict[str, Any]) -> Table:
-    """Console table of the competition: Swiss points and Bradley-Terry ratings with topic CIs."""
-    bt = t["bradley_terry"]
-    order = sorted(t["systems"], key=lambda n: (-(bt.get(n) or {}).get("rating", float("-inf")), n))
-    rows = [
-        [
-            t["rank"][n],
-            n,
-            t["points"][n],
-            (bt.get(n) or {}).get("rating"),
-            _ci([bt[n]["lower"], bt[n]["upper"]]) if n in bt else None,
-        ]
-        for n in order
-    ]
-    m = t["method"]
-    note = (
-        f"{t['topics']} topics, every pair judged in both orders ({t['pairs']} pairs, "
-        f"{t['battles']} battles; inconsistent pairs {t['inconsistent_pairs']} counted as "
-        f"{t['inconsistent_counts_as']}, parse failures {t['parse_failures']}). "
-        f"Judged now: {t['judged_now']}; reused: {t['reused_tournament']} from {t['tournament_dir']}, "
-        f"{t['reused_run_records']} from the runs' records. Bradley-Terry anchored at "
-        f"{t['bradley_terry_anchor']} = 1000; CI: {m['interval']}, {m['n_resamples']} resamples of topics."
-    )
-    if t.get("bradley_terry_note"):
-        note += " " + t["bradley_terry_note"]
-    return Table(
-        title=f"Competition (judge {t['judge']})",
-        columns=["Swiss rank", "system", "Swiss points", "Bradley-Terry", "95% CI"],
-        rows=rows,
-        note=note,
-    )
 
 
 def comparison_tables(result: dict[str, Any]) -> list[Table]:
@@ -251,4 +222,4 @@ def _ci(value: list[float] | None) -> str | None:
     return None if value is None else f"[{value[0]:.3f}, {value[1]:.3f}]"
 
 
-__all__ = ["comparison_tables", "compare", "export", "tournament_table"]
+__all__ = ["comparison_tables", "compare", "export"]

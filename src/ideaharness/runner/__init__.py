@@ -11,6 +11,7 @@ from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import (
     Benchmark,
     BenchmarkConfig,
+    Competition,
     Enricher,
     MetricSpec,
     MetricValue,
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_PROMPT_TOKENS",
     "Benchmark",
     "BenchmarkConfig",
+    "Competition",
     "Enricher",
     "ExecutionOptions",
     "Executor",

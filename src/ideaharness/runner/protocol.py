@@ -184,6 +184,28 @@ class RunContext:
             raise UserError(f"no {role} model: this run's settings do not use one") from None
 
 
+@dataclass(frozen=True)
+class Competition:
+    """A benchmark's judged competition between the systems of saved runs (``compare --judge``).
+
+    ``ideaharness compare RUN_DIR... --judge MODEL`` calls the hook of the runs' benchmark
+    (:attr:`Benchmark.competition`); the generic compare never imports a benchmark's code.
+
+    Attributes:
+        play: ``play(run_dirs, *, judge, tournament_dir, options, allow_mismatch, n_resamples)
+            -> dict``: judges the competition (incrementally where it can) and returns its
+            results, which carry at least ``status`` (``"complete"`` or ``"partial"``),
+            ``failed_units`` (list) and ``tournament_dir`` (where its records are kept).
+            Raises :class:`~ideaharness.errors.UserError` for runs it cannot compare.
+        table: the console :class:`~ideaharness.tables.Table` of those results.
+        summary: one line naming the competition (shown in ``compare --help`` errors).
+    """
+
+    play: Callable[..., dict[str, Any]]
+    table: Callable[[dict[str, Any]], Table]
+    summary: str = ""
+
+
 Enricher = Callable[[RunContext, dict[str, Any]], None]
 """Called with the results dict after a benchmark's aggregate, before results.json is written;
 adds blocks in place (e.g. reliability statistics)."""
@@ -221,6 +243,9 @@ class Benchmark:
     """Whether ``--consistency-sample`` applies: the benchmark passes ``reorder`` to some
     :meth:`~ideaharness.runner.steps.StepRunner.judge_step` (a judgment that shows items in an
     order). False: the flag is reported as not applicable and a non-zero value is refused."""
+    competition: ClassVar[Competition | None] = None
+    """The competition ``compare --judge MODEL`` plays between saved runs of this benchmark
+    (:class:`Competition`), or None: ``compare --judge`` is then refused with one line."""
 
     @classmethod
     def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:

@@ -42,6 +42,7 @@ from ideaharness.benchmarks.aiideabench.literature import (
     novelty_record,
     search_split,
 )
+from ideaharness.benchmarks.aiideabench.tournament import COMPETITION
 from ideaharness.data.aiideabench import (
     from_tomato,
     inspiration_text,
@@ -113,6 +114,7 @@ class AIIdeaBench(Benchmark):
     """
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    competition = COMPETITION
 
     version = BENCHMARK_VERSION
     title = "AI Idea Bench 2025 results"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.analysis.tournament import run_tournament
 from ideaharness.api import arun
 from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
+from ideaharness.benchmarks.aiideabench.tournament import run_tournament
 from ideaharness.cli import main
 from ideaharness.errors import UserError
 from ideaharness.llm import get_llm

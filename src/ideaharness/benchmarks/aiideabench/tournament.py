@@ -1,5 +1,8 @@
 """Incremental idea competition between saved AI Idea Bench runs (``compare --judge``).
 
+AI Idea Bench declares it as its :attr:`~ideaharness.runner.protocol.Benchmark.competition` hook
+(:data:`COMPETITION`); the generic ``compare`` command calls the hook of the runs' benchmark.
+
 Given AI Idea Bench runs of different systems on the same data, every pair of systems meets on
 every topic that all of them have ideas for (a round robin), with the idea each system plays
 picked, the judge prompt, both orders and the verdict rule exactly as in ``run aiideabench
@@ -48,12 +51,14 @@ from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.tournament import Battle, Outcome, bradley_terry_topic_bootstrap, swiss_tournament
 from ideaharness.runner.models import build_model
 from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runner.protocol import Competition
 from ideaharness.runner.registry import get_benchmark
 from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RunStore
 from ideaharness.schema import Idea, Instance
 from ideaharness.seeding import derive_seed
+from ideaharness.tables import Table
 
 STEP = "compete"
 TOURNAMENT_BENCHMARK = "aiideabench-tournament"
@@ -411,3 +416,48 @@ async def _play(
 def run_tournament(runs: Sequence[str | Path], **kwargs: Any) -> dict[str, Any]:
     """Synchronous wrapper of :func:`run_tournament_async`."""
     return asyncio.run(run_tournament_async(runs, **kwargs))
+
+
+def tournament_table(t: dict[str, Any]) -> Table:
+    """Console table of the competition: Swiss points and Bradley-Terry ratings with topic CIs."""
+    bt = t["bradley_terry"]
+    order = sorted(t["systems"], key=lambda n: (-(bt.get(n) or {}).get("rating", float("-inf")), n))
+    rows = [
+        [
+            t["rank"][n],
+            n,
+            t["points"][n],
+            (bt.get(n) or {}).get("rating"),
+            _ci([bt[n]["lower"], bt[n]["upper"]]) if n in bt else None,
+        ]
+        for n in order
+    ]
+    m = t["method"]
+    note = (
+        f"{t['topics']} topics, every pair judged in both orders ({t['pairs']} pairs, "
+        f"{t['battles']} battles; inconsistent pairs {t['inconsistent_pairs']} counted as "
+        f"{t['inconsistent_counts_as']}, parse failures {t['parse_failures']}). "
+        f"Judged now: {t['judged_now']}; reused: {t['reused_tournament']} from {t['tournament_dir']}, "
+        f"{t['reused_run_records']} from the runs' records. Bradley-Terry anchored at "
+        f"{t['bradley_terry_anchor']} = 1000; CI: {m['interval']}, {m['n_resamples']} resamples of topics."
+    )
+    if t.get("bradley_terry_note"):
+        note += " " + t["bradley_terry_note"]
+    return Table(
+        title=f"Competition (judge {t['judge']})",
+        columns=["Swiss rank", "system", "Swiss points", "Bradley-Terry", "95% CI"],
+        rows=rows,
+        note=note,
+    )
+
+
+def _ci(value: list[float] | None) -> str | None:
+    return None if value is None else f"[{value[0]:.3f}, {value[1]:.3f}]"
+
+
+COMPETITION = Competition(
+    play=run_tournament,
+    table=tournament_table,
+    summary="Swiss tournament per topic and Bradley-Terry ratings with topic-bootstrap CIs",
+)
+"""AI Idea Bench's ``compare --judge`` hook (``AIIdeaBench.competition``)."""
