@@ -9,8 +9,9 @@ after which ``--generator myprov/x`` (and ``get_llm("myprov/x")``) builds ``mypr
 behind the usual cache, concurrency limit, rate limit and retries of :class:`~ideaharness.llm.LLM`.
 A third-party package registers one without importing ideaharness at start-up through the
 entry-point group ``ideaharness.providers`` (``name = "package.module:factory"``); the factory is
-loaded the first time its provider name is used. The built-in ``openai/`` and ``local/`` providers
-are registered below.
+loaded the first time its provider name is used. The built-in ``openai/``, ``local/`` and
+``scripted/`` (dry runs without a model: :mod:`ideaharness.llm.scripted`) providers are
+registered below.
 """
 
 from __future__ import annotations
@@ -203,3 +204,19 @@ def local_provider(name: str, settings: ProviderSettings) -> Any:
         raise UserError(f"unknown model 'local/{name}'; valid forms: {valid_model_forms()}")
     folder = Path(settings.models_dir).expanduser() if settings.models_dir else default_models_dir()
     return LocalProvider(LOCAL_MODELS[name], models_dir=folder, n_ctx=settings.n_ctx)
+
+
+@register_provider(
+    "scripted",
+    forms="scripted/echo, scripted/<file of reply rules (.jsonl or .json)> (dry runs without a model)",
+)
+def scripted_provider(name: str, settings: ProviderSettings) -> Any:
+    """Replies without a model (:class:`~ideaharness.llm.scripted.ScriptedProvider`): ``echo``
+    repeats the last message; any other name is a file of reply rules.
+
+    Raises:
+        UserError: the file is missing or malformed (names file and line).
+    """
+    from ideaharness.llm.scripted import ScriptedProvider
+
+    return ScriptedProvider(name)
