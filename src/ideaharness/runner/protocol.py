@@ -48,6 +48,7 @@ from ideaharness.metrics.aggregate import (
     percentile_bootstrap,
 )
 from ideaharness.metrics.reliability.adapters import Adapters, Record, idea_generators
+from ideaharness.results import BenchmarkResults
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
 from ideaharness.runs.scores import Score
@@ -246,6 +247,10 @@ class Benchmark:
     competition: ClassVar[Competition | None] = None
     """The competition ``compare --judge MODEL`` plays between saved runs of this benchmark
     (:class:`Competition`), or None: ``compare --judge`` is then refused with one line."""
+    results_class: ClassVar[type[BenchmarkResults]] = BenchmarkResults
+    """The model of this benchmark's own block of ``results.json`` (the keys its :meth:`aggregate`
+    returns; :class:`ideaharness.results.BenchmarkResults` or a subclass): the run store validates
+    it before writing (one :class:`~ideaharness.results.InvalidResults` naming the field)."""
 
     @classmethod
     def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:

@@ -4,7 +4,8 @@
 each chunk as a Ray task (:func:`run_chunk`): the worker builds its own model clients from
 picklable :class:`ModelSpec` recipes (keys come from the worker's environment, never through Ray),
 runs the phase's unit function over the chunk against a :class:`RecordBuffer` seeded with the
-chunk's records so far, and returns only the records it added. The driver writes them to the
+chunk's records so far, and returns only the records (and rendered prompts) it added. The driver
+writes them (prompts first) to the
 :class:`~ideaharness.runs.store.RunStore` as chunks finish, so the run directory holds the same
 records as a local run (:func:`run_phase_local`), and a resumed run skips what is recorded.
 
@@ -71,13 +72,21 @@ class ModelSpec(BaseModel):
 
 class RecordBuffer:
     """The part of :class:`RunStore` that steps use (``get``, ``has``, ``put``, ``aput``,
-    ``records``, ``iter_records``, ``all_records``), in memory: seeded with existing records, it
-    keeps the new ones in ``added``."""
+    ``aput_prompt``, ``records``, ``iter_records``, ``all_records``), in memory: seeded with existing
+    records, it keeps the new ones in ``added`` and the rendered prompts of its judgments in
+    ``prompts`` (prompt hash -> messages)."""
 
     def __init__(self, existing: Sequence[Record] = ()) -> None:
         self._index: dict[tuple[str, str, str], dict[str, Any]] = {(s, i, k): d for s, i, k, d in existing}
         self.added: list[Record] = []
+        self.prompts: dict[str, list[dict[str, Any]]] = {}
         self.corrupt_lines = 0
+
+    def put_prompt(self, prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> None:
+        self.prompts.setdefault(prompt_hash, [dict(m) for m in messages])
+
+    async def aput_prompt(self, prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> None:
+        self.put_prompt(prompt_hash, messages)
 
     def get(self, step: str, instance_id: str, key: str = "") -> dict[str, Any] | None:
         return self._index.get((step, instance_id, key))
@@ -115,9 +124,11 @@ class WorkerContext:
 
 @dataclass
 class ChunkResult:
-    """What a chunk returns to the driver: its new records, its failed units, model counters by role."""
+    """What a chunk returns to the driver: its new records, the rendered prompts they name (hash ->
+    messages), its failed units, model counters by role."""
 
     records: list[Record] = field(default_factory=list)
+    prompts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     failures: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
@@ -176,6 +187,7 @@ def run_chunk(
     asyncio.run(main())
     return ChunkResult(
         records=buffer.added,
+        prompts=buffer.prompts,
         failures=[unit.model_dump() for unit in steps.failures.values()],
         stats={role: model_stats(client) for role, client in built.items()},
     )
@@ -285,6 +297,8 @@ def run_phase_ray(
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
         result: ChunkResult = ray.get(done[0])
+        for prompt_hash, messages in result.prompts.items():  # before the records that name them
+            store.put_prompt(prompt_hash, messages)
         for step, instance_id, key, data in result.records:
             if not store.has(step, instance_id, key):
                 store.put(step, instance_id, data, key)

@@ -6,6 +6,10 @@ Layout of ``--out runs/NAME``::
                          input file, written once
     records/<step>.jsonl one line per finished unit of work, appended and fsynced as it finishes
     records/<step>.torn  line fragments a crash left at the end of a records file (kept aside)
+    prompts.jsonl        the rendered messages of every recorded judgment, once per distinct prompt:
+                         ``{"prompt_hash", "messages"}`` keyed by the hash the judgment carries
+                         (:func:`~ideaharness.llm.judge.prompt_hash`); appended and fsynced before
+                         the record that names it (:meth:`RunStore.put_prompt`, :func:`read_prompts`)
     usage/<process>.json model calls, tokens and cost of each process that worked on the run
     batches/             batch mode's submitted batches and collected requests (ideaharness.llm.batch)
     results.json         aggregate results, rewritten at the end of each run
@@ -18,6 +22,10 @@ key)`` identifies a unit of work, so a re-run skips every unit already recorded,
 be split by instance id into deterministic shards (:func:`shard_of`) and merged by concatenation.
 A line cut short by a crash is cut off when the store opens (so the next record starts a line of
 its own), kept in ``records/<step>.torn`` and counted in ``corrupt_record_lines``.
+
+A judge panel asking several models the same prompt, repeated samples and re-asked rounds share
+one line of ``prompts.jsonl``; known secret values are removed from the messages before they are
+written (:func:`ideaharness.redaction.redact_values`).
 
 A unit is recorded once, except that :meth:`RunStore.replace` (a parse failure re-asked by a later
 run, :meth:`~ideaharness.runner.steps.StepRunner.judge_step`) appends its new record: the last line
@@ -34,7 +42,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -42,6 +50,7 @@ from ideaharness.data.jsonl import dumps_line, repair_torn_tail
 from ideaharness.errors import StorageError, UserError, storage_error
 from ideaharness.fileio import append_line, append_lines, atomic_write_text
 from ideaharness.redaction import redact_values
+from ideaharness.results import BenchmarkResults, validate_results
 from ideaharness.runs.inputs import INPUTS_KEY, InputHashes, changed_input, hash_inputs
 from ideaharness.runs.lock import HOLDER_FILE, LOCK_FILE, RunLock
 from ideaharness.runs.usage import USAGE_DIR, UsageLog, price_totals
@@ -52,9 +61,10 @@ REPORT_FILE = "report.html"
 RECORDS_DIR = "records"
 SUPERSEDED_DIR = "superseded"
 TORN_SUFFIX = ".torn"
+PROMPTS_FILE = "prompts.jsonl"
 
 
-_RUN_FILES = (CONFIG_FILE, RECORDS_DIR, RESULTS_FILE, REPORT_FILE, USAGE_DIR, "batches")
+_RUN_FILES = (CONFIG_FILE, RECORDS_DIR, PROMPTS_FILE, RESULTS_FILE, REPORT_FILE, USAGE_DIR, "batches")
 """What a run owns in its directory (moved aside by ``force``)."""
 _LEFTOVERS = frozenset({RECORDS_DIR, USAGE_DIR, LOCK_FILE, HOLDER_FILE, SUPERSEDED_DIR})
 """What a run directory may hold before its config.json is written (an interrupted start)."""
@@ -110,8 +120,9 @@ class RunStore:
         self._files: list[Path] = []
         self._file_no: dict[Path, int] = {}
         self._readers: dict[int, int] = {}
-        self._batch: list[tuple[Path, str, bytes, asyncio.Future[None]]] = []
-        self._pending: dict[bytes, asyncio.Future[None]] = {}
+        self._batch: list[tuple[Path, str, bytes | str, asyncio.Future[None]]] = []
+        self._pending: dict[bytes | str, asyncio.Future[None]] = {}
+        self._prompts: dict[str, int] = {}  # prompt hash -> where its line is (as _index)
         self._flusher: asyncio.Task[None] | None = None
         self._usage: UsageLog | None = None
         self._written: set[bytes] = set()  # units this store recorded (not an earlier process)
@@ -157,6 +168,10 @@ class RunStore:
             self._index_file(path)
         for torn in records.glob(f"*{TORN_SUFFIX}"):
             self.corrupt_lines += _count_lines(torn)
+        prompts = self.dir / PROMPTS_FILE
+        if prompts.exists():
+            repair_torn_tail(prompts, prompts.with_suffix(TORN_SUFFIX))
+            self._index_prompts(prompts)
         self.compact()  # a crash between a replace and its compaction left two lines of one unit
 
     def _index_file(self, path: Path) -> None:
@@ -174,6 +189,17 @@ class RunStore:
                     if key in self._index:
                         self._superseded.add(path)
                     self._index[key] = _pack(number, start, len(line))
+        except OSError as exc:
+            raise storage_error(path, exc) from exc
+
+    def _index_prompts(self, path: Path) -> None:
+        number = self._number(path)
+        try:
+            with path.open("rb") as fh:
+                for start, line in _record_lines(fh):
+                    entry = _prompt_entry(line)
+                    if entry is not None:
+                        self._prompts.setdefault(entry[0], _pack(number, start, len(line)))
         except OSError as exc:
             raise storage_error(path, exc) from exc
 
@@ -229,6 +255,57 @@ class RunStore:
     def written_here(self, step: str, instance_id: str, key: str = "") -> bool:
         """Whether this store (this process) recorded the unit, rather than an earlier run."""
         return _digest(step, instance_id, key) in self._written
+
+    # -- prompts -------------------------------------------------------------
+    def put_prompt(self, prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Keep the rendered ``messages`` of a prompt under ``prompt_hash`` (the hash its judgments
+        carry) in ``prompts.jsonl``, fsynced before returning; a hash already kept is not written
+        again. Known secret values are removed from the text first.
+
+        Raises:
+            StorageError: the line cannot be written (the file is left as it was).
+        """
+        if prompt_hash in self._prompts:
+            return
+        path = self.dir / PROMPTS_FILE
+        line = _prompt_line(prompt_hash, messages)
+        append_line(path, line)
+        length = len(line.encode("utf-8"))
+        try:
+            end = path.stat().st_size
+        except OSError as exc:
+            raise storage_error(path, exc) from exc
+        self._prompts[prompt_hash] = _pack(self._number(path), end - length - 1, length)
+
+    async def aput_prompt(self, prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> None:
+        """:meth:`put_prompt` for coroutines, group-committed with the records (:meth:`aput`): call
+        it before the ``aput`` of the record whose judgment names the prompt, so no record on disk
+        names a prompt that is not.
+
+        Raises:
+            StorageError: the line could not be written.
+        """
+        if prompt_hash in self._prompts:
+            return
+        waiting = self._pending.get(prompt_hash)
+        if waiting is None:
+            loop = asyncio.get_running_loop()
+            waiting = self._pending[prompt_hash] = loop.create_future()
+            self._batch.append((self.dir / PROMPTS_FILE, _prompt_line(prompt_hash, messages), prompt_hash,
+                                waiting))
+            if self._flusher is None or self._flusher.done():
+                self._flusher = loop.create_task(self._flush())
+        await asyncio.shield(waiting)
+
+    def prompt(self, prompt_hash: str) -> list[dict[str, Any]] | None:
+        """The messages kept under ``prompt_hash``, or None when none are (a run recorded before
+        prompts were kept, or a step that does not keep them).
+
+        Raises:
+            StorageError: ``prompts.jsonl`` can no longer be read.
+        """
+        where = self._prompts.get(prompt_hash)
+        return None if where is None else self._read(where)["messages"]  # type: ignore[no-any-return]
 
     def replace(self, step: str, instance_id: str, data: dict[str, Any], key: str = "") -> None:
         """Record ``data`` as the unit's record, in place of the one it has (or as :meth:`put`
@@ -387,7 +464,7 @@ class RunStore:
     async def _flush(self) -> None:
         while self._batch:
             batch, self._batch = self._batch, []
-            by_path: dict[Path, list[tuple[str, bytes, asyncio.Future[None]]]] = {}
+            by_path: dict[Path, list[tuple[str, bytes | str, asyncio.Future[None]]]] = {}
             for path, line, digest, done in batch:
                 by_path.setdefault(path, []).append((line, digest, done))
             for path, items in by_path.items():
@@ -405,7 +482,10 @@ class RunStore:
                 offset = end - sum(lengths) - len(lengths)
                 number = self._number(path)
                 for (_, digest, done), length in zip(items, lengths, strict=True):
-                    self._index[digest] = _pack(number, offset, length)
+                    if isinstance(digest, str):  # a prompt (aput_prompt)
+                        self._prompts.setdefault(digest, _pack(number, offset, length))
+                    else:
+                        self._index[digest] = _pack(number, offset, length)
                     offset += length + 1
                     self._pending.pop(digest, None)
                     done.set_result(None)
@@ -434,8 +514,11 @@ class RunStore:
         report them summed over every process of the run (see :mod:`ideaharness.runs.usage`)."""
         self._usage = UsageLog(self.dir, roles)
 
-    def write_results(self, results: dict[str, Any]) -> Path:
-        """Write ``results.json`` atomically; returns its path.
+    def write_results(self, results: dict[str, Any], *,
+                      block_class: type[BenchmarkResults] | None = None) -> Path:
+        """Validate ``results`` (:func:`ideaharness.results.validate_results`: the common blocks
+        typed, the benchmark's block through ``block_class``, its ``results_class``) and write
+        ``results.json`` atomically, in the layout of the dict; returns its path.
 
         Adds to ``results`` (in place): ``corrupt_record_lines``; and when usage is tracked,
         ``llm_stats`` (per role, summed over every process of the run), ``llm_stats_this_process``,
@@ -445,6 +528,8 @@ class RunStore:
         (:func:`ideaharness.redaction.known_secrets`) is removed from the file (not from ``results``).
 
         Raises:
+            InvalidResults: a block does not fit its model (one line naming the field); nothing
+                is written.
             StorageError: the file cannot be written (the previous one stays intact).
         """
         results["corrupt_record_lines"] = self.corrupt_lines
@@ -452,6 +537,7 @@ class RunStore:
             results["llm_stats_this_process"] = self._usage.save()
             results["llm_stats"], results["llm_stats_processes"] = self._usage.totals()
             results["cost_usd"] = price_totals(results["llm_stats"], self._usage.prices())
+        validate_results(json.loads(json.dumps(results, default=str)), block_class)
         text = json.dumps(redact_values(results), indent=2, default=str)
         return atomic_write_text(self.dir / RESULTS_FILE, text)
 
@@ -494,6 +580,68 @@ def _digest(step: str, instance_id: str, key: str) -> bytes:
     """16-byte identity of a unit of work (the index keeps this, not three strings)."""
     blob = json.dumps([step, instance_id, key], ensure_ascii=True).encode()
     return hashlib.blake2b(blob, digest_size=16).digest()
+
+
+def _prompt_line(prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> str:
+    kept = [{str(k): v for k, v in m.items()} for m in messages]
+    return dumps_line({"prompt_hash": prompt_hash, "messages": redact_values(kept)})
+
+
+def _prompt_entry(line: bytes) -> tuple[str, list[dict[str, Any]]] | None:
+    """``(prompt_hash, messages)`` of a ``prompts.jsonl`` line, or None when it is unreadable."""
+    try:
+        entry = json.loads(line.decode("utf-8"))
+        prompt_hash, messages = entry["prompt_hash"], entry["messages"]
+    except (UnicodeDecodeError, ValueError, TypeError, KeyError):
+        return None
+    if not isinstance(prompt_hash, str) or not isinstance(messages, list):
+        return None
+    if not all(isinstance(m, dict) for m in messages):
+        return None
+    return prompt_hash, messages
+
+
+def read_prompts(run_dir: str | Path, hashes: Iterable[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The rendered prompts a run kept (``<run>/prompts.jsonl``), read without taking the run's
+    lock (a run in progress can be read).
+
+    Args:
+        run_dir: the run directory.
+        hashes: keep only these prompt hashes (all when None).
+
+    Returns:
+        prompt hash -> messages (``[{"role", "content"}, ...]``, as sent); ``{}`` when the run kept
+        none. Unreadable lines (a torn tail) are skipped; a hash kept twice (shards merged by
+        concatenation) reads as its first line.
+    """
+    path = Path(run_dir) / PROMPTS_FILE
+    wanted = None if hashes is None else set(hashes)
+    out: dict[str, list[dict[str, Any]]] = {}
+    try:
+        with path.open("rb") as fh:
+            for _, line in _record_lines(fh):
+                entry = _prompt_entry(line)
+                if entry is not None and (wanted is None or entry[0] in wanted):
+                    out.setdefault(*entry)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise storage_error(path, exc) from exc
+    return out
+
+
+def prompt_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Messages as one text: each as ``[role]`` on a line of its own, then its content; blank
+    lines between messages (the export's ``prompt`` column)."""
+    return "\n\n".join(f"[{m.get('role', '?')}]\n{m.get('content', '')}" for m in messages)
+
+
+async def keep_prompt(store: Any, prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> None:
+    """Keep a judgment's rendered messages in ``store`` when it keeps prompts (a :class:`RunStore`,
+    a Ray worker's record buffer); a store without ``aput_prompt`` keeps none."""
+    keep = getattr(store, "aput_prompt", None)
+    if keep is not None:
+        await keep(prompt_hash, messages)
 
 
 def _is_record(line: bytes) -> bool:
