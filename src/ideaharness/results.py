@@ -13,7 +13,8 @@ before writing: a block that does not fit its model is one :class:`InvalidResult
 field. :func:`parse_results` reads a loaded ``results.json`` into a :class:`RunResults`;
 :meth:`RunResults.to_json` gives back the flat dict.
 
-This module is a bottom layer: it imports nothing of ``ideaharness`` but the errors.
+This module is a bottom layer: it imports nothing of ``ideaharness`` but the errors and the
+redaction helpers (an error message never shows a known secret).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ideaharness.errors import UserError
+from ideaharness.redaction import redact
 
 __all__ = ["COMMON_FIELDS", "BenchmarkResults", "FailedUnitEntry", "HeadlineValue", "InvalidResults",
            "ReliabilityBlock", "RunResults", "Selection", "Settings", "UnparsedUnitEntry", "parse_results",
@@ -202,4 +204,4 @@ def _first_error(exc: ValidationError) -> str:
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     value = repr(first.get("input"))
     shown = value if len(value) <= 60 else value[:57] + "..."
-    return f"field {where}: {first.get('msg')} (got {shown}){more}"
+    return redact(f"field {where}: {first.get('msg')} (got {shown}){more}")

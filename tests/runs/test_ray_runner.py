@@ -12,9 +12,10 @@ import pytest
 
 from ideaharness.benchmarks.ideabench.run import parse_ideas, parse_overlap
 from ideaharness.data.registry import load_instances
+from ideaharness.llm.judge import prompt_hash
 from ideaharness.prompts import render
 from ideaharness.runs.ray_runner import ModelSpec, WorkerContext, run_phase_local, run_phase_ray
-from ideaharness.runs.store import RunStore
+from ideaharness.runs.store import RunStore, read_prompts
 from ideaharness.schema import Instance
 from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.ideabench.conftest import ideabench_responder
@@ -112,6 +113,14 @@ def test_a_ray_run_writes_the_records_of_a_local_run(tmp_path: Path, server, loc
     assert set(bodies[calls_local:]) == set(bodies[:calls_local])
     assert calls_local <= len(bodies) - calls_local <= len(_records(tmp_path / "local"))
     calls_ray = len(bodies)
+    # every judgment's rendered prompt came back from its worker: prompts.jsonl as in the local run,
+    # one line per distinct prompt hash, each holding the messages the server received
+    kept = read_prompts(tmp_path / "ray")
+    assert kept == read_prompts(tmp_path / "local") and kept
+    assert {r["data"]["judgment"]["prompt_hash"] for r in _records(tmp_path / "ray")} == set(kept)
+    assert len((tmp_path / "ray" / "prompts.jsonl").read_text().splitlines()) == len(kept)
+    for request in server.requests[calls_local:]:
+        assert kept[prompt_hash(request.body["messages"])] == request.body["messages"]
     # resuming through Ray: everything is recorded, nothing is asked or written again
     with RunStore(tmp_path / "ray", {"bench": "t"}) as store:
         again = run_phase_ray(generate_and_rate, instances, store, models=specs, item_id=lambda inst: inst.id,

@@ -295,7 +295,8 @@ def test_results_and_usage_never_hold_a_known_secret(tmp_path: Path, monkeypatch
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     store = RunStore(tmp_path / "run", {"a": 1})
     store.track_usage({"judge": None})
-    results = {"failed_units": [{"error": f"Incorrect API key provided: {secret}"}]}
+    results = {"failed_units": [{"step": "judge", "instance_id": "i1",
+                                 "error": f"Incorrect API key provided: {secret}"}]}
     with store:
         store.write_results(results)
     written = (tmp_path / "run" / "results.json").read_text()

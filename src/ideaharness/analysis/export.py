@@ -1,7 +1,10 @@
 """``ideaharness export``: a run's scores and judgments as Parquet, CSV or JSON Lines files.
 
 Columns: ``docs/export.md``. Parquet is written by pyarrow; nested values (parsed replies,
-positions, errors) are JSON text in every format, so the three formats hold the same table.
+positions, errors) are JSON text in every format, so the three formats hold the same table. The
+judgments' ``prompt`` column is the rendered prompt the run kept for each judgment's prompt hash
+(``<run>/prompts.jsonl``, :func:`~ideaharness.runs.store.read_prompts`), as ``[role]`` + content
+per message (:func:`~ideaharness.runs.store.prompt_text`); empty for a run that kept none.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import pandas as pd
 
 from ideaharness.analysis.load import RunData, load_run
 from ideaharness.errors import StorageError, UserError
+from ideaharness.runs.store import prompt_text, read_prompts
 
 Format = Literal["parquet", "csv", "jsonl"]
 FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl")
@@ -25,6 +29,19 @@ def _write(frame: pd.DataFrame, path: Path, fmt: str) -> None:
         frame.to_csv(path, index=False)
     else:
         frame.to_json(path, orient="records", lines=True, force_ascii=False)
+
+
+def with_prompts(judgments: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
+    """``judgments`` with each missing ``prompt`` filled from the run's kept prompts (by
+    ``prompt_hash``); the frame itself is not changed."""
+    if judgments.empty or "prompt_hash" not in judgments:
+        return judgments
+    kept = read_prompts(run_dir, {str(h) for h in judgments["prompt_hash"].dropna()})
+    if not kept:
+        return judgments
+    texts = judgments["prompt_hash"].map(lambda h: prompt_text(kept[h]) if h in kept else None)
+    current = judgments["prompt"] if "prompt" in judgments else pd.Series(None, index=judgments.index)
+    return judgments.assign(prompt=current.where(current.notna(), texts))
 
 
 def export_run(run: str | Path | RunData, fmt: str = "parquet", out: str | Path | None = None) -> list[Path]:
@@ -46,7 +63,7 @@ def export_run(run: str | Path | RunData, fmt: str = "parquet", out: str | Path 
     paths = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for name, frame in (("scores", data.scores), ("judgments", data.judgments)):
+        for name, frame in (("scores", data.scores), ("judgments", with_prompts(data.judgments, data.path))):
             path = folder / f"{name}.{fmt}"
             _write(frame, path, fmt)
             paths.append(path)

@@ -2,12 +2,14 @@
 
 One self-contained HTML file (no network, no CDN): the run's data is embedded once as JSON in
 ``<script type="application/json">`` elements (instances in one, judgments in another, parsed
-after the first paint; with ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, so no
+after the first paint, and the rendered prompts in a third, once per distinct prompt hash, parsed
+at the first drill-down; with ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, so no
 text can close the element), and a small vanilla-JS viewer renders one page of rows at a time:
 a sortable, filterable, searchable table of every instance (parse-failure and failed-unit
-filters), a table of every judgment, a drill-down to every step of an instance (rendered prompt
-when stored, raw reply, parsed value, parse status, attempts), the judge-reliability panel and
-tokens/cost/latency. Every text reaches the page through ``textContent`` or Jinja2's autoescape.
+filters), a table of every judgment, a drill-down to every step of an instance (the rendered
+prompt, every message with its role, from the run's ``prompts.jsonl``; raw reply, parsed value,
+parse status, attempts), the judge-reliability panel and tokens/cost/latency. Every text reaches
+the page through ``textContent`` or Jinja2's autoescape.
 Timings at 10^5 judgments: ``benchmarks/viewer.py``.
 """
 
@@ -27,6 +29,7 @@ from markupsafe import Markup
 from ideaharness import __version__
 from ideaharness.analysis.load import JUDGMENT_COLUMNS, RunData, load_run
 from ideaharness.report.html import format_cell
+from ideaharness.runs.store import read_prompts
 
 INSTANCE_COLUMNS = [
     "system",
@@ -43,10 +46,11 @@ INSTANCE_COLUMNS = [
 ]
 """Leading columns of the instance table; one column per metric follows."""
 JUDGMENT_VIEW_COLUMNS = [c for c in JUDGMENT_COLUMNS
-                         if c not in ("benchmark", "run_id", "parse_ok", "created")] + ["shown"]
+                         if c not in ("benchmark", "run_id", "parse_ok", "created", "prompt")] + ["shown"]
 """The export's judgment columns (:data:`~ideaharness.analysis.load.JUDGMENT_COLUMNS`) less those
-the viewer shows elsewhere or not at all, plus ``shown``: for a judgment that names the items by
-letters (a ranking), ``[[letter, item id, text or None], ...]`` in the order shown, else None."""
+the viewer shows elsewhere or not at all (the prompt is in ``prompts``, by hash), plus ``shown``:
+for a judgment that names the items by letters (a ranking), ``[[letter, item id, text or None],
+...]`` in the order shown, else None."""
 LABELS = {
     "system": "system", "instance_id": "instance", "steps": "steps", "judgments": "judgments",
     "parse_failures": "parse failures", "retries": "retries", "failed_units": "failed units",
@@ -151,10 +155,36 @@ def _key(system: Any, instance_id: Any) -> str:
     return f"{system}\u0000{instance_id}"
 
 
+def prompt_map(runs: Sequence[RunData]) -> dict[str, list[list[str | None]]]:
+    """Prompt hash -> ``[[role, content], ...]`` for every judgment of ``runs``: the messages each
+    run kept (``prompts.jsonl``), else a judgments frame's ``prompt`` text (as ``[[None, text]]``);
+    a hash without either is left out (the viewer says the prompt was not kept)."""
+    out: dict[str, list[list[str | None]]] = {}
+    for run in runs:
+        frame = run.judgments
+        if frame.empty or "prompt_hash" not in frame:
+            continue
+        hashes = {str(h) for h in frame["prompt_hash"].dropna()} - set(out)
+        kept = read_prompts(run.path, hashes) if (run.path / "config.json").is_file() else {}
+        for h, messages in kept.items():
+            out[h] = [[_str(m.get("role")), _str(m.get("content"))] for m in messages]
+        if "prompt" in frame:
+            for h, text in zip(frame["prompt_hash"], frame["prompt"], strict=True):
+                if isinstance(h, str) and h not in out and isinstance(text, str):
+                    out[h] = [[None, text]]
+    return out
+
+
+def _str(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
 def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
     """The JSON the viewer reads: ``instances`` (one row per system x instance: counts, tokens and
     one column per metric), ``judgments`` (one row per judgment), ``failed`` (units left undone,
-    by system and instance) and ``instance_scores``."""
+    by system and instance), ``instance_scores`` and ``prompts`` (:func:`prompt_map`)."""
     items = [runs] if isinstance(runs, RunData) else list(runs)
     frames = []
     for run in items:
@@ -223,6 +253,7 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
         },
         "failed": failed,
         "instance_scores": per_scores,
+        "prompts": prompt_map(items),
     }
 
 
@@ -322,12 +353,14 @@ def viewer_section(runs: RunData | Sequence[RunData], *, reliability_panel: bool
     ) if reliability_panel else None
     payload = viewer_payload(items)
     judgments = payload.pop("judgments")
+    prompts = payload.pop("prompts")
     html = (
         _environment()
         .get_template("viewer_fragment.html.j2")
         .render(
             payload_json=script_json(payload),
             judgments_json=script_json(judgments),
+            prompts_json=script_json(prompts),
             reliability=reliability,
             reliability_panel=reliability_panel,
             usage_rows=_usage_rows(items),

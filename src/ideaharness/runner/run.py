@@ -151,7 +151,7 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
         results.update(common_blocks(bench, ctx, items, available, results, ended))
         for enrich in [*enrichers(), *bench.enrichers]:
             enrich(ctx, results)
-        ctx.store.write_results(results)
+        ctx.store.write_results(results, block_class=bench.results_class)  # typed (H3)
         write_run_report(bench, ctx, items, results)
     except Exception as exc:
         if not aborted:

@@ -34,7 +34,7 @@ from ideaharness.llm.judge import judge
 from ideaharness.llm.types import ChatModel, Message
 from ideaharness.prompts import CHARS_PER_TOKEN, Prompt, fit_prompt, prompt_chars
 from ideaharness.redaction import redact
-from ideaharness.runs.store import RunStore
+from ideaharness.runs.store import RunStore, keep_prompt
 from ideaharness.runs.stream import run_bounded
 
 __all__ = ["DEFAULT_MAX_PROMPT_TOKENS", "MAX_PARSE_ROUNDS", "Executor", "FailedUnit", "LocalExecutor",
@@ -229,6 +229,7 @@ class StepRunner:
         if rounds > 1:
             record["earlier_judgments"] = earlier
             record["parse_rounds"] = rounds
+        await keep_prompt(self.store, judgment.prompt_hash, fitted)  # prompts.jsonl, before the record (H3)
         if existing is not None:
             await self.store.areplace(step, instance_id, record, key)  # type: ignore[attr-defined]
         else:

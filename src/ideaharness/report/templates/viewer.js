@@ -15,6 +15,15 @@
     }
     return JUDG;
   }
+  var PROMPTS = null;
+  /* prompt hash -> [[role, content], ...], parsed at the first drill-down */
+  function promptsData() {
+    if (PROMPTS === null) {
+      var p = document.getElementById("ih-prompts");
+      PROMPTS = p ? JSON.parse(p.textContent) : {};
+    }
+    return PROMPTS;
+  }
   var PAGE = 50;
 
   function el(tag, cls, text) {
@@ -241,8 +250,17 @@
         d.appendChild(el("h4", null, "Raw reply"));
         d.appendChild(el("pre", "ih-raw", r[JC.raw_reply]));
         d.appendChild(el("h4", null, "Rendered prompt"));
-        d.appendChild(el("pre", "ih-prompt", r[JC.prompt] === null ? "(not stored in the records; " +
-          "prompt hash " + r[JC.prompt_hash] + ")" : r[JC.prompt]));
+        var messages = promptsData()[r[JC.prompt_hash]];
+        if (!messages) {
+          d.appendChild(el("pre", "ih-prompt", "(not kept by this run; prompt hash " + r[JC.prompt_hash] + ")"));
+        } else {
+          messages.forEach(function (m) {
+            var box = el("div", "ih-message");
+            if (m[0] !== null) { box.appendChild(el("h5", "ih-role", m[0])); }
+            box.appendChild(el("pre", "ih-prompt", m[1]));
+            d.appendChild(box);
+          });
+        }
         box.appendChild(d);
       });
       box.scrollIntoView({block: "nearest"});

@@ -1,0 +1,117 @@
+"""The rendered prompt of every judgment is kept once per prompt hash in ``<run>/prompts.jsonl``:
+crash-safe and resumable as the records, free of known secrets, and read back exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from ideaharness.llm.judge import prompt_hash
+from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.runner.steps import StepRunner
+from ideaharness.runs.store import PROMPTS_FILE, RunStore, prompt_text, read_prompts
+
+MESSAGES = [{"role": "system", "content": "You rate ideas."},
+            {"role": "user", "content": "Rate: <b>an idea</b> & \u2028 {braces} done"}]
+
+
+def _lines(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / PROMPTS_FILE).read_text().splitlines() if line]
+
+
+def test_a_prompt_is_kept_once_and_read_back_exactly(tmp_path: Path) -> None:
+    h = prompt_hash(MESSAGES)
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+        store.put_prompt(h, MESSAGES)
+        store.put_prompt(h, MESSAGES)
+
+        async def many() -> None:
+            await asyncio.gather(*(store.aput_prompt(h, MESSAGES) for _ in range(5)),
+                                 *(store.aput_prompt(f"other{i}", MESSAGES[:1]) for i in range(3)))
+
+        asyncio.run(many())
+        assert store.prompt(h) == MESSAGES and store.prompt("nope") is None
+        store.put_prompt("s" * 16, [{"role": "user", "content": "lone \ud800 surrogate"}])
+    lines = _lines(tmp_path / "run")
+    assert [e["prompt_hash"] for e in lines] == [h, "other0", "other1", "other2", "s" * 16]
+    lone = [{"role": "user", "content": "lone \ud800 surrogate"}]
+    assert read_prompts(tmp_path / "run") == {h: MESSAGES, **{f"other{i}": MESSAGES[:1] for i in range(3)},
+                                              "s" * 16: lone}
+    assert read_prompts(tmp_path / "run", {h}) == {h: MESSAGES}
+    assert read_prompts(tmp_path / "empty") == {}
+    # resume: a new process knows what is kept and does not write it again
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+        store.put_prompt(h, MESSAGES)
+        assert store.prompt(h) == MESSAGES
+    assert len(_lines(tmp_path / "run")) == 5
+
+
+def test_a_torn_prompt_line_is_cut_off_and_the_next_one_reads(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with RunStore(run, {"b": 1}) as store:
+        store.put_prompt("a" * 16, MESSAGES)
+    with (run / PROMPTS_FILE).open("a") as fh:
+        fh.write('{"prompt_hash": "bbbb", "messa')  # a crash mid-write
+    assert set(read_prompts(run)) == {"a" * 16}  # a reader skips the fragment
+    with RunStore(run, {"b": 1}) as store:
+        store.put_prompt("c" * 16, MESSAGES[:1])
+        assert store.prompt("a" * 16) == MESSAGES and store.prompt("c" * 16) == MESSAGES[:1]
+    assert read_prompts(run) == {"a" * 16: MESSAGES, "c" * 16: MESSAGES[:1]}
+    assert "messa" in (run / "prompts.torn").read_text()
+
+
+def test_no_known_secret_reaches_the_prompt_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-0123456789abcdefghijkl"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    leaky = [{"role": "user", "content": f"my key is {secret}, rate this"}]
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+        store.put_prompt(prompt_hash(leaky), leaky)
+    text = (tmp_path / "run" / PROMPTS_FILE).read_text()
+    assert secret not in text and "[REDACTED]" in text
+
+
+def test_force_moves_the_prompts_with_the_run(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+        store.put_prompt("a" * 16, MESSAGES)
+    with RunStore(tmp_path / "run", {"b": 2}, force=True) as store:
+        assert store.prompt("a" * 16) is None
+    assert not (tmp_path / "run" / PROMPTS_FILE).exists()
+    assert len(list((tmp_path / "run" / "superseded").glob(f"*/{PROMPTS_FILE}"))) == 1
+
+
+def test_judge_step_keeps_the_sent_messages_once_for_a_panel(tmp_path: Path) -> None:
+    """Two judges asked the same prompt, and a reply that only parses at the second attempt: three
+    records' judgments name one kept prompt, the messages the models received."""
+    seen: list[list[dict]] = []
+
+    def replier(name: str, first_bad: bool = False):
+        def reply(messages: list[dict]) -> str:
+            seen.append([dict(m) for m in messages])
+            return "no" if first_bad and len(seen) == 1 else "7"
+        return ScriptedModel(reply, model=name)
+
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+        steps = StepRunner(store, max_attempts=2, progress=False)
+
+        async def go() -> None:
+            for name, bad in (("j1", True), ("j2", False)):
+                await steps.judge_step("rate", "i1", name, replier(name, bad), list(MESSAGES), _number)
+            await steps.judge_step("rate", "i2", "j1", replier("j1"), [MESSAGES[1]], _number)
+
+        asyncio.run(go())
+        hashes = [d["judgment"]["prompt_hash"] for _, _, d in store.records("rate")]
+    kept = read_prompts(tmp_path / "run")
+    assert len(hashes) == 3 and len(set(hashes)) == 2 and set(kept) == set(hashes)
+    assert len(_lines(tmp_path / "run")) == 2
+    for messages in seen:
+        assert kept[prompt_hash(messages)] == messages
+    assert prompt_text(kept[hashes[0]]).startswith("[system]\nYou rate ideas.\n\n[user]\nRate: <b>")
+
+
+def _number(text: str) -> int:
+    if not text.strip().isdigit():
+        raise ValueError("not a number")
+    return int(text)
