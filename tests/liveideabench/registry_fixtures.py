@@ -29,4 +29,4 @@ def data_args(tmp_path: Path) -> list[str]:
     return ["--keyword", "meteorology", "--keyword", "stars"]
 
 
-FIXTURES = {"liveideabench": RegistryFixture(data_args=data_args, reply=reply)}
+FIXTURES = {"liveideabench": RegistryFixture(data_args=data_args, reply=reply, reask_steps=("fluency",))}

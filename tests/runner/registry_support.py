@@ -56,12 +56,16 @@ class RegistryFixture:
         reask_steps: steps whose judgments ``--consistency-sample`` re-asks (those judge_step
             calls given ``reorder``); empty for a benchmark declaring ``consistency_sample = False``.
         extra_args: further CLI flags for the reliability and re-ask runs (e.g. ``--pairs 4``).
+        batch: whether these flags run under ``--batch`` (the re-ask test then checks the re-asks go
+            through the Batch API); False with the reason in ``batch_note``.
     """
 
     data_args: Callable[[Path], list[str]]
     reply: Reply
     reask_steps: tuple[str, ...] = ()
     extra_args: tuple[str, ...] = field(default_factory=tuple)
+    batch: bool = True
+    batch_note: str = ""
 
 
 def registry_fixtures() -> dict[str, RegistryFixture]:

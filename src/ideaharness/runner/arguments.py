@@ -22,7 +22,7 @@ from ideaharness.data.jsonl import decode_json
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, UserError
 from ideaharness.runner.fields import deep_merge, keyword_index, set_path
-from ideaharness.runner.options import LEGACY_NAMES, ExecutionOptions
+from ideaharness.runner.options import LEGACY_NAMES, ExecutionOptions, apply_consistency_sample
 from ideaharness.runner.protocol import Benchmark
 
 MODEL_FIELDS = ("generator", "judge", "generators", "rewriter")
@@ -249,7 +249,8 @@ def resolve(
     try:
         return RunArguments(
             config=bench.config_class.model_validate(settings),
-            options=ExecutionOptions.model_validate(opts),
+            options=apply_consistency_sample(ExecutionOptions.model_validate(opts), benchmark=bench.name,
+                                             supported=bench.consistency_sample),
             models=chosen,
             extras=extras,
         )

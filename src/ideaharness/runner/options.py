@@ -58,10 +58,14 @@ class ExecutionOptions(BaseModel):
     force: bool = Field(False, description="If --out holds a run with other settings or changed input "
                         "files, move it to --out/superseded/ and start anew (default: refuse).")
     progress: bool = Field(True, description="Show progress bars.")
-    consistency_sample: float = Field(0.1, ge=0.0, le=1.0, description="Share F of ranking/choice "
-                                      "judgments re-asked with positions permuted (seeded) to measure "
-                                      "the judge's position consistency; 0 disables. Re-asks are "
-                                      "cached and counted, never scored.")
+    consistency_sample: float = Field(0.1, ge=0.0, le=1.0, description="Share F of the judgments "
+                                      "that show items in an order (rankings, pairs, choices) re-asked "
+                                      "with the items permuted (seeded) to measure the judge's position "
+                                      "consistency; 0 disables. Re-asks are cached and counted, never "
+                                      "scored. Refused by a benchmark without such judgments.")
+    consistency_sample_applies: bool | str = Field(True, json_schema_extra={"cli": False}, description=(
+        "Set by the runner: True, or why --consistency-sample does not apply to the benchmark "
+        "(its value is then 0)."))
     batch: bool = Field(False, description="Send each phase's uncached requests of openai/ models "
                         "through the OpenAI Batch API (about half price; answers within 24 h); the batch "
                         "ids are kept in the run directory, so re-running re-attaches (docs/scale.md).")
@@ -251,3 +255,25 @@ def parse_price(value: str | None, *, prefix: str = "") -> tuple[float, float] |
     if min(price) < 0:
         raise UserError(f"--price {prefix}{value!r}: prices cannot be negative")
     return price
+
+
+def apply_consistency_sample(options: ExecutionOptions, *, benchmark: str,
+                             supported: bool) -> ExecutionOptions:
+    """``options`` for a benchmark with (``supported``) or without judgments that show items in an
+    order: unchanged when it has some; else ``consistency_sample`` 0 and
+    ``consistency_sample_applies`` the reason (what results.json settings show).
+
+    Raises:
+        UserError: an explicit non-zero ``--consistency-sample`` for a benchmark without such
+            judgments (one line naming the benchmark).
+    """
+    if supported:
+        return options
+    if "consistency_sample" in options.model_fields_set and options.consistency_sample > 0:
+        raise UserError(f"--consistency-sample {options.consistency_sample:g}: not used by {benchmark}, "
+                        "which has no judgment that shows items in an order to re-ask; drop the flag")
+    return options.model_copy(update={
+        "consistency_sample": 0.0,
+        "consistency_sample_applies":
+            f"not applicable: {benchmark} has no judgment that shows items in an order",
+    })

@@ -1,5 +1,5 @@
 """Judge reliability in every run: the ``reliability`` block of ``results.json``, its table and
-warnings, and the seeded choice of judgments to re-ask for position consistency.
+warnings.
 
 * :func:`reliability_enricher` (a registered result enricher, so every benchmark gets it):
   ``results["reliability"] = reliability_section(records, human_ceiling=...)``; the Si et al.
@@ -7,16 +7,13 @@ warnings, and the seeded choice of judgments to re-ask for position consistency.
   same statistic (:mod:`ideaharness.metrics.reliability`).
 * :func:`reliability_table` / :func:`reliability_warning_lines`: what the console and report show
   under the score tables.
-* :func:`reask_units`: the recorded judgments ``--consistency-sample F`` re-asks (seeded by the run's
-  seed; 0 re-asks nothing). Each benchmark re-renders a chosen judgment with its items in
-  :func:`~ideaharness.metrics.reliability.sampling.reask_permutation` order and records it under
-  :func:`~ideaharness.metrics.reliability.sampling.reask_key` (scoring reads the original key only).
+* the re-asks of ``--consistency-sample F`` are chosen and asked by
+  :meth:`~ideaharness.runner.steps.StepRunner.run_reasks` (judgments given a ``reorder``).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable
 from typing import Any
 
 from ideaharness.errors import DataError, UserError
@@ -27,8 +24,6 @@ from ideaharness.metrics.reliability import (
     reliability_section,
     reliability_warnings,
 )
-from ideaharness.metrics.reliability.sampling import select_for_reask
-from ideaharness.metrics.reliability.views import REASK_SUFFIX
 from ideaharness.report.html import Table
 from ideaharness.runner.protocol import Benchmark, RunContext
 from ideaharness.runner.registry import get_benchmark, register_enricher
@@ -88,26 +83,3 @@ def reliability_warning_lines(results: dict[str, Any]) -> list[str]:
     """The degenerate-judge warnings of a run, each as ``"⚠ <message>"``."""
     section = results.get("reliability")
     return [f"⚠ {w}" for w in reliability_warnings(section)] if isinstance(section, dict) else []
-
-
-def reask_units(ctx: RunContext, steps: Collection[str], instance_ids: Iterable[str],
-                records: Iterable[Record] | None = None) -> list[Record]:
-    """The recorded, parsed judgments of ``steps`` (of the given instances, re-asks excluded) that
-    ``--consistency-sample`` chooses for a position-permuted re-ask, in a deterministic order.
-
-    Units are ``"<step>|<instance_id>|<key>"``, chosen by
-    :func:`~ideaharness.metrics.reliability.sampling.select_for_reask` with the run's seed.
-    """
-    fraction = float(getattr(ctx.options, "consistency_sample", 0.0))
-    if fraction <= 0:
-        return []
-    ids = set(instance_ids)
-    source = ctx.store.all_records() if records is None else records
-    units = {
-        f"{step}|{iid}|{key}": (step, iid, key, data)
-        for step, iid, key, data in source
-        if step in steps and iid in ids and not key.endswith(REASK_SUFFIX)
-        and isinstance(data.get("judgment"), dict) and data["judgment"].get("parse_ok")
-    }
-    seed = int(getattr(ctx.config, "seed", 0))
-    return [units[u] for u in select_for_reask(units, fraction, seed=seed)]

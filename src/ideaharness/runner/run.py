@@ -121,6 +121,8 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
         try:
             await bench.setup(ctx)
             await bench.execute(ctx, items)
+            await steps.run_reasks(args.options.consistency_sample,  # --consistency-sample (H2)
+                                   seed=int(getattr(args.config, "seed", 0)))
         except asyncio.CancelledError:
             ended = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
             raise

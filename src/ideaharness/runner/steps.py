@@ -13,6 +13,16 @@ running the same command again re-asks it with the next ``max_attempts`` samples
 so the cached failure is not replayed, also without a run directory), up to
 :data:`MAX_PARSE_ROUNDS` rounds in all; the failed samples stay in the record (``earlier_judgments``).
 
+Consistency re-asks (``--consistency-sample F``): a judgment that shows items in an order is asked
+with ``reorder``, a callable that re-renders it for another order of the same items
+(:class:`Reask`). After the benchmark's phases, :meth:`StepRunner.run_reasks` chooses a seeded
+share F of those judgments (parsed ones; at least one), and asks each once more with its items in
+a seeded derangement of the recorded order, recorded under
+:func:`~ideaharness.metrics.reliability.sampling.reask_key` (never scored; the reliability block
+pairs it with the original for position consistency). The re-asks are one last phase run on the
+driver, so ``--batch`` sends them as a batch; under ``--runner ray`` the executor's replay of every
+phase on the driver registers the judgments there.
+
 Phases go through an :class:`Executor` (:attr:`StepRunner.executor`): the default streams the items
 of a phase through this process with a bounded number in flight
 (:func:`~ideaharness.runs.stream.run_bounded`); a batch or distributed executor
@@ -23,6 +33,7 @@ processed by one call ``fn(item)``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -32,13 +43,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ideaharness.errors import PartialRunError, UserError
 from ideaharness.llm.judge import judge
 from ideaharness.llm.types import ChatModel, Message
+from ideaharness.metrics.reliability.sampling import permute, reask_key, reask_permutation, select_for_reask
+from ideaharness.metrics.reliability.views import REASK_SUFFIX
 from ideaharness.prompts import CHARS_PER_TOKEN, Prompt, fit_prompt, prompt_chars
 from ideaharness.redaction import redact
 from ideaharness.runs.store import RunStore, keep_prompt
 from ideaharness.runs.stream import run_bounded
 
 __all__ = ["DEFAULT_MAX_PROMPT_TOKENS", "MAX_PARSE_ROUNDS", "Executor", "FailedUnit", "LocalExecutor",
-           "StepRunner", "UnparsedUnit"]
+           "Reask", "Reorder", "StepRunner", "UnparsedUnit"]
 
 T = TypeVar("T")
 Phase = tuple[str, Callable[[Any], Awaitable[None]]]
@@ -93,6 +106,55 @@ class FailedUnit(BaseModel):
     error: str
 
 
+@dataclass(frozen=True)
+class Reask:
+    """A judgment re-rendered with its items in another order (what a ``reorder`` returns).
+
+    Attributes:
+        messages: the prompt showing the items in the new order.
+        parse: the reply parser for that prompt (labels may have moved); None: the original's.
+        extra: the record's extra fields for that order (e.g. the gold option's new letter);
+            None: the original's.
+    """
+
+    messages: list[Message]
+    parse: Callable[[str], Any] | None = None
+    extra: dict[str, Any] | None = None
+
+
+Reorder = Callable[[list[int]], Reask]
+"""``order -> Reask``: the judgment with its items shown in ``order``, where ``order[i]`` is the
+index, in the order of the judgment's ``positions``, of the item now shown at position i."""
+
+
+@dataclass
+class _Reorderable:
+    model: ChatModel
+    parse: Callable[[str], Any]
+    extra: dict[str, Any] | None
+    positions: list[str]
+    sampling: dict[str, Any]
+    reorder: Reorder
+
+
+class _Unit:
+    def __init__(self, instance_id: str) -> None:
+        self.id = instance_id
+
+
+class _OnDriver:
+    """A phase function every executor runs in this process (``on_driver``, as
+    :class:`~ideaharness.runner.executors.driver_phase`)."""
+
+    on_driver = True
+
+    def __init__(self, fn: Callable[[Any], Awaitable[None]]) -> None:
+        self.fn = fn
+
+    async def __call__(self, item: Any) -> None:
+        await self.fn(item)
+
+
 class StepRunner:
     """Runs recorded LLM steps against a :class:`RunStore`.
 
@@ -116,6 +178,8 @@ class StepRunner:
         self.error_count = 0
         self.failures: dict[tuple[str, str, str], FailedUnit] = {}
         self.unparsed: dict[tuple[str, str, str], UnparsedUnit] = {}
+        self.reorderable: dict[tuple[str, str, str], _Reorderable] = {}
+        self.reasks = 0
         self._consecutive_errors = 0
 
     def fail(self, step: str, instance_id: str, key: str, error: object, *, skipped: bool = False) -> None:
@@ -157,10 +221,18 @@ class StepRunner:
         *,
         extra: dict[str, Any] | None = None,
         positions: list[str] | None = None,
+        reorder: Reorder | None = None,
         **sampling: Any,
     ) -> dict[str, Any] | None:
         """Ask, parse (bounded retries) and record ``{"judgment": ..., **extra}``; returns the record,
         or None when the unit failed (listed in :attr:`failures`; a re-run retries it).
+
+        ``reorder`` (with ``positions``, the shown items' ids in order): how to re-render this
+        judgment for another order of its items; the judgment may then be chosen for a
+        ``--consistency-sample`` re-ask (:meth:`run_reasks`).
+
+        Raises:
+            ValueError: ``reorder`` without ``positions`` of at least two items.
 
         Parse failures are asked in rounds of ``max_attempts`` samples, round r with the sample
         indices ``sample_index + r * max_attempts * 1000 + k * 1000`` (their own cache keys) and,
@@ -173,6 +245,11 @@ class StepRunner:
         (``earlier_judgments``; ``parse_rounds`` counts the rounds), and a parse failure is listed
         in :attr:`unparsed` with its last error.
         """
+        if reorder is not None and not key.endswith(REASK_SUFFIX):
+            if not positions or len(positions) < 2:
+                raise ValueError(f"{step}: reorder needs the positions of at least two shown items")
+            self.reorderable[(step, instance_id, key)] = _Reorderable(
+                model, parse, extra, list(positions), dict(sampling), reorder)
         existing = self.store.get(step, instance_id, key)
         earlier: list[dict[str, Any]] = []
         first_round = 0
@@ -236,6 +313,49 @@ class StepRunner:
             await self.store.aput(step, instance_id, record, key)
         self._note_parse(step, instance_id, key, record)
         return record
+
+    def reask_candidates(self) -> list[str]:
+        """Units ``"<step>|<instance_id>|<key>"`` a consistency re-ask may choose: judgments asked
+        with ``reorder`` in this process whose record parsed."""
+        out = []
+        for (step, iid, key) in self.reorderable:
+            record = self.store.get(step, iid, key)
+            judgment = (record or {}).get("judgment")
+            if isinstance(judgment, dict) and judgment.get("parse_ok"):
+                out.append(f"{step}|{iid}|{key}")
+        return out
+
+    async def run_reasks(self, fraction: float, *, seed: int) -> int:
+        """Re-ask a seeded share ``fraction`` of :meth:`reask_candidates` (at least one when
+        ``fraction`` > 0; :func:`~ideaharness.metrics.reliability.sampling.select_for_reask`) with
+        their items in a seeded derangement of the recorded order (:func:`reask_permutation`),
+        each recorded under ``reask_key(key)``; one phase ("consistency re-asks") in this process.
+        A re-ask already recorded is kept (resume). Returns the number of re-asks chosen.
+
+        Raises:
+            ValueError: ``fraction`` outside [0, 1].
+        """
+        chosen = select_for_reask(self.reask_candidates(), fraction, seed=seed)
+        per_instance: dict[str, list[tuple[str, str, str]]] = {}
+        units = {f"{s}|{i}|{k}": (s, i, k) for s, i, k in self.reorderable}
+        for unit in chosen:
+            per_instance.setdefault(units[unit][1], []).append(units[unit])
+
+        async def reask(item: _Unit) -> None:
+            for step, iid, key in per_instance[item.id]:
+                entry = self.reorderable[(step, iid, key)]
+                order = reask_permutation(len(entry.positions), seed=seed, unit=f"{step}|{iid}|{key}")
+                asked = entry.reorder(order)
+                await self.judge_step(
+                    step, iid, reask_key(key), entry.model, asked.messages, asked.parse or entry.parse,
+                    extra=asked.extra if asked.extra is not None else entry.extra,
+                    positions=[str(p) for p in permute(entry.positions, order)], **entry.sampling)
+
+        if per_instance:
+            await self.run_phases([_Unit(i) for i in sorted(per_instance)],
+                                  [("consistency re-asks", _OnDriver(reask))])
+        self.reasks = len(chosen)
+        return len(chosen)
 
     def reaskable(self, step: str, instance_id: str, key: str = "") -> bool:
         """Whether the unit's record is a parse failure that :meth:`judge_step` would re-ask now

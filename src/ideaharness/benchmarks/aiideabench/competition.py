@@ -35,6 +35,7 @@ from ideaharness.metrics.tournament import (
     bradley_terry_topic_bootstrap,
     swiss_tournament,
 )
+from ideaharness.runner.steps import Reask
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR
 from ideaharness.schema import Idea, Instance
 from ideaharness.seeding import derive_seed
@@ -106,12 +107,18 @@ class _Competition:
 
     async def judge_order(self, inst: Instance, picked: dict[str, Idea], first: str,
                           second: str) -> dict[str, Any] | None:
+        topic = judge_topic(self.bench, inst)
+
+        def shown(a: str, b: str) -> Reask:
+            return Reask(J.compete_messages(topic, compete_text(picked[a]), compete_text(picked[b])),
+                         extra={"idea0_system": a, "idea1_system": b})
+
+        asked = shown(first, second)
         rec = await self.bench.steps.judge_step(
-            "compete", inst.id, f"{first}|{second}", self.bench.judge,
-            J.compete_messages(judge_topic(self.bench, inst), compete_text(picked[first]),
-                               compete_text(picked[second])),
+            "compete", inst.id, f"{first}|{second}", self.bench.judge, asked.messages,
             J.parse_compete, positions=[picked[first].id, picked[second].id],
-            extra={"idea0_system": first, "idea1_system": second}, json_schema=J.COMPETE_SCHEMA,
+            extra=asked.extra, json_schema=J.COMPETE_SCHEMA,
+            reorder=lambda order: shown(*[(first, second)[i] for i in order]),  # --consistency-sample
             **self.bench._sampling(),
         )
         if rec is None:

@@ -61,6 +61,7 @@ from ideaharness.metrics.choice import MCQuestion
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
+from ideaharness.runner.steps import Reask, Reorder
 from ideaharness.schema import Idea, Instance
 
 Phase = tuple[str, Callable[[Instance], Awaitable[None]]]
@@ -103,6 +104,16 @@ register_metric(MetricSpec("aiideabench.feasibility", higher_is_better=True,
                            aggregation="mean over instances of the instance's mean idea feasibility",
                            ci="percentile bootstrap over instances", range=(0.0, None),
                            source="AI Idea Bench 2025, Eq. 8-10 (citation feasibility FA)"))
+
+
+def imcq_reorder(comp: J.Component, part: str, q: MCQuestion, idea_id: str) -> Reorder:
+    """An IMCQ question with its options in another order (``--consistency-sample``): the
+    ground-truth option's letter moves with it."""
+    def reorder(order: list[int]) -> Reask:
+        options = [q.options[i] for i in order]
+        answer = J.LETTERS[order.index(J.LETTERS.index(q.answer))] if q.answer else q.answer
+        return Reask(J.imcq_messages(comp, part, options), extra={"answer": answer, "idea_id": idea_id})
+    return reorder
 
 
 @register_benchmark("aiideabench")
@@ -299,7 +310,8 @@ class AIIdeaBench(Benchmark):
                 jobs.append(self.steps.judge_step(
                     "imcq", inst.id, f"{comp}/{k}", self.judge, J.imcq_messages(comp, part, q.options),
                     J.parse_imcq, extra={"answer": q.answer, "idea_id": idea.id}, positions=q.sources,
-                    json_schema=J.IMCQ_SCHEMA, **self._sampling(),
+                    json_schema=J.IMCQ_SCHEMA, reorder=imcq_reorder(comp, part, q, idea.id),
+                    **self._sampling(),
                 ))
         await asyncio.gather(*jobs)
 

@@ -34,18 +34,14 @@ from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.metrics.reliability.sampling import (
     balanced_positions,
     order_with_target_at,
-    permute,
-    reask_key,
-    reask_permutation,
 )
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
 from ideaharness.prompts import CHARS_PER_TOKEN, render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
-from ideaharness.runner.executors import driver_phase
 from ideaharness.runner.registry import register_benchmark, register_metric
-from ideaharness.runner.reliability import reask_units
+from ideaharness.runner.steps import Reask
 from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
 
@@ -365,8 +361,9 @@ class IdeaBench(Benchmark):
         order = self.rank_order(inst, scenario, indicator, len(items))
         await self.ask_rank(inst, scenario, indicator, [items[i] for i in order], "")
 
-    async def ask_rank(self, inst: Instance, scenario: Scenario, indicator: Indicator,
-                       shown: list[tuple[str, str]], key: str) -> None:
+    def rank_prompt(self, inst: Instance, indicator: Indicator, shown: list[tuple[str, str]]) -> Reask:
+        """The ranking prompt of ``shown`` (``(item id, text)`` in the order shown), its parser and
+        record fields (labels, the target's label)."""
         labels = idea_labels(len(shown))
         target_label = labels[[item_id for item_id, _ in shown].index("target")]
         messages = render(
@@ -377,52 +374,29 @@ class IdeaBench(Benchmark):
             indicator_definition=indicator.definition,
             labels=labels,
         )
+        return Reask(messages, lambda t: parse_ranking(t, labels),
+                     {"labels": labels, "target_label": target_label, "reference_by": self.rewriter_model})
+
+    async def ask_rank(self, inst: Instance, scenario: Scenario, indicator: Indicator,
+                       shown: list[tuple[str, str]], key: str) -> None:
+        """Rank ``shown``; ``--consistency-sample`` may re-ask it with the items reordered."""
+        asked = self.rank_prompt(inst, indicator, shown)
+        labels = idea_labels(len(shown))
         await self.steps.judge_step(
             f"rank/{scenario}/{indicator.name}",
             inst.id,
             key,
             self.judge,
-            messages,
+            asked.messages,
             lambda t: parse_ranking(t, labels),
             temperature=self.config.judge_temperature,
             max_tokens=120 + 40 * len(shown),
             seed=self.config.seed,
             json_schema=ranking_schema(labels),
             positions=[item_id for item_id, _ in shown],
-            extra={"labels": labels, "target_label": target_label, "reference_by": self.rewriter_model},
+            extra=asked.extra,
+            reorder=lambda order: self.rank_prompt(inst, indicator, [shown[i] for i in order]),
         )
-
-    async def reask_ranks(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
-        """``--consistency-sample``: re-ask the chosen Insight rankings with the items in a seeded
-        derangement of their recorded order (recorded under ``reask_key``; never scored)."""
-        by_id = {inst.id: inst for inst in instances}
-        steps = {f"rank/{s}/{ind.name}": (s, ind)
-                 for s in self.config.scenarios for ind in self.config.indicators}
-        chosen = reask_units(ctx, steps, by_id)
-
-        async def one(unit: tuple[str, str, str, dict[str, Any]]) -> None:
-            step, iid, key, data = unit
-            scenario, indicator = steps[step]
-            texts = dict(self.rank_items(by_id[iid], scenario) or [])
-            shown_ids = data["judgment"]["positions"]
-            if set(texts) != set(shown_ids):  # the items changed since (not expected): skip
-                return
-            perm = reask_permutation(len(shown_ids), seed=self.config.seed, unit=f"{step}|{iid}|{key}")
-            shown = [(item_id, texts[item_id]) for item_id in permute(shown_ids, perm)]
-            await self.ask_rank(by_id[iid], scenario, indicator, shown, reask_key(key))
-
-        per_instance: dict[str, list[tuple[str, str, str, dict[str, Any]]]] = {}
-        for unit in chosen:
-            per_instance.setdefault(unit[1], []).append(unit)
-
-        async def reask_instance(inst: Instance) -> None:
-            for unit in per_instance[inst.id]:
-                await one(unit)
-
-        # a phase of its own, so --batch sends the re-asks as a batch too (on the driver under Ray)
-        if per_instance:
-            await self.steps.run_phases([by_id[i] for i in per_instance],
-                                        [("re-ask rankings", driver_phase(reask_instance))])
 
     # -- orchestration -------------------------------------------------------
     async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
@@ -449,7 +423,6 @@ class IdeaBench(Benchmark):
                     (f"rank {ind.name} ({scenario})", lambda i, s=scenario, q=ind: self.rank(i, s, q))
                 )
         await self.steps.run_phases(instances, later)
-        await self.reask_ranks(ctx, instances)
 
     def aggregate(self, ctx: RunContext, instances: Sequence[Instance]) -> dict[str, Any]:
         """Per scenario: similarity, overlap and Insight Score per indicator with bootstrap 95%

@@ -10,6 +10,7 @@ only when every order shown parsed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -25,7 +26,7 @@ from ideaharness.benchmarks.ligbench.steps import (
     parse_comparison,
     reference_text,
 )
-from ideaharness.data.pairiq import pairiq_files
+from ideaharness.data.pairiq import PairIQRecord, pairiq_files
 from ideaharness.errors import UserError
 from ideaharness.metrics.judge_accuracy import judge_accuracy, preference_label, similar_pairs
 from ideaharness.metrics.reliability.adapters import Record
@@ -34,6 +35,7 @@ from ideaharness.report.html import Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.runner.registry import register_benchmark, register_metric
+from ideaharness.runner.steps import Reask
 
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 
@@ -66,6 +68,15 @@ class PairItem(BaseModel):
     id: str
     a: int
     b: int
+
+
+def swapped_pair(x: PairIQRecord, y: PairIQRecord, corpus: ReferenceCorpus, order: list[int]) -> Reask:
+    """A judge_pair question with the two papers in ``order`` (a --consistency-sample re-ask): its
+    human labels follow the paper shown first."""
+    first, second = ((x, y)[i] for i in order)
+    human = {d: preference_label(corpus.score(first.id, d), corpus.score(second.id, d)) for d in COMPARE_KEYS}
+    return Reask(render("ligbench_compare", idea_a=reference_text(first), idea_b=reference_text(second)),
+                 extra={"human_preference": human})
 
 
 @register_benchmark("ligbench-judge")
@@ -130,7 +141,8 @@ class JudgeAccuracy(Benchmark):
                     parse_comparison, positions=[x.id, y.id], temperature=config.judge_temperature,
                     extra={"human_preference": human},
                     max_tokens=400 if config.structured_output else 400 + FREE_TEXT_EXTRA_TOKENS,
-                    seed=config.seed, json_schema=COMPARE_SCHEMA if config.structured_output else None)
+                    seed=config.seed, json_schema=COMPARE_SCHEMA if config.structured_output else None,
+                    reorder=functools.partial(swapped_pair, x, y, corpus))
                 if rec and rec["judgment"]["parse_ok"]:
                     parsed = rec["judgment"]["parsed"]
                     per_order.append(parsed if order == "ab" else {d: 1.0 - v for d, v in parsed.items()})

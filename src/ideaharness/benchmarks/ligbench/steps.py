@@ -43,7 +43,7 @@ from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.elo import EloSettings, EloTrajectory, elo_score, needs_more
 from ideaharness.metrics.novelty_ligbench import NoveltySettings, hybrid_novelty
 from ideaharness.prompts import render
-from ideaharness.runner.steps import StepRunner
+from ideaharness.runner.steps import Reask, StepRunner
 from ideaharness.scholarly.gate import ScholarGate, ScholarUnavailable
 
 FORMAL_KEYS = ("main_target", "core_breakthrough", "innovative_methods", "experimental_design")
@@ -340,7 +340,8 @@ class IdeaScorer:
             return await self.steps.judge_step(
                 "ligbench/compare", idea_id, f"{ref.id}|{order}", self.judge,
                 render("ligbench_compare", idea_a=a, idea_b=b), parse_comparison,
-                positions=positions, **self._sampling(COMPARE_SCHEMA, 400))
+                positions=positions, **self._sampling(COMPARE_SCHEMA, 400),
+                reorder=lambda o: Reask(render("ligbench_compare", idea_a=(a, b)[o[0]], idea_b=(a, b)[o[1]])))
 
         records = await asyncio.gather(*(one(o) for o in orders))
         if any(r is None for r in records):

@@ -23,6 +23,7 @@ from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
+from ideaharness.runner.steps import Reask
 from ideaharness.seeding import derive_seed, rng_for
 
 _SOURCE = "LiveIdeaBench, Ruan et al. 2024 (arXiv 2412.17596); published code x66ccff/liveideabench"
@@ -183,6 +184,9 @@ class LiveIdeaBench(Benchmark):
                     parse_fluency, temperature=cfg.judge_temperature, max_tokens=16, seed=cfg.seed,
                     positions=[f"{kw.id}/{a}", f"{kw.id}/{b}"][:: 1 if order == "AB" else -1],
                     extra={"pair": [a, b], "judge": judge, "order": order},
+                    reorder=lambda o, kw=kw.id, shown=shown: Reask(render(  # --consistency-sample
+                        "liveideabench_fluency", keyword=kw, first=shown[o[0]]["idea"],
+                        second=shown[o[1]]["idea"], protocol=cfg.protocol)),
                 )
 
     async def execute(self, ctx: RunContext, items: Sequence[Keyword]) -> None:

@@ -37,7 +37,7 @@ from ideaharness.data.pools import CandidatePool, derive_seed
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.pairwise_ranking import ORDERS, Order, PairResult, choice_of, parse_pairwise_choice
 from ideaharness.prompts import render
-from ideaharness.runner.steps import StepRunner
+from ideaharness.runner.steps import Reask, StepRunner
 
 STEP_PAIR = "researchbench_rank_pair"
 STEP_REWRITE = "researchbench_rewrite"
@@ -143,13 +143,14 @@ async def judge_pairs(
     async def one(neg_id: str, text: str, order: Order) -> tuple[str, Order, dict[str, Any] | None]:
         first, second = (gold, text) if order == "gold_first" else (text, gold)
         positions = ["gold", neg_id] if order == "gold_first" else [neg_id, "gold"]
-        messages = render(
-            "researchbench_rank_pair", discipline=discipline, question=question,
-            hypothesis_1=first, hypothesis_2=second,
-        )
+        def shown(a: str, b: str) -> Reask:
+            return Reask(render("researchbench_rank_pair", discipline=discipline, question=question,
+                                hypothesis_1=a, hypothesis_2=b))
+
         record = await steps.judge_step(
-            STEP_PAIR, instance_id, f"{neg_id}/{order}", judge_model, messages, parse_pairwise_choice,
-            positions=positions, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            STEP_PAIR, instance_id, f"{neg_id}/{order}", judge_model, shown(first, second).messages,
+            parse_pairwise_choice, positions=positions, temperature=temperature, max_tokens=max_tokens,
+            seed=seed, reorder=lambda o: shown(*[(first, second)[i] for i in o]),  # --consistency-sample
         )
         return neg_id, order, record
 

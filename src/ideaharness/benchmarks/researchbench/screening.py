@@ -30,7 +30,7 @@ from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import extract_json
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
-from ideaharness.runner.steps import StepRunner
+from ideaharness.runner.steps import Reask, StepRunner
 
 STEP = "researchbench_screen_window"
 _TITLE_LINE = re.compile(
@@ -158,20 +158,27 @@ async def _screen_window(
     candidates = [by_index[i] for i in shown]
     if len(shown) <= keep:
         return WindowResult(round=round_no, window=window_no, shown=shown, kept=list(shown), called=False)
-    messages = render(
-        "researchbench_screening",
-        discipline=discipline,
-        question=question,
-        survey=survey,
-        candidates=[{"title": c.title, "abstract": c.abstract} for c in candidates],
-        keep=keep,
-    )
-    titles = [c.title for c in candidates]
+    def window(order: list[int]) -> Reask:
+        """The window with its candidates in ``order`` (a --consistency-sample re-ask)."""
+        listed = [candidates[i] for i in order]
+        titles = [c.title for c in listed]
+        messages = render(
+            "researchbench_screening",
+            discipline=discipline,
+            question=question,
+            survey=survey,
+            candidates=[{"title": c.title, "abstract": c.abstract} for c in listed],
+            keep=keep,
+        )
+        return Reask(messages, lambda text: parse_screening_reply(text, titles, keep, threshold),
+                     {"shown": [shown[i] for i in order]})
+
+    asked = window(list(range(len(shown))))
     record = await steps.judge_step(
-        STEP, pool.instance_id, f"r{round_no}w{window_no}", model, messages,
-        lambda text: parse_screening_reply(text, titles, keep, threshold),
-        extra={"shown": shown}, positions=[str(i) for i in shown],
-        temperature=temperature, max_tokens=max_tokens, seed=seed,
+        STEP, pool.instance_id, f"r{round_no}w{window_no}", model, asked.messages,
+        lambda text: parse_screening_reply(text, [c.title for c in candidates], keep, threshold),
+        extra=asked.extra, positions=[str(i) for i in shown],
+        temperature=temperature, max_tokens=max_tokens, seed=seed, reorder=window,
     )
     if record is None:
         return WindowResult(
