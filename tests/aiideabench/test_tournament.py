@@ -24,6 +24,7 @@ from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.tournament import Battle, bradley_terry_bootstrap, bradley_terry_topic_bootstrap
 from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runs.store import read_prompts
 from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.aiideabench.test_aiib_pipeline import DATA, responder, toy_embed
 
@@ -176,6 +177,9 @@ def test_verdicts_in_a_runs_records_are_reused(
     assert len(server.requests) == judged  # every verdict came from the run's records
     assert result["reused_run_records"] == 6 and result["judged_now"] == 0
     assert result["points"] == competition["points"]
+    # the reused verdicts' prompts are kept in the tournament directory too, as the run kept them
+    kept = read_prompts(tmp_path / "t")
+    assert len(kept) == 6 and all(read_prompts(run)[h] == m for h, m in kept.items())
 
 
 def test_refusals(systems: dict[str, Path], server: OpenAICompatServer, tmp_path: Path) -> None:

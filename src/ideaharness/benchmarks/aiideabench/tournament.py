@@ -174,6 +174,7 @@ class _Tournament:
         ) == self.judge.model:
             data, run_dir = self.recorded[(inst.id, key)]
             rec = {**data, "idea0_system": first, "idea1_system": second, "reused_from": str(run_dir)}
+            self.store.put_prompt(key, messages)  # the reused judgment's prompt, kept here too
             self.store.put(STEP, inst.id, rec, key)
             self.counts["reused_run_records"] += 1
         else:
