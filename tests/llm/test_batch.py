@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ideaharness import arun
+from ideaharness.analysis.load import read_records
 from ideaharness.api import available_benchmarks
 from ideaharness.benchmarks.ideabench.config import IdeaBenchConfig
 from ideaharness.benchmarks.researchbench import ResearchBenchConfig
@@ -32,9 +33,10 @@ from ideaharness.llm.batch import (
     run_phases_batched,
 )
 from ideaharness.llm.batch_files import load_state, read_output_lines, read_requests, requests_path
+from ideaharness.llm.judge import prompt_hash
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import StepRunner
-from ideaharness.runs.store import RunStore
+from ideaharness.runs.store import RunStore, read_prompts
 from ideaharness.testing.openai_server import BatchPlan, OpenAICompatServer, Reply, echo_responder
 from tests.ideabench.conftest import ideabench_responder
 from tests.researchbench.test_rb_run import RELEASE as RB_RELEASE
@@ -129,6 +131,14 @@ def test_ideabench_round_trip_through_the_batch_api(tmp_path: Path, monkeypatch:
         phases = [p["phase"] for p in results["batch"]["phases"] if p["submitted"]]
         assert len(server.batches) == len(phases), phases
         assert model_calls(results) == results["batch"]["imported"]
+        # every judgment's rendered prompt is kept, exactly as the batch sent it
+        sent = [json.loads(line)["body"]["messages"] for blob in server.files.values()
+                for line in blob.decode().splitlines() if '"messages"' in line]
+    kept = read_prompts(tmp_path / "batch")
+    assert sent and all(kept[prompt_hash(messages)] == messages for messages in sent)
+    records, _, _ = read_records(tmp_path / "batch")
+    hashes = {d["judgment"]["prompt_hash"] for _, _, _, d in records if "judgment" in d}
+    assert hashes == set(kept)
     state = load_state(tmp_path / "batch", "generate (low)")
     assert state.jobs[0].imported and state.jobs[0].succeeded == 2
 
