@@ -74,3 +74,16 @@ def test_write_results_refuses_an_invalid_block_and_writes_nothing(tmp_path: Pat
         store.write_results({**COMMON, "ideas": 1, "per_topic": {}}, block_class=CountBlock)
     written = json.loads((tmp_path / "run" / "results.json").read_text())
     assert written == {**COMMON, "ideas": 1, "per_topic": {}, "corrupt_record_lines": 0}  # layout as given
+
+
+def test_load_results_reads_a_run_directory_typed(tmp_path: Path) -> None:
+    from ideaharness.analysis.load import load_results
+    from ideaharness.errors import UserError
+
+    with RunStore(tmp_path / "run", {"a": 1}) as store:
+        store.write_results({**COMMON, "ideas": 2, "per_topic": {"t": 0.5}})
+    typed = load_results(tmp_path / "run", CountBlock)
+    assert isinstance(typed.block, CountBlock) and typed.block.ideas == 2 and typed.corrupt_record_lines == 0
+    assert load_results(tmp_path / "run").block.model_dump() == {"ideas": 2, "per_topic": {"t": 0.5}}
+    with pytest.raises(UserError, match="no results.json"):
+        load_results(tmp_path / "missing")

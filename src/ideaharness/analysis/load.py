@@ -18,6 +18,7 @@ import pandas as pd
 from ideaharness.analysis.scores import Record, instance_scores, record_system, run_system
 from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import DataWarning, UserError
+from ideaharness.results import BenchmarkResults, RunResults, parse_results
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RESULTS_FILE
 
 SCORE_COLUMNS = ["benchmark", "run_id", "system", "instance_id", "pair_key", "metric", "value"]
@@ -225,3 +226,16 @@ def load_run(path: str | Path) -> RunData:
         corrupt_lines=corrupt,
         failed_units=list(results.get("failed_units") or []),
     )
+
+
+def load_results(path: str | Path, block_class: type[BenchmarkResults] | None = None) -> RunResults:
+    """A run directory's ``results.json``, typed (:class:`ideaharness.results.RunResults`: the
+    common blocks as fields, the benchmark's keys in ``.block``, a ``block_class``, e.g. the
+    benchmark's ``results_class``; default the permissive :class:`~ideaharness.results.BenchmarkResults`).
+
+    Raises:
+        UserError: no readable ``results.json`` in ``path``.
+        InvalidResults: the file does not fit the model (the message names the field).
+    """
+    results = _read_json(Path(path) / RESULTS_FILE, required=True)
+    return parse_results(results, block_class or BenchmarkResults)
