@@ -1,6 +1,7 @@
-"""``compare --judge`` calls the competition hook of the runs' benchmark (``Benchmark.competition``);
-the generic compare command holds no benchmark's code. The comparison itself is stubbed here (its
-own tests are in tests/analysis/); AI Idea Bench's real competition: tests/aiideabench/test_tournament.py."""
+"""``compare --judge`` calls the competition hook of the runs' benchmark
+(``Benchmark.cross_run_competition``); the generic compare command holds no benchmark's code.
+The comparison itself is stubbed here (its own tests are in tests/analysis/); AI Idea Bench's
+real competition: tests/aiideabench/test_tournament.py."""
 
 from __future__ import annotations
 
@@ -27,13 +28,13 @@ def test_judge_is_refused_in_one_line_for_a_benchmark_without_a_competition(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     monkeypatch.setattr(compare_module, "compare_runs", lambda runs, **kw: _stub_comparison("ideabench"))
-    assert registry.get_benchmark("ideabench").competition is None
+    assert registry.get_benchmark("ideabench").cross_run_competition is None
     with pytest.raises(SystemExit) as exit_info:
         main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--judge", "scripted/echo"])
     assert exit_info.value.code == EXIT_USER_ERROR
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: --judge: ideabench declares no competition between runs "
-                   "(a benchmark's Benchmark.competition hook; AI Idea Bench has one)"]
+                   "(a benchmark's Benchmark.cross_run_competition hook; AI Idea Bench has one)"]
 
 
 def test_judge_calls_the_hook_of_the_runs_benchmark_with_the_cli_settings(
@@ -48,7 +49,7 @@ def test_judge_calls_the_hook_of_the_runs_benchmark_with_the_cli_settings(
 
     class Toy(Benchmark):
         name = "toy-competition"
-        competition = Competition(
+        cross_run_competition = Competition(
             play=play,
             table=lambda r: Table(title="Toy competition", columns=["winner"], rows=[[r["winner"]]]),
         )

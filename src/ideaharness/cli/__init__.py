@@ -74,13 +74,16 @@ def main(argv: list[str] | None = None) -> None:
 
 def _flag_of(loc: tuple[str, ...]) -> str:
     """The CLI flag of a config or option field at ``loc`` (a nested path for nested settings)."""
+    from pydantic import BaseModel
+
     from ideaharness.runner.fields import params
     from ideaharness.runner.options import ExecutionOptions
     from ideaharness.runner.registry import benchmarks
 
     if not loc:
         return "a value"
-    for model in [ExecutionOptions, *(b.config_class for b in benchmarks().values())]:
+    models: list[type[BaseModel]] = [ExecutionOptions, *(b.config_class for b in benchmarks().values())]
+    for model in models:
         for param in params(model):
             if param.path == loc[: len(param.path)] and len(param.path) == len(loc):
                 return param.flag.split("/")[0]

@@ -90,11 +90,11 @@ def compare(
         from ideaharness.runner.options import ExecutionOptions
         from ideaharness.runner.registry import get_benchmark
 
-        competition = get_benchmark(result["benchmark"]).competition
+        competition = get_benchmark(result["benchmark"]).cross_run_competition
         if competition is None:
             raise UserError(
                 f"--judge: {result['benchmark']} declares no competition between runs "
-                "(a benchmark's Benchmark.competition hook; AI Idea Bench has one)"
+                "(a benchmark's Benchmark.cross_run_competition hook; AI Idea Bench has one)"
             )
         options = ExecutionOptions(base_url=base_url, no_cache=no_cache, force=force, progress=False)
         result["tournament"] = competition.play(

@@ -65,7 +65,7 @@ def bound_score(s: float) -> float:
 
 def expected_outcome(s: float, s_ref: float, d: float = 1.5) -> float:
     """Elo expected outcome E = 1 / (1 + 10^((s_ref − s)/d)) of the idea against a reference, in (0, 1)."""
-    return 1.0 / (1.0 + 10.0 ** ((s_ref - s) / d))
+    return 1.0 / (1.0 + float(10.0 ** ((s_ref - s) / d)))
 
 
 def k_factor(t: int, k_max: float = 0.5, gamma: float = 0.95) -> float:

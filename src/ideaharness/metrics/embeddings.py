@@ -28,8 +28,8 @@ def quiet_transformers() -> None:
     """Silence transformers' weight-loading progress bars and info logs on the terminal."""
     from transformers.utils import logging as hf_logging
 
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 @lru_cache(maxsize=4)

@@ -190,7 +190,7 @@ class Competition:
     """A benchmark's judged competition between the systems of saved runs (``compare --judge``).
 
     ``ideaharness compare RUN_DIR... --judge MODEL`` calls the hook of the runs' benchmark
-    (:attr:`Benchmark.competition`); the generic compare never imports a benchmark's code.
+    (:attr:`Benchmark.cross_run_competition`); the generic compare never imports a benchmark's code.
 
     Attributes:
         play: ``play(run_dirs, *, judge, tournament_dir, options, allow_mismatch, n_resamples)
@@ -244,7 +244,7 @@ class Benchmark:
     """Whether ``--consistency-sample`` applies: the benchmark passes ``reorder`` to some
     :meth:`~ideaharness.runner.steps.StepRunner.judge_step` (a judgment that shows items in an
     order). False: the flag is reported as not applicable and a non-zero value is refused."""
-    competition: ClassVar[Competition | None] = None
+    cross_run_competition: ClassVar[Competition | None] = None
     """The competition ``compare --judge MODEL`` plays between saved runs of this benchmark
     (:class:`Competition`), or None: ``compare --judge`` is then refused with one line."""
     results_class: ClassVar[type[BenchmarkResults]] = BenchmarkResults

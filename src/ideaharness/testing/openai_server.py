@@ -248,7 +248,8 @@ class OpenAICompatServer:
         fields = {part.get_param("name", header="content-disposition"): part for part in message.iter_parts()}
         if "file" not in fields:
             return 400, _invalid("multipart field 'file' missing")
-        content = fields["file"].get_payload(decode=True) or b""
+        payload = fields["file"].get_payload(decode=True)
+        content = payload if isinstance(payload, bytes) else b""
         purpose = fields["purpose"].get_content().strip() if "purpose" in fields else ""
         file_id = f"file-{len(self.files) + 1}"
         self.files[file_id] = content
@@ -365,7 +366,7 @@ def _validate_batch(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str
             or not body.get("model") or not isinstance(body.get("messages"), list)
             else None
         )
-        if problem:
+        if problem or not isinstance(body, dict):
             errors.append({"code": "invalid_request", "line": number, "message": problem})
             continue
         seen.add(line["custom_id"])

@@ -125,7 +125,7 @@ class AIIdeaBench(Benchmark):
     """
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
-    competition = COMPETITION
+    cross_run_competition = COMPETITION
 
     version = BENCHMARK_VERSION
     title = "AI Idea Bench 2025 results"

@@ -1,6 +1,6 @@
 """Incremental idea competition between saved AI Idea Bench runs (``compare --judge``).
 
-AI Idea Bench declares it as its :attr:`~ideaharness.runner.protocol.Benchmark.competition` hook
+AI Idea Bench declares it as its :attr:`~ideaharness.runner.protocol.Benchmark.cross_run_competition` hook
 (:data:`COMPETITION`); the generic ``compare`` command calls the hook of the runs' benchmark.
 
 Given AI Idea Bench runs of different systems on the same data, every pair of systems meets on
@@ -461,4 +461,4 @@ COMPETITION = Competition(
     table=tournament_table,
     summary="Swiss tournament per topic and Bradley-Terry ratings with topic-bootstrap CIs",
 )
-"""AI Idea Bench's ``compare --judge`` hook (``AIIdeaBench.competition``)."""
+"""AI Idea Bench's ``compare --judge`` hook (``AIIdeaBench.cross_run_competition``)."""

@@ -188,7 +188,8 @@ def _p_table(pmf: np.ndarray) -> np.ndarray:
     order = np.sort(pmf)
     cum = np.cumsum(order)
     idx = np.searchsorted(order, pmf * _REL, side="right") - 1
-    return np.minimum(1.0, cum[idx])
+    p: np.ndarray = np.minimum(1.0, cum[idx])
+    return p
 
 
 @functools.lru_cache(maxsize=256)

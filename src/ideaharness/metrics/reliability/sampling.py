@@ -80,7 +80,7 @@ def reask_permutation(n_items: int, *, seed: int, unit: str) -> list[int]:
         return [0]
     rng = _rng(seed, "reask-order", unit)
     while True:  # rejection sampling: about e tries on average
-        perm = rng.permutation(n_items).tolist()
+        perm: list[int] = rng.permutation(n_items).tolist()
         if all(p != i for i, p in enumerate(perm)):
             return perm
 
