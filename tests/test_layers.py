@@ -24,8 +24,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "ideaharness"
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("base", frozenset({"errors", "text", "concurrency", "tables", "fileio", "redaction", "seeding",
-                        "schema", "net"})),
+    ("base", frozenset({"errors", "text", "concurrency", "tables", "results", "fileio", "redaction",
+                        "seeding", "schema", "net"})),
     ("clients", frozenset({"llm", "scholarly"})),
     ("domain", frozenset({"data", "metrics", "prompts"})),
     ("methods", frozenset({"retrieval", "generation"})),
