@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import ideaharness
+from ideaharness.analysis.load import RunData
 from ideaharness.api import arun
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.runner.options import ExecutionOptions
@@ -162,3 +163,22 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def results_of(run_dir: Path) -> dict:
     return json.loads((run_dir / "results.json").read_text())
+
+
+def reaggregated(run: RunData, results: dict) -> int:
+    """Check that every (system, metric, group) of a loaded run's score rows re-aggregates, by the
+    metric's registered spec, to the value and n results.json reports (its headline ``metrics``);
+    returns how many were checked."""
+    from ideaharness.runner.registry import metrics
+
+    specs = metrics()
+    headline = {(m.get("system") or run.system, m["metric"], m["group"]): m for m in results["metrics"]}
+    scored = run.scores[run.scores["value"].notna()]
+    checked = 0
+    for (system, metric, group), rows in scored.groupby(["system", "metric", "group"]):
+        reported = headline[(system, metric, group)]
+        value = specs[metric].value(rows[["value", "weight"]].to_numpy(dtype=float))
+        assert value == pytest.approx(reported["value"]), (system, metric, group)
+        assert len(rows) == reported["n"], (system, metric, group)
+        checked += 1
+    return checked

@@ -21,7 +21,7 @@ from tests.analysis.saved_runs import results_of
 def test_ideabench_leaderboard_and_paired_difference(runs: dict[str, Path]) -> None:
     result = compare_runs([runs["ideabench_b"], runs["ideabench_a"]], n_resamples=500)
     assert [s["label"] for s in result["systems"]] == ["gen-weak", "gen-strong"]
-    novelty = result["metrics"]["insight/low/novelty"]
+    novelty = result["metrics"]["ideabench.insight_score[low/novelty]"]
     # the strong generator's ideas always outrank the target (Insight 1), the weak one's never (0)
     board = {b["system"]: b for b in novelty["leaderboard"]}
     assert board["gen-strong"]["rank"] == 1 and board["gen-strong"]["mean"] == 1.0
@@ -36,13 +36,13 @@ def test_ideabench_leaderboard_and_paired_difference(runs: dict[str, Path]) -> N
     assert pair["mean_diff"] == 1.0 and pair["ci95"] == [1.0, 1.0] and pair["exact"]
     assert pair["p_value"] == pytest.approx(2 / 64) and not pair["significant"]
     assert pair["verdict"] == "n too small (6 < 10)" and pair["p_holm"] is None
-    overlap = result["metrics"]["overlap/low"]["paired"][0]
+    overlap = result["metrics"]["ideabench.overlap[low]"]["paired"][0]
     assert overlap["mean_diff"] == 0.0 and not overlap["significant"]  # the same rating for both
 
 
 def test_researchbench_leaderboard_and_paired_difference(runs: dict[str, Path]) -> None:
     result = compare_runs([runs["researchbench_a"], runs["researchbench_b"]], n_resamples=500)
-    score = result["metrics"]["composition/one_step/matched_score"]
+    score = result["metrics"]["researchbench.matched_score[one_step]"]
     board = {b["system"]: b for b in score["leaderboard"]}
     assert board["gen-strong"]["mean"] == 4.0 and board["gen-weak"]["mean"] == 1.0
     assert board["gen-strong"]["ci95"] == [4.0, 4.0]
@@ -51,7 +51,7 @@ def test_researchbench_leaderboard_and_paired_difference(runs: dict[str, Path]) 
     (pair,) = score["paired"]
     assert pair["mean_diff"] == 3.0 and pair["n_shared"] == 2 and not pair["significant"]
     assert pair["p_value"] == pytest.approx(0.5) and pair["verdict"] == "n too small (2 < 10)"
-    rank = result["metrics"]["ranking/rank_score"]["paired"][0]
+    rank = result["metrics"]["researchbench.rank_score"]["paired"][0]
     assert rank["mean_diff"] == 0.0 and not rank["significant"]  # the same judge, the same gold
     assert result["reliability"]["gen-strong"]["parse_failure_rate"] == 0.0
     # the run's degenerate-judge warnings (the reliability block's own list) reach the leaderboard
@@ -100,7 +100,8 @@ def test_compare_cli_table_json_and_html(
         ]
     )
     out = capsys.readouterr().out
-    assert "insight/low/novelty" in out and "gen-strong" in out and "n too small (6 < 10)" in out
+    assert "ideabench.insight_score[low/novelty]" in out and "gen-strong" in out
+    assert "n too small (6 < 10)" in out
     assert "yes *" not in out and "p (Holm)" in out and "n shared" in out
     html = page.read_text()
     assert (
@@ -121,7 +122,8 @@ def _run(system: str, values: dict[str, dict[str, float]], benchmark: str = "ide
          results: dict | None = None) -> RunData:
     """A loaded run of one system from per-instance values ``{metric: {instance: value}}``."""
     rows = [{"benchmark": benchmark, "run_id": system, "system": system, "instance_id": k, "pair_key": k,
-             "metric": m, "value": v} for m, per in values.items() for k, v in per.items()]
+             "metric": m, "group": "", "value": v, "weight": 1.0, "reason": None}
+            for m, per in values.items() for k, v in per.items()]
     return RunData(path=Path(system), run_id=system, benchmark=benchmark, system=system,
                    config={"benchmark": benchmark}, results=results or {},
                    scores=pd.DataFrame(rows, columns=SCORE_COLUMNS),
@@ -208,23 +210,26 @@ def test_liveideabench_flexibility_and_average_in_the_leaderboard() -> None:
 
     va, vb = values(1.0), values(0.0)
     del va["fluency"]["kw6"]  # one keyword without fluency: not in flexibility, still in the means
+    for v in (va, vb):  # each keyword's flexibility score: its mean of the dimensions, when complete
+        v["flexibility"] = {k: float(np.mean([v[d][k] for d in dims])) for k in keywords
+                            if all(k in v[d] for d in dims)}
     results = {"protocol": "v2"}
-    a = _run("a", va, "liveideabench", results)
-    b = _run("b", vb, "liveideabench", results)
+    a = _run("a", {f"liveideabench.{m}": per for m, per in va.items()}, "liveideabench", results)
+    b = _run("b", {f"liveideabench.{m}": per for m, per in vb.items()}, "liveideabench", results)
     result = compare_runs([a, b], n_resamples=200)
-    flex = {e["system"]: e for e in result["metrics"]["flexibility"]["leaderboard"]}
-    avg = {e["system"]: e for e in result["metrics"]["average"]["leaderboard"]}
+    flex = {e["system"]: e for e in result["metrics"]["liveideabench.flexibility"]["leaderboard"]}
+    avg = {e["system"]: e for e in result["metrics"]["liveideabench.average"]["leaderboard"]}
     complete = [k for k in keywords if all(k in va[d] for d in dims)]
     want_flex = flexibility([float(np.mean([va[d][k] for d in dims])) for k in complete])
     assert flex["a"]["mean"] == pytest.approx(want_flex) and flex["a"]["n"] == 6 and flex["b"]["n"] == 7
     want_avg = leaderboard_average([float(np.mean(list(va[d].values()))) for d in dims] + [want_flex])
     assert avg["a"]["mean"] == pytest.approx(want_avg)
     assert flex["a"]["ci95"] is not None and flex["a"]["ci95"][0] <= want_flex <= flex["a"]["ci95"][1]
-    (pair,) = result["metrics"]["flexibility"]["paired"]
+    (pair,) = result["metrics"]["liveideabench.flexibility"]["paired"]
     assert pair["n_shared"] == 6 and pair["p_value"] is not None and pair["verdict"].startswith("n too small")
-    assert "30th percentile" in result["metrics"]["flexibility"]["statistic"]
+    assert "30th percentile" in result["metrics"]["liveideabench.flexibility"]["statistic"]
     titles = [t.title for t in comparison_tables(result)]
-    assert any(t.startswith("flexibility (30th percentile") for t in titles)
+    assert any(t.startswith("liveideabench.flexibility (30th percentile") for t in titles)
 
 
 def test_compare_intervals_are_the_runs_own_intervals(runs: dict[str, Path]) -> None:
@@ -235,8 +240,9 @@ def test_compare_intervals_are_the_runs_own_intervals(runs: dict[str, Path]) -> 
     assert boot["order"].startswith("values sorted")
     result = compare_runs([runs["ideabench_a"], runs["ideabench_b"]], n_resamples=boot["n_resamples"],
                           seed=boot["seed"])
-    for metric, reported in (("similarity/low", results["scenarios"]["low"]["similarity"]["ci95_mean"]),
-                             ("overlap/low", results["scenarios"]["low"]["overlap"]["ci95_mean"])):
+    low = results["scenarios"]["low"]
+    for metric, reported in (("ideabench.bertscore_f1[low]", low["similarity"]["ci95_mean"]),
+                             ("ideabench.overlap[low]", low["overlap"]["ci95_mean"])):
         board = {b["system"]: b for b in result["metrics"][metric]["leaderboard"]}
         assert board["gen-strong"]["ci95"] == (None if reported is None else list(reported)), metric
 

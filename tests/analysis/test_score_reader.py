@@ -1,10 +1,13 @@
-"""A benchmark added from outside the project declares its per-instance score reader on its class:
-``load_run``, ``compare`` and the viewer read its runs without any edit to ``ideaharness.analysis``."""
+"""A benchmark added from outside the project declares its per-instance scores (``Benchmark.scores``)
+and its metric (a ``MetricSpec``): the runner writes ``scores.jsonl`` and the headline from them, and
+``load_run``, ``compare`` and the viewer read its runs without any edit to ``ideaharness.analysis``.
+A run saved before ``scores.jsonl`` existed is scored again by the registered benchmark."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +16,20 @@ from pydantic import Field
 
 from ideaharness.analysis import load_run
 from ideaharness.analysis.compare import compare_runs, settings_mismatch
-from ideaharness.analysis.scores import SCORE_READERS, Record, ScoreReader, reported_value, score_reader
 from ideaharness.api import arun
 from ideaharness.errors import UserError
 from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.metrics.aggregate import percentile
 from ideaharness.report.viewer import viewer_payload
-from ideaharness.runner import Benchmark, BenchmarkConfig, registry
+from ideaharness.runner import Benchmark, BenchmarkConfig, MetricSpec, registry
 from ideaharness.runner.options import ExecutionOptions
+from ideaharness.runner.protocol import Score
+from ideaharness.runs.scores import SCORES_FILE, read_scores
 
 NAME = "lengthbench"
+registry.register_metric(MetricSpec(f"{NAME}.words", higher_is_better=True, source="test"))
+registry.register_metric(MetricSpec(f"{NAME}.p80_words", higher_is_better=True, aggregate=percentile(80),
+                                    source="test"))
 
 
 class LengthConfig(BenchmarkConfig):
@@ -29,30 +37,11 @@ class LengthConfig(BenchmarkConfig):
     label: str = Field("", description="A note that never changes a score.")
 
 
-class LengthReader(ScoreReader):
-    """Score = the parsed reply length in words; the run reports its mean."""
-
-    free_settings = frozenset({"label"})
-
-    def scores(
-        self, records: list[Record], results: dict[str, Any], config: dict[str, Any], system: str
-    ) -> list[dict[str, Any]]:
-        return [
-            {"system": system, "instance_id": inst, "pair_key": inst, "metric": "words",
-             "value": float(data["judgment"]["parsed"])}
-            for _step, inst, _key, data in records
-            if data["judgment"]["parse_ok"]
-        ]
-
-    def reported(self, results: dict[str, Any], metric: str, system: str) -> float | None:
-        if metric != "words":
-            raise KeyError(metric)
-        return results["mean_words"]
-
-
 class LengthBench(Benchmark):
+    """Score = the parsed reply length in words (its mean and its 80th percentile)."""
+
     config_class = LengthConfig
-    score_reader = LengthReader()
+    free_settings = frozenset({"label"})
 
     def load(self) -> list[Any]:
         from pydantic import BaseModel
@@ -77,9 +66,17 @@ class LengthBench(Benchmark):
         await ctx.steps.run_phases(items, [("answer", answer)])
 
     def aggregate(self, ctx: Any, items: Any) -> dict[str, Any]:
-        records = [ctx.store.get("answer", i.id) for i in items]
-        values = [r["judgment"]["parsed"] for r in records if r and r["judgment"]["parse_ok"]]
-        return {"mean_words": sum(values) / len(values) if values else None}
+        return {}
+
+    def scores(self, records: Sequence[Any], results: dict[str, Any]) -> list[Score]:
+        out = []
+        for _step, inst, _key, data in records:
+            ok = data["judgment"]["parse_ok"]
+            value = float(data["judgment"]["parsed"]) if ok else None
+            for metric in ("words", "p80_words"):
+                out.append(Score(metric=f"{NAME}.{metric}", instance_id=inst, value=value,
+                                 reason=None if ok else "reply unparsed"))
+        return out
 
 
 @pytest.fixture
@@ -103,14 +100,24 @@ def make_run(out: Path, system: str, words: dict[str, str], label: str = "", see
     return out
 
 
-def test_a_registered_benchmark_brings_its_own_score_reader(bench: str, tmp_path: Path) -> None:
-    assert NAME not in SCORE_READERS and score_reader(NAME) is LengthBench.score_reader
+def _headline(results: dict[str, Any], metric: str) -> dict[str, Any]:
+    return next(m for m in results["metrics"] if m["metric"] == metric)
+
+
+def test_a_registered_benchmark_brings_its_own_scores(bench: str, tmp_path: Path) -> None:
     a = make_run(tmp_path / "a", "gen-a", {"q0": "one two three", "q1": "one", "q2": "what?", "q3": "a b"})
+    stored = read_scores(a)
+    assert stored is not None and len(stored) == 8
     run = load_run(a)
-    # the reply that did not parse is a judgment row, never a score row
-    assert sorted(run.scores["instance_id"]) == ["q0", "q1", "q3"]
+    # the reply that did not parse is a judgment row and an unscored row (NaN, with its reason)
+    words = run.scores[run.scores["metric"] == f"{NAME}.words"]
+    assert sorted(words.dropna(subset=["value"])["instance_id"]) == ["q0", "q1", "q3"]
+    assert words.loc[words["instance_id"] == "q2", "reason"].tolist() == ["reply unparsed"]
     assert len(run.judgments) == 4 and (~run.judgments["parse_ok"]).sum() == 1
-    assert run.scores["value"].mean() == pytest.approx(reported_value(run.results, NAME, "words", run.system))
+    # the headline is computed from the scores through the spec: a mean, and a p80 (numpy linear)
+    mean, p80 = _headline(run.results, f"{NAME}.words"), _headline(run.results, f"{NAME}.p80_words")
+    assert mean["value"] == pytest.approx(2.0) and mean["n"] == 3
+    assert p80["value"] == pytest.approx(2.6) and p80["n"] == 3
     assert set(viewer_payload(run)["instance_scores"]) == {f"{run.system}\u0000q{i}" for i in (0, 1, 3)}
 
     # a free setting (``label``) may differ between compared runs; a result-changing one may not
@@ -118,24 +125,35 @@ def test_a_registered_benchmark_brings_its_own_score_reader(bench: str, tmp_path
                  label="second")
     assert settings_mismatch([run.config, load_run(b).config], NAME) == []
     result = compare_runs([a, b], n_resamples=100)
-    board = {entry["system"]: entry for entry in result["metrics"]["words"]["leaderboard"]}
+    board = {entry["system"]: entry for entry in result["metrics"][f"{NAME}.words"]["leaderboard"]}
     assert board["gen-a"]["mean"] == pytest.approx(2.0) and board["gen-b"]["mean"] == pytest.approx(1.75)
+    p80s = {entry["system"]: entry for entry in result["metrics"][f"{NAME}.p80_words"]["leaderboard"]}
+    assert p80s["gen-a"]["mean"] == pytest.approx(p80["value"]) and p80s["gen-a"]["ci95"] == p80["ci"]
     c = make_run(tmp_path / "c", "gen-c", {"q0": "x", "q1": "x", "q2": "x", "q3": "x"}, seed=7)
     with pytest.raises(UserError, match="seed"):
         compare_runs([a, c])
 
 
-def test_without_a_reader_a_run_loads_its_judgments_only(tmp_path: Path) -> None:
-    class Bare(LengthBench):
-        score_reader = None
+def test_a_run_without_scores_file_is_scored_by_its_benchmark(bench: str, tmp_path: Path) -> None:
+    """A run directory written before scores.jsonl: load_run asks the registered benchmark's
+    ``scores()`` and gets the same rows; an unknown benchmark loads with judgments only."""
+    a = make_run(tmp_path / "a", "gen-a", {"q0": "one two three", "q1": "one", "q2": "what?", "q3": "a b"})
+    before = load_run(a).scores
+    (a / SCORES_FILE).unlink()
+    again = load_run(a).scores
+    assert again.equals(before)
+    assert load_run(a, lookup=lambda name: None).scores.empty
+    config = json.loads((a / "config.json").read_text())
+    (a / "config.json").write_text(json.dumps({**config, "benchmark": "nobench"}))
+    assert load_run(a).scores.empty and len(load_run(a).judgments) == 4
 
-    registry.register_benchmark("barebench")(Bare)
-    try:
-        assert score_reader("barebench") is None
-        with pytest.raises(KeyError):
-            reported_value({}, "barebench", "words", "s")
-    finally:
-        registry._BENCHMARKS.pop("barebench", None)
+
+def test_a_scores_file_with_a_bad_line_names_it(bench: str, tmp_path: Path) -> None:
+    a = make_run(tmp_path / "a", "gen-a", {"q0": "x", "q1": "x", "q2": "x", "q3": "x"})
+    with (a / SCORES_FILE).open("a") as f:
+        f.write('{"metric": "x"}\n')
+    with pytest.raises(UserError, match=r"scores.jsonl, line 9: not a score"):
+        load_run(a)
 
 
 def test_judge_accuracy_runs_of_two_judges_compare(tmp_path: Path) -> None:
@@ -167,7 +185,7 @@ def test_judge_accuracy_runs_of_two_judges_compare(tmp_path: Path) -> None:
                          judge=model))
     result = compare_runs([tmp_path / "longer", tmp_path / "shorter"], n_resamples=100)
     assert {s["label"] for s in result["systems"]} == {"scripted/longer", "scripted/shorter"}
-    board = result["metrics"]["judge_accuracy/rating"]["leaderboard"]
+    board = result["metrics"]["ligbench.judge_accuracy[rating]"]["leaderboard"]
     results = json.loads((tmp_path / "longer" / "results.json").read_text())
     accuracy = results["dimensions"]["rating"]
     entry = next(b for b in board if b["system"] == "scripted/longer")

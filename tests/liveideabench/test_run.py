@@ -175,10 +175,8 @@ def test_real_model_two_keywords(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_per_keyword_scores_reaggregate_to_results(tmp_path: Path) -> None:
-    """``load_run`` reads LiveIdeaBench through the reader the benchmark declares (no edit to
-    analysis/): the keyword rows of each dimension average to the headline of results.json."""
-    from ideaharness.analysis.scores import score_reader
-
+    """``load_run`` reads LiveIdeaBench's ``scores.jsonl`` (its ``scores()``, no edit to analysis/):
+    the keyword rows of each dimension average to the headline of results.json."""
     judges = {f"judge:scripted/j{i}": ScriptedModel(critic(f'{{"originality": {6 + i}, "feasibility": 5, '
                                                              f'"clarity": {4 + i}}}'), model=f"scripted/j{i}")
               for i in range(2)}
@@ -189,8 +187,11 @@ def test_per_keyword_scores_reaggregate_to_results(tmp_path: Path) -> None:
         bootstrap_resamples=20)
     data = ideaharness.load_run(tmp_path / "run")
     results = json.loads((tmp_path / "run" / "results.json").read_text())
-    reader = score_reader("liveideabench")
-    assert set(data.scores["metric"]) == {"originality", "feasibility", "clarity", "fluency"}
+    dims = ("originality", "feasibility", "clarity", "fluency")
+    assert set(data.scores["metric"]) == {f"liveideabench.{d}" for d in (*dims, "flexibility")}
     assert set(data.scores["instance_id"]) == set(KEYWORDS)
-    for metric, group in data.scores.groupby("metric"):
-        assert group["value"].mean() == pytest.approx(reader.reported(results, metric, "scripted/gen"))
+    headline = {m["metric"]: m for m in results["metrics"]}
+    for d in dims:
+        rows = data.scores[data.scores["metric"] == f"liveideabench.{d}"]
+        assert rows["value"].mean() == pytest.approx(results["scores"][d]["value"])
+        assert rows["value"].mean() == pytest.approx(headline[f"liveideabench.{d}"]["value"])

@@ -1,8 +1,11 @@
-"""One number per metric everywhere (issue 18, item 1): for every registered benchmark a small real
-run (scripted models, as the benchmarks' own tests use), and for every metric of its score rows
-the console tables, results.json, report.html (its tables and its embedded viewer data),
-``load_run(...).scores``, the ``export`` files and the ``compare`` leaderboard show the same value
-and the same n. Extra calls (consistency re-asks, retries, blinding rewrites) are never score rows:
+"""One number per metric everywhere (issue 18, item 1; issue 19, item 1): for every registered
+benchmark a small real run (scripted models, as the benchmarks' own tests use), and for every
+headline metric the console tables, results.json, report.html (its tables and its embedded viewer
+data), ``load_run(...).scores`` (read from ``scores.jsonl``), the ``export`` files and the
+``compare`` leaderboard show the same value and the same n. The headline is computed from the
+per-instance scores through each metric's ``MetricSpec``, so re-aggregating the rows by the same
+spec gives results.json's number by construction; this test checks every surface agrees.
+Extra calls (consistency re-asks, retries, blinding rewrites) are never score rows:
 the IdeaBench run re-asks every ranking with a judge whose answer follows the shown positions, so a
 re-ask read as a score would change the means.
 
@@ -28,11 +31,12 @@ from rich.console import Console
 import ideaharness
 from ideaharness.analysis.compare import compare_runs
 from ideaharness.analysis.export import export_run, read_export
-from ideaharness.analysis.scores import score_reader
+from ideaharness.analysis.load import metric_key
 from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.metrics.aggregate import ratio
 from ideaharness.report.console import print_tables
 from ideaharness.report.html import format_cell
-from ideaharness.runner.registry import benchmarks
+from ideaharness.runner.registry import benchmarks, metrics
 from tests.ideabench.conftest import ideabench_responder
 
 TESTS = Path(__file__).parents[1]
@@ -146,17 +150,23 @@ def _liveideabench(out: Path) -> None:
 
 Recipe = tuple[Callable[[Path], None], tuple[str, ...]]
 RECIPES: dict[str, dict[str, Recipe]] = {
-    "ideabench": {"all scenarios": (_ideabench, ("similarity/", "overlap/", "insight/"))},
-    "aiideabench": {"imcq, i2i, i2t": (_aiideabench, ("imcq/", "i2i/", "i2t/")),
-                    "novelty, feasibility": (_aiideabench_literature, ("novelty/", "feasibility"))},
-    "researchbench": {"retrieval, composition, ranking": (_researchbench,
-                                                          ("retrieval/", "composition/", "ranking/"))},
-    "ligbench": {"generated and ScholarIdeas": (_ligbench, ("rating", "soundness"))},
-    "ligbench-judge": {"both orders": (_ligbench_judge, ("judge_accuracy/",))},
-    "liveideabench": {"v2": (_liveideabench, ("originality", "feasibility", "clarity", "fluency"))},
+    "ideabench": {"all scenarios": (_ideabench, ("ideabench.bertscore_f1", "ideabench.overlap",
+                                                 "ideabench.insight_score"))},
+    "aiideabench": {"imcq, i2i, i2t": (_aiideabench, ("aiideabench.imcq", "aiideabench.i2i",
+                                                      "aiideabench.i2t")),
+                    "novelty, feasibility": (_aiideabench_literature, ("aiideabench.novelty",
+                                                                        "aiideabench.feasibility"))},
+    "researchbench": {"retrieval, composition, ranking": (_researchbench, (
+        "researchbench.hit_ratio", "researchbench.matched_score", "researchbench.rank_score",
+        "researchbench.directional_accuracy"))},
+    "ligbench": {"generated and ScholarIdeas": (_ligbench, ("ligbench.score",))},
+    "ligbench-judge": {"both orders": (_ligbench_judge, ("ligbench.judge_accuracy",))},
+    "liveideabench": {"v2": (_liveideabench, ("liveideabench.originality", "liveideabench.feasibility",
+                                              "liveideabench.clarity", "liveideabench.fluency",
+                                              "liveideabench.flexibility"))},
 }
-"""A small real run of each registered benchmark per variant, and the metric prefixes each must
-produce (a benchmark with several tasks runs them all in one run, and every task must score)."""
+"""A small real run of each registered benchmark per variant, and the metrics each must score (a
+benchmark with several tasks runs them all in one run, and every task must score)."""
 
 
 def _viewer_payload(report: str) -> dict[str, Any]:
@@ -180,13 +190,6 @@ def _console_text(name: str, results: dict[str, Any]) -> str:
     buffer = io.StringIO()
     print_tables(bench(config).tables(results), Console(file=buffer, width=400, color_system=None))
     return buffer.getvalue()
-
-
-def _headline(results: dict[str, Any], value: float, n: int) -> bool:
-    """Whether the run's headline metrics (results.json ``metrics``, the report's "Headline
-    metrics" table) hold an entry of this value with this n."""
-    return any(m["value"] is not None and m["value"] == pytest.approx(value) and m["n"] == n
-               for m in results.get("metrics") or [])
 
 
 def _mean(values: Any) -> float:
@@ -213,17 +216,15 @@ def test_one_value_and_one_n_per_metric_on_every_surface(
     entry = RECIPES.get(name, {}).get(variant)
     assert entry is not None, f"{name}: registered but no run recipe, so it cannot be checked"
     recipe, prefixes = entry
-    reader = score_reader(name)
-    assert reader is not None, f"{name}: declares no score reader; load_run/export/compare show nothing"
     out = tmp_path / "run"
     recipe(out)
     results = json.loads((out / "results.json").read_text())
     run = ideaharness.load_run(out)
     scores = run.scores
     assert len(scores) > 0, f"{name}: the run produced no score rows to check"
-    for prefix in prefixes:
-        assert scores["metric"].str.startswith(prefix).any(), f"{name}: no {prefix} scores"
-    assert not scores.duplicated(["system", "instance_id", "metric"]).any(), "an instance scored twice"
+    for metric in prefixes:
+        assert scores.loc[scores["metric"] == metric, "value"].notna().any(), f"{name}: no {metric} scores"
+    assert not scores.duplicated(["system", "pair_key", "metric", "group"]).any(), "an instance scored twice"
     assert not scores["instance_id"].str.endswith("#reask").any()
 
     exported = read_export(export_run(run, "csv", tmp_path / "export")[0])
@@ -235,35 +236,39 @@ def test_one_value_and_one_n_per_metric_on_every_surface(
     report_text = html.unescape(report)
     viewer = _viewer_payload(report)
     console = _console_text(name, results)
+    specs = metrics()
+    given = {(m.metric, m.group) for m in benchmarks()[name](
+        benchmarks()[name].config_class.model_validate(results["settings"]["config"])).headline(results)}
 
     checked = 0
-    for (system, metric), group in scores.groupby(["system", "metric"]):
-        value = reader.reported(results, metric, system)
-        n = reader.reported_n(results, metric, system)
-        where = f"{name} {system} {metric}"
-        assert value is not None and n is not None, f"{where}: results.json reports no value or n"
-        assert group["value"].mean() == pytest.approx(value), f"{where}: load_run rows"
-        assert len(group) == n, f"{where}: load_run n {len(group)} != results.json n {n}"
-        rows = exported[(exported["system"] == system) & (exported["metric"] == metric)]
-        assert len(rows) == n and rows["value"].mean() == pytest.approx(value), f"{where}: export"
-        board = {b["system"]: b for b in comparison["metrics"][metric]["leaderboard"]}
+    for m in results["metrics"]:
+        metric, group, value, n = m["metric"], m["group"], m["value"], m["n"]
+        system = m.get("system") or run.system
+        where = f"{name} {system} {metric} {group}"
+        if (metric, group) in given or value is None:
+            continue  # not an aggregate of scores (benchmark.headline), or not computed
+        spec = specs[metric]
+        key = metric_key(metric, group)
+        board = {b["system"]: b for b in comparison["metrics"][key]["leaderboard"]}
         for run_id in (out.name, copy.name):
             entry = board[labels[(run_id, system)]]
             assert entry["mean"] == pytest.approx(value) and entry["n"] == n, f"{where}: compare"
-        shown = _viewer_values(viewer, system, metric)
-        assert len(shown) == n and _mean(shown) == pytest.approx(value), f"{where}: viewer"
         text = format_cell(float(value))
         assert text in console, f"{where}: the console tables do not show {text}"
         assert text in report_text, f"{where}: report.html does not show {text}"
-        assert _headline(results, value, n), f"{where}: no headline metric (report.html) with {text}, n {n}"
         checked += 1
-    for metric in reader.derived_metrics(results):
-        value = reader.reported(results, metric, run.system)
-        n = reader.reported_n(results, metric, run.system)
-        assert value is not None and n is not None, f"{name} {metric}: results.json reports no value"
-        for entry in comparison["metrics"][metric]["leaderboard"]:
-            assert entry["mean"] == pytest.approx(value) and entry["n"] == n, f"{name} {metric}: compare"
-        assert format_cell(float(value)) in console and format_cell(float(value)) in report_text
-        assert _headline(results, value, n), f"{name} {metric}: no headline metric with its value and n"
-        checked += 1
+        if spec.inputs:
+            continue
+        rows = scores[(scores["system"] == system) & (scores["metric"] == metric)]
+        rows = rows[(rows["group"] == group) & rows["value"].notna()]
+        table = rows[["value", "weight"]].to_numpy(dtype=float)
+        assert len(rows) == n and spec.value(table) == pytest.approx(value), f"{where}: load_run rows"
+        ex = exported[(exported["system"] == system) & (exported["metric"] == metric)
+                      & (exported["group"].fillna("") == group) & exported["value"].notna()]
+        exported_value = spec.value(ex[["value", "weight"]].to_numpy(dtype=float))
+        assert len(ex) == n and exported_value == pytest.approx(value), f"{where}: export"
+        shown = _viewer_values(viewer, system, key)
+        assert len(shown) == n, f"{where}: viewer"
+        if spec.aggregate is not ratio:  # the viewer shows values, not their weights
+            assert spec.value(shown) == pytest.approx(value), f"{where}: viewer"
     assert checked >= 2, f"{name}: fewer than 2 metrics checked"

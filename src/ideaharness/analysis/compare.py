@@ -5,10 +5,13 @@ interval (resampling instances), and for every pair of systems the paired differ
 instances both were scored on, with a paired bootstrap interval (the per-instance differences
 resampled together, so instance difficulty cancels out) and a two-sided paired sign-flip
 permutation test (:func:`~ideaharness.metrics.stats.paired_permutation_test`, exact up to 13
-shared instances). Values are those ``results.json`` reports (re-aggregated from the per-instance
-scores, :mod:`ideaharness.analysis.scores`: a mean for every row metric; a benchmark's model-level
-metrics, :class:`~ideaharness.analysis.scores.DerivedMetric`, by their own statistic); every metric
-is read as higher = better.
+shared instances). Every statistic comes from the metric's registered
+:class:`~ideaharness.runner.protocol.MetricSpec` applied to the runs' per-instance scores
+(``scores.jsonl``): its ``aggregate`` (mean, pooled ratio, a percentile such as LiveIdeaBench's
+flexibility, a statistic over several inputs per unit) gives each system's value and, over the
+shared units, the paired difference; its ``interval`` gives each system's interval (the paired
+interval is always a percentile bootstrap of the difference). So the values are those
+``results.json`` reports. Systems are ranked in the metric's direction (``higher_is_better``).
 
 Significance: a difference is marked significant only when (1) the pair shares at least
 :data:`MIN_PAIRED_N` instances and (2) its Holm-adjusted p-value is below ``1 - confidence``. The
@@ -25,15 +28,16 @@ differing keys, unless ``allow_mismatch``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ideaharness.analysis.load import RunData, load_run
-from ideaharness.analysis.scores import DerivedMetric, score_reader
+from ideaharness.analysis.load import BenchmarkLookup, RunData, load_run, metric_key, registered_benchmark
 from ideaharness.errors import UserError
+from ideaharness.metrics.aggregate import IntervalSettings, mean
 from ideaharness.metrics.reliability.summary import reliability_warnings
 from ideaharness.metrics.stats import (
     BOOTSTRAP_ORDER,
@@ -43,6 +47,7 @@ from ideaharness.metrics.stats import (
     paired_permutation_test,
 )
 from ideaharness.runs.inputs import INPUTS_KEY
+from ideaharness.runs.scores import Row, Score, summarise, table_of, unit_rows
 
 SYSTEM_KEYS = frozenset(
     {
@@ -61,14 +66,15 @@ PATH_KEYS = {"data": "--data", "corpus": "--corpus", "scholarideas_root": "--sch
 """Path settings compared by the sha256 of the files read, not by where they lay."""
 
 
-def result_settings(config: dict[str, Any], benchmark: str | None = None) -> dict[str, Any]:
+def result_settings(config: dict[str, Any], benchmark: str | None = None,
+                    lookup: BenchmarkLookup = registered_benchmark) -> dict[str, Any]:
     """The settings of a run that change its results: config.json without the system's own keys
-    and the free settings of ``benchmark`` (default ``config["benchmark"]``; see
-    :attr:`~ideaharness.analysis.scores.ScoreReader.free_settings`), with input files compared by
-    content (sha256) rather than by path."""
+    and the free settings of ``benchmark`` (default ``config["benchmark"]``; its class's
+    ``free_settings``, found through ``lookup``), with input files compared by content (sha256)
+    rather than by path."""
     inputs = config.get(INPUTS_KEY) or {}
-    reader = score_reader(str(benchmark or config.get("benchmark") or ""))
-    free = reader.free_settings if reader else frozenset()
+    cls = lookup(str(benchmark or config.get("benchmark") or ""))
+    free = frozenset(getattr(cls, "free_settings", frozenset())) if cls is not None else frozenset()
     out = {k: v for k, v in config.items() if k not in SYSTEM_KEYS | free and k != INPUTS_KEY}
     for key, flag in PATH_KEYS.items():
         if flag in inputs:
@@ -79,10 +85,11 @@ def result_settings(config: dict[str, Any], benchmark: str | None = None) -> dic
     return out
 
 
-def settings_mismatch(configs: Sequence[dict[str, Any]], benchmark: str | None = None) -> list[str]:
+def settings_mismatch(configs: Sequence[dict[str, Any]], benchmark: str | None = None,
+                      lookup: BenchmarkLookup = registered_benchmark) -> list[str]:
     """Names of the result-changing settings that differ between the configs (sorted) of runs of
     ``benchmark`` (default: each config's ``benchmark`` key)."""
-    settings = [result_settings(c, benchmark) for c in configs]
+    settings = [result_settings(c, benchmark, lookup) for c in configs]
     keys = sorted(set().union(*settings))
     return [k for k in keys if any(s.get(k) != settings[0].get(k) for s in settings[1:])]
 
@@ -127,99 +134,84 @@ over n < 10 values draws from at most a few distinct resample means, so its inte
 p-value are still shown below it."""
 
 
-def _statistic_of(derived: DerivedMetric) -> Callable[[np.ndarray], float]:
-    def value(table: np.ndarray) -> float:
-        result = derived.statistic(table)
-        return float("nan") if result is None else float(result)
-
-    return value
-
-
 def _finite_ci(value: tuple[float, float] | None) -> list[float] | None:
     if value is None or not all(np.isfinite(value)):
         return None
     return [float(value[0]), float(value[1])]
 
 
-def _index_ci(stat: Callable[[np.ndarray], float], tables: Sequence[np.ndarray],
-              boot: dict[str, Any]) -> list[float] | None:
-    """Bootstrap interval of ``stat`` of one unit table, or of ``stat(a) - stat(b)`` of two paired
-    tables, resampling their rows (units) together."""
-    n = len(tables[0])
+def _as_float(stat: Callable[[np.ndarray], float | None]) -> Callable[[np.ndarray], float]:
+    def value(table: np.ndarray) -> float:
+        result = stat(table)
+        return float("nan") if result is None else float(result)
+
+    return value
+
+
+def _paired_ci(stat: Callable[[np.ndarray], float], ta: np.ndarray, tb: np.ndarray,
+               boot: dict[str, Any]) -> list[float] | None:
+    """Bootstrap interval of ``stat(a) - stat(b)``, resampling the shared units (rows) together."""
+    n = len(ta)
     if n < 2:
         return None
 
     def resampled(index: np.ndarray) -> float:
         rows = np.asarray(index, dtype=int)
-        values = [stat(t[rows]) for t in tables]
-        return values[0] if len(values) == 1 else values[0] - values[1]
+        return stat(ta[rows]) - stat(tb[rows])
 
     return _finite_ci(bootstrap_ci(list(range(n)), resampled, **boot))
 
 
-def _board_entry(label: str, values: dict[str, float], boot: dict[str, Any]) -> dict[str, Any]:
-    data = [values[k] for k in sorted(values)]
-    return {"system": label, "n": len(data), "mean": float(np.mean(data)) if data else None,
-            "ci95": _ci(bootstrap_ci(data, **boot))}
+def _pair(spec: Any, a: str, b: str, rows: Mapping[str, dict[str, Row]], boot: dict[str, Any],
+          test_seed: int) -> dict[str, Any]:
+    """The paired difference of two systems over the units both have complete (every input, for a
+    metric with several), by the metric's statistic: for a mean, the mean paired difference with a
+    bootstrap interval of the differences; otherwise the statistic's difference with the units
+    resampled and swapped whole."""
+    multi = bool(spec.inputs)
+    shared = sorted(set(rows.get(a, {})) & set(rows.get(b, {})))
+    ta, tb = table_of(rows.get(a, {}), shared), table_of(rows.get(b, {}), shared)
+    both = (np.isfinite(ta).all(axis=1) & np.isfinite(tb).all(axis=1)) if multi else (
+        np.isfinite(ta[:, 0]) & np.isfinite(tb[:, 0]))
+    ta, tb = ta[both], tb[both]
+    n = len(ta)
+    if spec.aggregate is mean:
+        x, y = ta[:, 0], tb[:, 0]
+        test = paired_permutation_test(x, y, seed=test_seed)
+        return {"a": a, "b": b, "n_shared": n, "mean_diff": float(np.mean(x - y)) if n else None,
+                "ci95": _ci(bootstrap_ci((x - y).tolist(), **boot)),
+                "p_value": None if test is None else test.p_value,
+                "exact": None if test is None else test.exact}
+    stat = _as_float(spec.aggregate)
+    diff = stat(ta) - stat(tb) if n else float("nan")
+    test = paired_permutation_test(ta, tb, stat, seed=test_seed) if np.isfinite(diff) else None
+    return {"a": a, "b": b, "n_shared": n, "mean_diff": float(diff) if np.isfinite(diff) else None,
+            "ci95": _paired_ci(stat, ta, tb, boot) if np.isfinite(diff) else None,
+            "p_value": None if test is None or not np.isfinite(test.p_value) else test.p_value,
+            "exact": None if test is None else test.exact}
 
 
-def _pair_entry(a: str, b: str, per: dict[str, dict[str, float]], boot: dict[str, Any],
-                test_seed: int) -> dict[str, Any]:
-    shared = sorted(set(per.get(a, {})) & set(per.get(b, {})))
-    x = np.asarray([per[a][k] for k in shared], dtype=float)
-    y = np.asarray([per[b][k] for k in shared], dtype=float)
-    test = paired_permutation_test(x, y, seed=test_seed)
-    return {"a": a, "b": b, "n_shared": len(shared), "mean_diff": float(np.mean(x - y)) if shared else None,
-            "ci95": _ci(bootstrap_ci((x - y).tolist(), **boot)),
-            "p_value": None if test is None else test.p_value, "exact": None if test is None else test.exact}
-
-
-def _table(per: dict[str, dict[str, dict[str, float]]], inputs: Sequence[str], label: str,
-           keys: Sequence[str]) -> np.ndarray:
-    return np.asarray([[per.get(m, {}).get(label, {}).get(k, np.nan) for m in inputs] for k in keys],
-                      dtype=float).reshape(len(keys), len(inputs))
-
-
-def _derived_block(name: str, derived: DerivedMetric, table: dict[str, dict[str, dict[str, float]]],
-                   order: Sequence[str], boot: dict[str, Any], test_seed: int) -> dict[str, Any] | None:
-    """Leaderboard and pairs of a model-level metric: the value is the statistic over each system's
-    unit table (units lacking an input included, as results.json computes it); n, the interval
-    and the paired figures use the units with every input (in both systems, for pairs), so every
-    resample and every swap has a defined value."""
-    stat = _statistic_of(derived)
-    keys_of = {label: sorted(set().union(*(table.get(m, {}).get(label, {}) for m in derived.inputs)))
-               for label in order}
-    if not any(keys_of.values()):
-        return None
+def _metric_block(spec: Any, rows: Mapping[str, dict[str, Row]], order: Sequence[str],
+                  settings: IntervalSettings, test_seed: int) -> dict[str, Any]:
+    """Leaderboard (value, n, interval of each system, by the spec) and paired differences."""
     board = []
     for label in order:
-        t = _table(table, derived.inputs, label, keys_of[label])
-        value = stat(t) if len(t) else float("nan")
-        complete = t[np.isfinite(t).all(axis=1)]  # the units the interval resamples (a defined value)
-        board.append({"system": label, "n": len(complete),
-                      "mean": float(value) if np.isfinite(value) else None,
-                      "ci95": _index_ci(stat, [complete], boot) if np.isfinite(value) else None})
-    ranked = _ranked(board)
-    paired = []
-    for a, b in itertools.combinations([x["system"] for x in ranked], 2):
-        shared = sorted(set(keys_of[a]) & set(keys_of[b]))
-        ta, tb = _table(table, derived.inputs, a, shared), _table(table, derived.inputs, b, shared)
-        both = np.isfinite(ta).all(axis=1) & np.isfinite(tb).all(axis=1)  # swapped whole, always defined
-        ta, tb = ta[both], tb[both]
-        diff = stat(ta) - stat(tb) if len(ta) else float("nan")
-        test = paired_permutation_test(ta, tb, stat, seed=test_seed) if np.isfinite(diff) else None
-        paired.append({
-            "a": a, "b": b, "n_shared": len(ta), "mean_diff": float(diff) if np.isfinite(diff) else None,
-            "ci95": _index_ci(stat, [ta, tb], boot) if np.isfinite(diff) else None,
-            "p_value": None if test is None or not np.isfinite(test.p_value) else test.p_value,
-            "exact": None if test is None else test.exact,
-        })
-    return {"statistic": derived.description, "inputs": list(derived.inputs),
-            "leaderboard": ranked + [b for b in board if b["mean"] is None], "paired": paired}
+        summary = summarise(spec, rows.get(label, {}), settings)
+        board.append({"system": label, "n": summary.n, "mean": summary.value, "ci95": _ci(summary.ci)})
+    ranked = _ranked(board, spec.higher_is_better)
+    boot = {"n_resamples": settings.n_resamples, "confidence": settings.confidence, "seed": settings.seed}
+    paired = [_pair(spec, a, b, rows, boot, test_seed)
+              for a, b in itertools.combinations([x["system"] for x in ranked], 2)]
+    block = {"statistic": spec.aggregation, "interval": spec.ci, "higher_is_better": spec.higher_is_better,
+             "leaderboard": ranked + [b for b in board if b["mean"] is None], "paired": paired}
+    if spec.inputs:
+        block["inputs"] = list(spec.inputs)
+    return block
 
 
-def _ranked(board: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    ranked = sorted((b for b in board if b["mean"] is not None), key=lambda b: -b["mean"])
+def _ranked(board: list[dict[str, Any]], higher_is_better: bool = True) -> list[dict[str, Any]]:
+    sign = -1.0 if higher_is_better else 1.0
+    ranked = sorted((b for b in board if b["mean"] is not None), key=lambda b: sign * b["mean"])
     for i, b in enumerate(ranked):
         b["rank"] = i + 1
     return ranked
@@ -253,6 +245,8 @@ def compare_runs(
     confidence: float = 0.95,
     seed: int = 0,
     min_n: int = MIN_PAIRED_N,
+    specs: Mapping[str, Any] | None = None,
+    lookup: BenchmarkLookup = registered_benchmark,
 ) -> dict[str, Any]:
     """Leaderboard and paired differences of the systems in saved runs of one benchmark.
 
@@ -264,29 +258,35 @@ def compare_runs(
             differences), :func:`ideaharness.metrics.stats.bootstrap_ci`; ``seed`` also seeds
             the permutation test where it is not exact; ``1 - confidence`` is the test level.
         min_n: fewest shared instances for a significance mark (:data:`MIN_PAIRED_N`).
+        specs: metric name -> :class:`~ideaharness.runner.protocol.MetricSpec` (default: the
+            registered metrics, through a function-local import of the runner's registry; a
+            metric with no spec is a mean, higher = better).
+        lookup: benchmark name -> class, for ``free_settings`` and runs without ``scores.jsonl``.
 
     Returns:
         ``{"benchmark", "systems": [{label, run_id, system, run_dir}], "settings_mismatch",
-        "method", "metrics": {metric: {"statistic", "leaderboard": [{system, n, mean, ci95, rank}],
+        "method", "metrics": {key: {"statistic", "interval", "higher_is_better", "leaderboard":
+        [{system, n, mean, ci95, rank}],
         "paired": [{a, b, n_shared, mean_diff, ci95, p_value, exact, p_holm, significant,
         verdict}]}}, "reliability": {label: {...}}, "instances": [{pair_key, metric, values:
-        {label: value}}]}``; ``mean`` is the metric's value (a mean, or a derived metric's
-        statistic), ``ci95`` is ``[lo, hi]`` or None (fewer than 2 instances); ``p_holm`` is
-        None outside the Holm family (fewer than ``min_n`` shared instances); ``verdict`` is
-        "significant", "not significant", "n too small (n < min_n)" or "no test".
+        {label: value}}]}``; ``key`` is :func:`~ideaharness.analysis.load.metric_key` of the
+        metric and group (``ideabench.insight_score[low/novelty]``); ``mean`` is the metric's
+        value (by its spec's statistic), ``ci95`` is ``[lo, hi]`` or None (fewer than 2
+        instances); ``p_holm`` is None outside the Holm family (fewer than ``min_n`` shared
+        instances); ``verdict`` is "significant", "not significant", "n too small (n < min_n)" or "no test".
 
     Raises:
         UserError: fewer than 2 systems, runs of different benchmarks, or differing result-changing
             settings without ``allow_mismatch``.
     """
-    loaded = [r if isinstance(r, RunData) else load_run(r) for r in runs]
+    loaded = [r if isinstance(r, RunData) else load_run(r, lookup) for r in runs]
     benchmarks = sorted({r.benchmark for r in loaded})
     if len(benchmarks) != 1:
         raise UserError(
             f"compare: the runs are of different benchmarks ({', '.join(benchmarks)}); "
             "compare runs of one benchmark"
         )
-    mismatch = settings_mismatch([r.config for r in loaded], benchmarks[0])
+    mismatch = settings_mismatch([r.config for r in loaded], benchmarks[0], lookup)
     if mismatch and not allow_mismatch:
         raise UserError(
             f"compare: the runs differ in settings that change results ({', '.join(mismatch)}); "
@@ -295,45 +295,41 @@ def compare_runs(
     labels = _labels(loaded)
     if len(labels) < 2:
         raise UserError("compare: give at least 2 systems (run directories of different systems)")
-    table: dict[str, dict[str, dict[str, float]]] = {}  # metric -> label -> pair_key -> value
-    for run in loaded:
-        for row in run.scores.itertuples(index=False):
-            label = labels[(run.run_id, row.system)]
-            cell = table.setdefault(row.metric, {}).setdefault(label, {})
-            if row.pair_key in cell:  # one value per instance: a second row is a reader bug, not a score
-                raise UserError(f"compare: {run.path}: two {row.metric} scores for {row.pair_key} "
-                                f"({row.system}); a saved run gives one value per instance and metric")
-            cell[row.pair_key] = float(row.value)
-    boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    if specs is None:
+        from ideaharness.runner.registry import metrics as registered  # the analysis layer's one ask
+
+        specs = registered()
+    # (metric, group) -> label -> pair_key -> row, by each metric's unit table
+    score_lists = {r.run_id: scores_of(r) for r in loaded}
+    names = sorted({s.metric for r in loaded for s in score_lists[r.run_id]})
+    derived = [spec for name, spec in specs.items() if spec.inputs and any(i in names for i in spec.inputs)]
+    tables: dict[tuple[str, str], dict[str, dict[str, Row]]] = {}
+    spec_of: dict[str, Any] = {}
+    for name in [*names, *(d.name for d in derived)]:
+        spec_of[name] = specs.get(name) or _default_spec(name)
+        for run in loaded:
+            try:
+                per = unit_rows(score_lists[run.run_id], name, spec_of[name].inputs)
+            except ValueError as exc:  # one value per unit: a second is a benchmark bug, not a score
+                raise UserError(f"compare: {run.path}: {exc}") from None
+            for (system, group), rows in per.items():
+                label = labels[(run.run_id, system or run.system)]
+                tables.setdefault((name, group), {})[label] = rows
+    settings = IntervalSettings(n_resamples=n_resamples, confidence=confidence, seed=seed)
     metrics: dict[str, Any] = {}
     order = list(labels.values())
-    for metric in sorted(table):
-        per = table[metric]
-        board = [_board_entry(label, per.get(label, {}), boot) for label in order]
-        ranked = _ranked(board)
-        board_rest = [b for b in board if b["mean"] is None]
-        paired = [_pair_entry(a, b, per, boot, seed)
-                  for a, b in itertools.combinations([x["system"] for x in ranked], 2)]
-        metrics[metric] = {"statistic": "mean over instances", "leaderboard": ranked + board_rest,
-                           "paired": paired}
-    reader = score_reader(benchmarks[0])
-    derived = reader.derived_metrics(loaded[0].results) if reader is not None else {}
-    for name, spec in derived.items():
-        block = _derived_block(name, spec, table, order, boot, seed)
-        if block is not None:
-            metrics[name] = block
+    for (name, group), rows in sorted(tables.items()):
+        metrics[metric_key(name, group)] = _metric_block(spec_of[name], rows, order, settings, seed)
     family = _mark(metrics, 1 - confidence, min_n)
     instances = []
-    for metric in sorted(table):
-        keys = sorted(set().union(*(set(v) for v in table[metric].values())))
+    for (name, group), rows in sorted(tables.items()):
+        if spec_of[name].inputs:
+            continue
+        keys = sorted(set().union(*(set(v) for v in rows.values())))
         for key in keys:
-            instances.append(
-                {
-                    "pair_key": key,
-                    "metric": metric,
-                    "values": {label: table[metric].get(label, {}).get(key) for label in order},
-                }
-            )
+            values = {label: rows.get(label, {}).get(key, [np.nan])[0] for label in order}
+            instances.append({"pair_key": key, "metric": metric_key(name, group),
+                              "values": {k: float(v) if np.isfinite(v) else None for k, v in values.items()}})
     return {
         "benchmark": benchmarks[0],
         "systems": [
@@ -361,7 +357,7 @@ def compare_runs(
             "adjustment": "Holm (1979) over every metric x pair comparison with at least min_n "
                           "shared instances",
             "family_size": family,
-            "higher_is_better": True,
+            "higher_is_better": "per metric (the metric's spec)",
         },
         "metrics": metrics,
         "reliability": {
@@ -379,3 +375,25 @@ def compare_runs(
 
 def _ci(value: tuple[float, float] | None) -> list[float] | None:
     return None if value is None else [float(value[0]), float(value[1])]
+
+
+def scores_of(run: RunData) -> list[Score]:
+    """The scores of a loaded run as :class:`~ideaharness.runs.scores.Score` objects, read from its
+    ``scores`` table (NaN value = unscored), so a table edited or built by hand compares too."""
+    frame = run.scores
+    out = []
+    for row in frame.itertuples(index=False):
+        value = None if pd.isna(row.value) else float(row.value)
+        weight = getattr(row, "weight", 1.0)
+        why = None if value is not None else str(getattr(row, "reason", None) or "unscored")
+        out.append(Score(metric=str(row.metric), group=str(getattr(row, "group", "") or ""),
+                         instance_id=str(row.instance_id), pair_key=str(row.pair_key), system=str(row.system),
+                         value=value, weight=1.0 if pd.isna(weight) else float(weight), reason=why))
+    return out
+
+
+def _default_spec(name: str) -> Any:
+    """A spec for a metric no benchmark registered: a mean, higher = better."""
+    from ideaharness.runner.protocol import MetricSpec
+
+    return MetricSpec(name, higher_is_better=True)

@@ -1,27 +1,38 @@
 """Read a saved run directory into pandas DataFrames: scores and judgments.
 
-``load_run(path)`` reads ``config.json``, ``results.json`` and ``records/*.jsonl`` (read-only: no
-lock is taken, nothing is written, so a run in progress can be read) of any benchmark. Columns are
-documented in ``docs/export.md``.
+``load_run(path)`` reads ``config.json``, ``results.json``, ``scores.jsonl`` (the per-instance
+scores the runner wrote, :mod:`ideaharness.runs.scores`) and ``records/*.jsonl`` (read-only: no
+lock is taken, nothing is written, so a run in progress can be read) of any benchmark. The
+analysis layer knows no benchmark: a run directory written before scores were stored (no
+``scores.jsonl``) is scored again by its registered benchmark's ``scores()``, found through a
+lookup function (default :func:`registered_benchmark`). Columns are documented in
+``docs/export.md``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
-from ideaharness.analysis.scores import Record, instance_scores, record_system, run_system
 from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import DataWarning, UserError
 from ideaharness.results import BenchmarkResults, RunResults, parse_results
+from ideaharness.runs.scores import Record, Score, read_scores, scored_records
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RESULTS_FILE
 
-SCORE_COLUMNS = ["benchmark", "run_id", "system", "instance_id", "pair_key", "metric", "value"]
+SCORE_COLUMNS = ["benchmark", "run_id", "system", "instance_id", "pair_key", "metric", "group", "value",
+                 "weight", "reason"]
+"""One row per unit x metric x group (a :class:`~ideaharness.runs.scores.Score`): ``metric`` is the
+registered name (``ideabench.insight_score``), ``group`` its headline group (``low/novelty``),
+``value`` NaN when unscored (``reason`` says why), ``weight`` the unit's weight in a pooled ratio."""
 JUDGMENT_COLUMNS = [
     "benchmark",
     "run_id",
@@ -57,7 +68,9 @@ class RunData:
         benchmark: ``config.json``'s ``benchmark`` (``"ideabench"``, ``"aiideabench"``, ...).
         system: the system a one-system run evaluates (LigBench runs hold several: see ``scores``).
         config, results: ``config.json`` and ``results.json`` (``{}`` when not written yet).
-        scores: one row per instance x metric (:data:`SCORE_COLUMNS`).
+        scores: one row per instance x metric x group (:data:`SCORE_COLUMNS`; unscored units
+            included with a NaN value and their reason).
+        score_list: the same scores as :class:`~ideaharness.runs.scores.Score` objects.
         judgments: one row per model judgment (:data:`JUDGMENT_COLUMNS`).
         corrupt_lines: record lines that could not be read (skipped, as on resume).
     """
@@ -72,6 +85,83 @@ class RunData:
     judgments: pd.DataFrame
     corrupt_lines: int = 0
     failed_units: list[dict[str, Any]] = field(default_factory=list)
+    score_list: list[Score] = field(default_factory=list)
+
+    def system_of(self, instance_id: str) -> str:
+        """The system an instance (a record, a failed unit) belongs to: the one its scores name
+        (a run of several systems), else the run's system."""
+        for score in self.score_list:
+            if score.instance_id == instance_id and score.system:
+                return score.system
+        return self.system
+
+
+def metric_key(metric: str, group: str) -> str:
+    """One name for a metric and group, as compare and the viewer show them:
+    ``ideabench.insight_score[low/novelty]``, or the metric alone for group ""."""
+    return f"{metric}[{group}]" if group else metric
+
+
+def run_system(config: dict[str, Any], results: dict[str, Any], run_dir: Path) -> str:
+    """The system a one-system run evaluates: ``system``, the ideas file's stem, the generator, or
+    (a run with no generator, e.g. judge accuracy) the judge; the directory name otherwise."""
+    if config.get("system"):
+        return str(config["system"])
+    if config.get("ideas_file"):
+        return Path(str(config["ideas_file"])).stem
+    generator = results.get("generator") or config.get("generator")
+    if generator:
+        return str(generator)
+    judge = config.get("judge")
+    return str(judge) if isinstance(judge, str) and judge else run_dir.name
+
+
+BenchmarkLookup = Callable[[str], Any]
+"""benchmark name -> its Benchmark class, or None when unknown."""
+
+
+def registered_benchmark(name: str) -> Any:
+    """The registered Benchmark class of ``name``, or None when no benchmark has that name.
+
+    The import of :mod:`ideaharness.runner.registry` is function-local on purpose: the analysis
+    layer sits below the runner and asks it only here, to score a run saved before
+    ``scores.jsonl`` existed (pass another ``lookup`` to :func:`load_run` to avoid it)."""
+    from ideaharness.runner.registry import get_benchmark
+
+    try:
+        return get_benchmark(name)
+    except UserError:
+        return None
+
+
+def _config_of(cls: Any, config: dict[str, Any], results: dict[str, Any]) -> Any:
+    recorded = (results.get("settings") or {}).get("config") or config
+    fields = {k: v for k, v in recorded.items() if k in cls.config_class.model_fields}
+    try:
+        return cls.config_class.model_validate(fields)
+    except ValidationError:  # e.g. a data path that no longer exists: scoring reads no file
+        return cls.config_class.model_construct(**fields)
+
+
+def recompute_scores(benchmark: str, records: Sequence[Record], config: dict[str, Any],
+                     results: dict[str, Any], lookup: BenchmarkLookup = registered_benchmark) -> list[Score]:
+    """The scores of a run saved without ``scores.jsonl``: its benchmark's ``scores()`` on its
+    records (re-asks removed) and results; none for a benchmark ``lookup`` does not know."""
+    cls = lookup(benchmark)
+    if cls is None:
+        return []
+    bench = cls(_config_of(cls, config, results))
+    return list(bench.scores(scored_records(records), results))
+
+
+def _score_frame(scores: Sequence[Score], benchmark: str, run_id: str, system: str) -> pd.DataFrame:
+    rows = [{"benchmark": benchmark, "run_id": run_id, "system": s.system or system,
+             "instance_id": s.instance_id, "pair_key": s.pair_key, "metric": s.metric, "group": s.group,
+             "value": math.nan if s.value is None else s.value, "weight": s.weight, "reason": s.reason}
+            for s in scores]
+    frame = pd.DataFrame(rows, columns=SCORE_COLUMNS)
+    frame["value"] = frame["value"].astype(float)
+    return frame
 
 
 def _read_json(path: Path, required: bool) -> dict[str, Any]:
@@ -176,12 +266,14 @@ def judgment_row(
     }
 
 
-def load_run(path: str | Path) -> RunData:
+def load_run(path: str | Path, lookup: BenchmarkLookup = registered_benchmark) -> RunData:
     """Load a run directory of any benchmark into DataFrames.
 
     Args:
         path: a run directory (holding ``config.json``); ``results.json`` may be missing (a run
-            in progress: its scores from results-based readers are then empty).
+            in progress: no ``scores.jsonl`` yet either, so it is scored from what it has).
+        lookup: benchmark name -> Benchmark class (None if unknown), used only for a run without
+            ``scores.jsonl`` (:func:`recompute_scores`).
 
     Returns:
         :class:`RunData` with ``scores`` (one row per instance x metric) and ``judgments`` (one
@@ -198,19 +290,21 @@ def load_run(path: str | Path) -> RunData:
     run_id = run_dir.resolve().name
     system = run_system(config, results, run_dir)
     records, created, corrupt = read_records(run_dir)
+    stored = read_scores(run_dir)
+    if stored is None:  # a run saved before scores.jsonl: its benchmark scores it again
+        stored = recompute_scores(benchmark, records, config, results, lookup)
+    score_list = stored
+    owners = {s.instance_id: s.system for s in score_list if s.system}
     rows = []
     for (step, inst, key, data), when in zip(records, created, strict=True):
-        owner = record_system(benchmark, inst, system)
+        owner = owners.get(inst, system)
         row = judgment_row(
             step, inst, key, data, benchmark=benchmark, run_id=run_id, system=owner, created=when
         )
         if row is not None:
             rows.append(row)
     judgments = pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)
-    score_rows = instance_scores(benchmark, records, results, config, system)
-    scores = pd.DataFrame(
-        [{"benchmark": benchmark, "run_id": run_id, **r} for r in score_rows], columns=SCORE_COLUMNS
-    )
+    scores = _score_frame(score_list, benchmark, run_id, system)
     if corrupt:
         warnings.warn(f"{run_dir / RECORDS_DIR}: {corrupt} unreadable record line(s) skipped", DataWarning,
                       stacklevel=2)
@@ -225,6 +319,7 @@ def load_run(path: str | Path) -> RunData:
         judgments=judgments,
         corrupt_lines=corrupt,
         failed_units=list(results.get("failed_units") or []),
+        score_list=score_list,
     )
 
 

@@ -52,14 +52,21 @@ class Statistic:
         values: optional 1-d form ``(values, axis=-1) -> statistic`` over the first column, used
             for a vectorised bootstrap (``np.mean``, a percentile); None: the bootstrap resamples
             rows of the table and calls ``function``.
-        undefined: why the value is None although units have values, formatted with ``n`` (the
-            units), e.g. ``"needs at least 5 keywords, has {n}"``; "" when it cannot happen.
+        undefined: why the value is None although units have values: a text formatted with
+            ``n`` (the units), e.g. ``"needs at least 5 keywords, has {n}"``, or a function of
+            the table giving the text; "" when it cannot happen.
     """
 
     description: str
     function: Callable[[np.ndarray], float | None]
     values: Callable[..., Any] | None = None
-    undefined: str = ""
+    undefined: str | Callable[[np.ndarray], str] = ""
+
+    def why_undefined(self, table: np.ndarray, n: int) -> str | None:
+        """Why the statistic of ``table`` (n units) is None, or None when it does not say."""
+        if callable(self.undefined):
+            return self.undefined(as_table(table))
+        return self.undefined.format(n=n) if self.undefined else None
 
     def __call__(self, table: np.ndarray) -> float | None:
         """The value of the table (None for no unit, or where ``function`` gives None or NaN)."""

@@ -27,7 +27,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ideaharness import __version__
-from ideaharness.analysis.load import JUDGMENT_COLUMNS, RunData, load_run
+from ideaharness.analysis.load import JUDGMENT_COLUMNS, RunData, load_run, metric_key
 from ideaharness.report.html import format_cell
 from ideaharness.runs.store import read_prompts
 
@@ -201,9 +201,7 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
     failed: dict[str, list[dict[str, Any]]] = {}
     for run in items:
         for unit in run.failed_units:
-            from ideaharness.analysis.scores import record_system
-
-            owner = record_system(run.benchmark, str(unit.get("instance_id")), run.system)
+            owner = run.system_of(str(unit.get("instance_id")))
             failed.setdefault(_key(owner, unit.get("instance_id")), []).append(
                 {k: unit.get(k) for k in ("step", "key", "status", "error")}
             )
@@ -225,11 +223,14 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
         sums = groups[numeric].sum(min_count=1)
         for (system, inst), row in counts.join(sums).to_dict("index").items():
             keys[_key(system, inst)] = {"system": system, "instance_id": inst, **row}
-    metrics = sorted(scores["metric"].unique()) if not scores.empty else []
+    scored = scores[scores["value"].notna()] if not scores.empty else scores
+    columns_of = {(m, g): metric_key(m, g) for m, g in zip(scored.get("metric", []), scored.get("group", []),
+                                                          strict=True)}
+    metrics = sorted(set(columns_of.values()))
     per_scores: dict[str, dict[str, float]] = {}
-    for row in scores.itertuples(index=False) if not scores.empty else []:
+    for row in scored.itertuples(index=False) if not scored.empty else []:
         k = _key(row.system, row.instance_id)
-        per_scores.setdefault(k, {})[row.metric] = float(row.value)
+        per_scores.setdefault(k, {})[columns_of[(row.metric, row.group)]] = float(row.value)
         keys.setdefault(k, {"system": row.system, "instance_id": row.instance_id})
     for k in failed:
         system, _, inst = k.partition("\u0000")

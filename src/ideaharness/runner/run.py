@@ -3,8 +3,11 @@
 :func:`arun_benchmark` selects the items (``--shard`` first, then ``--limit``), builds the models
 the benchmark uses through the provider registry, opens (and locks) the run directory, runs the
 benchmark's phases, then — also when the run aborts on an error, Ctrl-C or SIGTERM — aggregates,
-adds the common blocks of ``results.json`` (:func:`common_blocks`), calls the result enrichers and
-writes ``results.json`` and ``report.html``.
+asks the benchmark for its per-instance scores (:meth:`~ideaharness.runner.protocol.Benchmark.scores`,
+written to ``scores.jsonl``), adds the common blocks of ``results.json`` (:func:`common_blocks`:
+every headline number computed from those scores through its
+:class:`~ideaharness.runner.protocol.MetricSpec`, :func:`headline_values`), calls the result
+enrichers and writes ``results.json`` and ``report.html``.
 
 Exit statuses (README, docs/runs.md): 0 complete, 1 usage/input/storage error, 3 partial run,
 130 Ctrl-C, 143 SIGTERM; everything finished is on disk in every case and a re-run resumes.
@@ -27,16 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.errors import PartialRunError, Terminated, UserError
+from ideaharness.metrics.aggregate import IntervalSettings
 from ideaharness.redaction import redact
 from ideaharness.report.html import Table, write_report
 from ideaharness.runner.arguments import RunArguments
 from ideaharness.runner.executors import install_executor
 from ideaharness.runner.models import build_models
 from ideaharness.runner.options import ExecutionOptions
-from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, RunContext
-from ideaharness.runner.registry import enrichers
+from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, MetricSpec, MetricValue, RunContext, Score
+from ideaharness.runner.registry import enrichers, metrics
 from ideaharness.runner.steps import StepRunner, UnparsedUnit, unparsed_note
 from ideaharness.runs.inputs import INPUTS_KEY
+from ideaharness.runs.scores import scored_records, summarise_scores, write_scores
 from ideaharness.runs.store import CONFIG_FILE, RunStore, shard_of
 
 
@@ -150,7 +155,10 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
     try:
         await ctx.store.drain()  # records of units cancelled mid-write are on disk: index them too
         results = bench.aggregate(ctx, items)
-        results.update(common_blocks(bench, ctx, items, available, results, ended))
+        results["selection"] = selection_block(ctx, items, available)
+        scores = run_scores(bench, ctx, results)
+        write_scores(ctx.out, scores)
+        results.update(common_blocks(bench, ctx, items, available, results, ended, scores))
         for enrich in [*enrichers(), *bench.enrichers]:
             enrich(ctx, results)
         ctx.store.write_results(results, block_class=bench.results_class)  # typed (H3)
@@ -164,8 +172,47 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
     return results
 
 
+def selection_block(ctx: RunContext, items: Sequence[Any], available: Sequence[Any]) -> dict[str, Any]:
+    """``selection`` of results.json: order, shard, limit, counts and the selected item ids (what
+    the headline covers)."""
+    return {"order": SELECTION_ORDER, "shard": ctx.options.shard, "limit": ctx.options.limit,
+            "selected": len(items), "available": len(available),
+            "ids": [str(getattr(i, "id", i)) for i in items]}
+
+
+def run_scores(bench: Benchmark, ctx: RunContext, results: dict[str, Any]) -> list[Score]:
+    """The benchmark's per-instance scores of this run: :meth:`Benchmark.scores` over every record
+    but the consistency re-asks (``results["selection"]`` names the selected instances)."""
+    return list(bench.scores(scored_records(ctx.store.all_records()), results))
+
+
+def interval_settings(config: Any) -> IntervalSettings:
+    """The run's interval settings: its ``bootstrap_resamples`` (default 2000) and ``seed``."""
+    return IntervalSettings(n_resamples=int(getattr(config, "bootstrap_resamples", 2000) or 2000),
+                            seed=int(getattr(config, "seed", 0) or 0))
+
+
+def headline_values(bench: Benchmark, results: dict[str, Any], scores: Sequence[Score],
+                    settings: IntervalSettings) -> list[MetricValue]:
+    """Every headline value of a run: each metric of its scores computed from them through its
+    registered :class:`MetricSpec` (value, interval, n, why; an unregistered name is a mean), per
+    (system, group), then each registered metric over several inputs that the scores give;
+    plus :meth:`Benchmark.headline` for the metrics that are not aggregates of per-instance
+    scores (those are not computed from scores)."""
+    given = bench.headline(results)
+    skip = {(m.metric, m.group, m.system) for m in given}
+    registered = metrics()
+    own = list(dict.fromkeys(s.metric for s in scores))
+    specs = [registered.get(name) or MetricSpec(name, higher_is_better=True) for name in own]
+    specs += [spec for spec in registered.values() if spec.inputs and any(i in own for i in spec.inputs)]
+    values = [MetricValue(metric=name, group=group, system=system, value=summary.value, ci=summary.ci,
+                          n=summary.n, why=summary.why)
+              for name, (system, group), summary in summarise_scores(scores, specs, settings, skip)]
+    return values + given
+
+
 def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], available: Sequence[Any],
-                  results: dict[str, Any], ended: str) -> dict[str, Any]:
+                  results: dict[str, Any], ended: str, scores: Sequence[Score] = ()) -> dict[str, Any]:
     """The blocks every ``results.json`` carries, whatever the benchmark.
 
     Returns:
@@ -178,6 +225,7 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         ``ended`` ("complete" or why the run stopped), ``notes``, ``metrics`` (the registered
         headline metrics) and ``not_computed`` (:func:`uncomputed_metrics`; None when every metric
         has scored units). ``llm_stats`` and ``cost_usd`` are added when the file is written.
+        ``metrics`` come from ``scores`` (:func:`headline_values`).
     """
     outcome = ctx.steps.outcome()
     if ended != "complete":
@@ -186,8 +234,8 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
     notes = ctx.steps.notes() + bench.notes(ctx, results)
     if ended != "complete":
         notes.insert(0, f"the run was {ended}; finished work is saved and the same command resumes")
-    metric_values = [m.model_dump(mode="json", exclude=None if m.why else {"why"})  # why: only when given
-                     for m in bench.headline(results)]
+    metric_values = [m.model_dump(mode="json", exclude=_unset(m))
+                     for m in headline_values(bench, results, scores, interval_settings(ctx.config))]
     missing = uncomputed_metrics(metric_values, ctx, items)
     if missing is not None:
         outcome["status"] = "partial"
@@ -200,9 +248,7 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
                                 for role, m in ctx.models.items()},
                      "input_sha256": _input_hashes(ctx.out)},
         "seeds": {k: v for k, v in config.items() if k == "seed" or k.endswith("_seed")},
-        "selection": {"order": SELECTION_ORDER, "shard": ctx.options.shard, "limit": ctx.options.limit,
-                      "selected": len(items), "available": len(available),
-                      "ids": [str(getattr(i, "id", i)) for i in items]},  # what the headline covers
+        "selection": selection_block(ctx, items, available),  # what the headline covers
         **outcome,
         "ended": ended,
         "notes": notes,
@@ -215,11 +261,16 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
     return blocks
 
 
+def _unset(value: MetricValue) -> set[str]:
+    """The optional fields a headline value leaves out of results.json when unset."""
+    return {k for k in ("why", "system") if getattr(value, k) is None}
+
+
 def _not_computed(metric: dict[str, Any]) -> bool:
     return metric.get("value") is None or metric.get("n") == 0
 
 
-def uncomputed_metrics(metrics: Sequence[dict[str, Any]], ctx: RunContext,
+def uncomputed_metrics(values: Sequence[dict[str, Any]], ctx: RunContext,
                        items: Sequence[Any]) -> dict[str, Any] | None:
     """The headline metrics a run could not compute, and why; None when every one has a value.
 
@@ -232,8 +283,8 @@ def uncomputed_metrics(metrics: Sequence[dict[str, Any]], ctx: RunContext,
         ``{"metrics": [{metric, group, n}], "why": [str], "line": str}``; ``line`` is the first
         line of the console output and of the report.
     """
-    missing = [{"metric": m["metric"], "group": m.get("group") or "", "n": m.get("n"),
-                "why": m.get("why")} for m in metrics if _not_computed(m)]
+    missing = [{"metric": m["metric"], "group": "/".join(g for g in (m.get("system"), m.get("group")) if g),
+                "n": m.get("n"), "why": m.get("why")} for m in values if _not_computed(m)]
     if not missing:
         return None
     own = sorted({f"{m['metric']}: {m['why']}" for m in missing if m["why"]})
@@ -305,13 +356,12 @@ def usage_table(results: dict[str, Any], models: dict[str, Any]) -> Table:
 
 def metrics_table(results: dict[str, Any]) -> Table:
     """The registered headline metrics of the run with their intervals and direction."""
-    from ideaharness.runner.registry import metrics
-
     specs = metrics()
     rows = []
     for m in results.get("metrics") or []:
         spec = specs.get(m["metric"])
-        rows.append([m["metric"], m["group"], m["value"], m["ci"], m["n"],
+        group = "/".join(g for g in (m.get("system"), m.get("group")) if g)
+        rows.append([m["metric"], group, m["value"], m["ci"], m["n"],
                      ("higher" if spec.higher_is_better else "lower") if spec else None,
                      spec.ci if spec else None])
     return Table(title="Headline metrics", columns=["metric", "group", "value", "95% CI", "n", "better",

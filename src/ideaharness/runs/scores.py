@@ -22,8 +22,11 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 from ideaharness.errors import UserError
 from ideaharness.fileio import atomic_write_text
 from ideaharness.metrics.aggregate import IntervalSettings
+from ideaharness.metrics.reliability.sampling import original_key
 
 SCORES_FILE = "scores.jsonl"
+Record = tuple[str, str, str, dict[str, Any]]
+"""``(step, instance_id, key, data)`` of one record line."""
 
 
 class Score(BaseModel):
@@ -127,26 +130,29 @@ class Summary(BaseModel):
     why: str | None = None
 
 
-def unit_rows(scores: Iterable[Score], metric: str,
+def unit_rows(scores: Sequence[Score], metric: str,
               inputs: Sequence[str] = ()) -> dict[UnitKey, dict[str, Row]]:
     """The unit table of ``metric`` per (system, group): pair key -> row.
 
     Without ``inputs`` a row is ``[value, weight]`` of the metric's own score (NaN value when
-    unscored); with ``inputs`` one column per input metric's value (NaN where the unit lacks it).
+    unscored); with ``inputs`` one column per input metric that has scores in ``scores`` (an input
+    with none at all, e.g. a dimension another protocol version lacks, is no column), holding its
+    value (NaN where the unit lacks it or is unscored).
 
     Raises:
         ValueError: two scores of one metric for the same (system, group, pair key).
     """
-    names = list(inputs) or [metric]
+    present = {s.metric for s in scores}
+    names = [m for m in inputs if m in present] if inputs else [metric]
     out: dict[UnitKey, dict[str, Row]] = {}
     for s in scores:
         if s.metric not in names:
             continue
         rows = out.setdefault((s.system, s.group), {})
-        col = names.index(s.metric)
         value = math.nan if s.value is None else s.value
         if inputs:
             row = rows.setdefault(s.pair_key, [math.nan] * len(names))
+            col = names.index(s.metric)
             if not math.isnan(row[col]):
                 raise ValueError(f"two {s.metric} scores for {s.pair_key} ({s.group or 'no group'})")
             row[col] = value
@@ -166,7 +172,7 @@ def table_of(rows: dict[str, Row], keys: Sequence[str] | None = None) -> np.ndar
 
 
 def complete(table: np.ndarray, multi: bool) -> np.ndarray:
-    """The rows the metric is computed on: with a value (one input), every input (several)."""
+    """The units the metric's n counts: with a value (one input), with every input (several)."""
     mask = np.isfinite(table).all(axis=1) if multi else np.isfinite(table[:, 0])
     return table[mask]
 
@@ -175,16 +181,23 @@ def summarise(spec: Any, rows: dict[str, Row], settings: IntervalSettings,
               reasons: Sequence[str] = ()) -> Summary:
     """Value, interval and n of ``spec`` (a :class:`~ideaharness.runner.protocol.MetricSpec`) over
     one unit table; ``reasons``: why units were unscored (the most common one becomes ``why``
-    when no unit has a value)."""
+    when no unit has a value).
+
+    One input: value, interval and n over the units with a value. Several inputs: the value of
+    the whole table (a statistic may use each column's own units), n = the units with every
+    input, the interval as the spec's interval forms it (the bootstrap resamples those units)."""
     multi = bool(spec.inputs)
-    table = complete(table_of(rows), multi)
-    n = len(table)
-    value = spec.aggregate(table) if n else None
-    ci = spec.interval(table, spec.aggregate, settings) if value is not None else None
+    table = table_of(rows)
+    used = complete(table, multi)
+    n = len(used)
+    source = table if multi else used
+    value = spec.aggregate(source) if len(source) else None
+    ci = spec.interval(source, spec.aggregate, settings) if value is not None else None
     why = None
     if value is None:
-        if n and spec.aggregate.undefined:
-            why = spec.aggregate.undefined.format(n=n)
+        own = spec.aggregate.why_undefined(source, n) if n or multi else None
+        if own:
+            why = own
         elif reasons:
             top = Counter(reasons).most_common(1)[0]
             why = f"{top[0]} ({top[1]} of {len(reasons)} unscored)"
@@ -208,3 +221,21 @@ def summarise_scores(scores: Sequence[Score], specs: Iterable[Any], settings: In
                 continue
             out.append((spec.name, key, summarise(spec, rows, settings, reasons.get(key, ()))))
     return out
+
+
+def selected_records(records: Sequence[Record], results: dict[str, Any]) -> list[Record]:
+    """The records of the instances ``results["selection"]["ids"]`` lists (all when it lists none):
+    a run resumed with a smaller ``--limit`` or another ``--shard`` keeps the records of instances
+    its headline no longer covers, and those must not become scores. For a benchmark whose record
+    instance ids are its item ids."""
+    ids = (results.get("selection") or {}).get("ids")
+    if not isinstance(ids, list):
+        return list(records)
+    keep = set(map(str, ids))
+    return [r for r in records if r[1] in keep]
+
+
+def scored_records(records: Iterable[Record]) -> list[Record]:
+    """The records a benchmark's ``scores()`` reads: consistency re-asks (keys ending in
+    ``#reask``) removed, since they are extra calls that measure the judge, never scores."""
+    return [r for r in records if not original_key(str(r[2]))[1]]

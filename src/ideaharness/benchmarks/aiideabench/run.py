@@ -42,6 +42,7 @@ from ideaharness.benchmarks.aiideabench.literature import (
     novelty_record,
     search_split,
 )
+from ideaharness.benchmarks.aiideabench.scores import aiideabench_scores
 from ideaharness.benchmarks.aiideabench.tournament import COMPETITION
 from ideaharness.data.aiideabench import (
     from_tomato,
@@ -59,9 +60,10 @@ from ideaharness.generation.aiideabench import (
 from ideaharness.generation.external import load_external_ideas
 from ideaharness.metrics.choice import MCQuestion
 from ideaharness.report.html import Section, Table
-from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner import Benchmark, MetricSpec, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.runner.steps import Reask, Reorder
+from ideaharness.runs.scores import Record, Score
 from ideaharness.schema import Idea, Instance
 
 Phase = tuple[str, Callable[[Instance], Awaitable[None]]]
@@ -126,6 +128,7 @@ class AIIdeaBench(Benchmark):
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
     cross_run_competition = COMPETITION
+    free_settings = frozenset({"compare", "scholar_base_url"})
 
     version = BENCHMARK_VERSION
     title = "AI Idea Bench 2025 results"
@@ -488,21 +491,8 @@ class AIIdeaBench(Benchmark):
                              "the distractors (separation >= 0.75): the question can be answered by form")
         return notes
 
-    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
-        """IMCQ, I2I and I2T per component; literature novelty (NA) per component and key, and
-        feasibility (FA), when they were computed."""
-        out = [MetricValue(metric=f"aiideabench.{m}", group=f"{results['system']}/{comp}",
-                           value=results[m][comp]["mean"], ci=results[m][comp]["ci95_mean"],
-                           n=results[m][comp]["n"])
-               for m in ("imcq", "i2i", "i2t") if m in self.config.metrics  # only the metrics run
-               for comp in J.COMPONENTS if comp in results.get(m, {})]
-        novelty, feasibility = results.get("novelty") or {}, results.get("feasibility") or {}
-        for key, block in novelty.items():
-            if isinstance(block, dict) and "n" in block:
-                out.append(MetricValue(metric="aiideabench.novelty", group=f"{results['system']}/{key}",
-                                       value=block["mean"], ci=block["ci95_mean"], n=block["n"]))
-        if "n" in feasibility:
-            out.append(MetricValue(metric="aiideabench.feasibility", group=str(results["system"]),
-                                   value=feasibility["mean"], ci=feasibility["ci95_mean"],
-                                   n=feasibility["n"]))
-        return out
+    def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
+        """IMCQ, I2I and I2T per component; literature novelty (NA) per component and key and
+        feasibility (FA) when computed; per instance (:func:`.scores.aiideabench_scores`). The
+        competition's Bradley-Terry fit is a block of its own, not a headline metric."""
+        return aiideabench_scores(records, results, tuple(self.config.metrics))

@@ -27,6 +27,7 @@ from ideaharness.benchmarks.ideabench.parsers import (
     ranking_schema,
 )
 from ideaharness.benchmarks.ideabench.report import example_sections, rank_figure, results_tables, skip_notes
+from ideaharness.benchmarks.ideabench.scores import ideabench_scores
 from ideaharness.data.registry import data_files, load_instances
 from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
@@ -39,9 +40,10 @@ from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
 from ideaharness.prompts import CHARS_PER_TOKEN, render
 from ideaharness.report.html import Section, Table
-from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner import Benchmark, MetricSpec, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.runner.steps import Reask
+from ideaharness.runs.scores import Score
 from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
 
@@ -116,13 +118,12 @@ def truncate_references(
 
 
 register_metric(MetricSpec("ideabench.insight_score", higher_is_better=True,
-                           aggregation="(1/m) sum (r_i - 1)/n over instances", ci="percentile bootstrap "
-                           "over instances", range=(0.0, 1.0), source="IdeaBench, Guo et al. 2024, Eq. 1"))
+                           aggregation="(1/m) sum (r_i - 1)/n over instances: mean of the summands",
+                           range=(0.0, 1.0), source="IdeaBench, Guo et al. 2024, Eq. 1"))
 register_metric(MetricSpec("ideabench.bertscore_f1", higher_is_better=True, aggregation="mean over "
-                           "instances of the best-of-n F1", ci="percentile bootstrap over instances",
+                           "instances of the best-of-n F1",
                            range=(-1.0, 1.0), source="IdeaBench §4.2 (BERTScore, Zhang et al. 2020)"))
-register_metric(MetricSpec("ideabench.overlap", higher_is_better=True, aggregation="mean over instances",
-                           ci="percentile bootstrap over instances", range=(1.0, 10.0),
+register_metric(MetricSpec("ideabench.overlap", higher_is_better=True, range=(1.0, 10.0),
                            source="IdeaBench §4.2 (LLM-judged idea overlap)"))
 
 
@@ -524,15 +525,7 @@ class IdeaBench(Benchmark):
         """Ideas, target idea and overlap reply of the first instances."""
         return example_sections(self, items)
 
-    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
-        """Insight Score per scenario and indicator, BERTScore F1 and overlap per scenario."""
-        out = []
-        for scenario, block in results["scenarios"].items():
-            for name, ins in block["insight"].items():
-                out.append(MetricValue(metric="ideabench.insight_score", group=f"{scenario}/{name}",
-                                       value=ins["insight_score"], ci=ins["ci95"], n=ins["m"]))
-            for metric, key in (("ideabench.bertscore_f1", "similarity"), ("ideabench.overlap", "overlap")):
-                b = block[key]
-                out.append(MetricValue(metric=metric, group=scenario, value=b.get("mean"),
-                                       ci=b.get("ci95_mean"), n=b.get("n")))
-        return out
+    def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
+        """Per instance: best BERTScore F1, overlap rating and Insight Score summands
+        (:func:`.scores.ideabench_scores`)."""
+        return ideabench_scores(records, results)

@@ -28,21 +28,24 @@ from ideaharness.benchmarks.ligbench.steps import (
 )
 from ideaharness.data.pairiq import PairIQRecord, pairiq_files
 from ideaharness.errors import UserError
+from ideaharness.metrics.aggregate import wilson
 from ideaharness.metrics.judge_accuracy import judge_accuracy, preference_label, similar_pairs
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
 from ideaharness.report.html import Table
-from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner import Benchmark, MetricSpec, RunContext
 from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.runner.steps import Reask
+from ideaharness.runs.scores import Score
 
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 
 register_metric(MetricSpec("ligbench.judge_accuracy", higher_is_better=True, aggregation="share of pairs "
                            "where the judge prefers the paper with the higher debiased score "
                            "(a tie is wrong)",
-                           ci="Wilson", range=(0.0, 1.0), source="LigBench §5 (judge accuracy)"))
+                           interval=wilson, unit="pair", range=(0.0, 1.0),
+                           source="LigBench §5 (judge accuracy)"))
 
 
 class JudgeAccuracyConfig(BenchmarkConfig):
@@ -84,6 +87,7 @@ class JudgeAccuracy(Benchmark):
     """Judge accuracy on similar-paper pairs (see the module docstring); items are :class:`PairItem`."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    free_settings = frozenset({"judge"})  # the judge is the system under test: runs of judges compare
 
     @classmethod
     def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
@@ -158,6 +162,7 @@ class JudgeAccuracy(Benchmark):
         failed = {unit["instance_id"] for unit in ctx.steps.outcome()["failed_units"]}
         dims: dict[str, Any] = {}
         per_pair: dict[str, dict[str, float]] = {}  # pair -> dim -> 1 correct / 0 wrong (tie = wrong)
+        unparsed: dict[str, list[str]] = {}  # pair -> the dimensions its unparsed judgment leaves open
         for dim in COMPARE_KEYS:
             preds, labels = [], []
             for pair in pairs:
@@ -171,19 +176,28 @@ class JudgeAccuracy(Benchmark):
                 if out:  # as judge_accuracy counts it
                     correct = out[dim] != 0.5 and (out[dim] > 0.5) == (label == 1.0)
                     per_pair.setdefault(pair.id, {})[dim] = float(correct)
+                else:
+                    unparsed.setdefault(pair.id, []).append(dim)
             dims[dim] = judge_accuracy(preds, labels).model_dump()
         return {"judge": self.config.judge, "corpus": self.config.corpus, "n_pairs": len(pairs),
-                "dimensions": dims, "per_pair": per_pair, "llm_errors": ctx.steps.error_count}
+                "dimensions": dims, "per_pair": per_pair, "unparsed_pairs": unparsed,
+                "llm_errors": ctx.steps.error_count}
 
     def tables(self, results: dict[str, Any]) -> list[Table]:
         """Accuracy per dimension."""
         return [accuracy_table(results)]
 
-    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
-        """Accuracy per dimension with its Wilson interval."""
-        return [MetricValue(metric="ligbench.judge_accuracy", group=dim, value=r["accuracy"],
-                            ci=tuple(r["interval"]) if r.get("interval") else None, n=r["n"])
-                for dim, r in results["dimensions"].items()]
+    def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
+        """Per held-out pair and dimension: 1 when the judge preferred the paper with the higher
+        debiased score, else 0 (a tie is wrong; LigBench §5), from the ``per_pair`` block; the
+        judge under evaluation is the system. A pair whose judgment did not parse is unscored."""
+        out = [Score(metric="ligbench.judge_accuracy", group=dim, instance_id=pair_id, value=value)
+               for pair_id, dims in sorted((results.get("per_pair") or {}).items())
+               for dim, value in sorted(dims.items())]
+        for pair_id, dims_open in sorted((results.get("unparsed_pairs") or {}).items()):
+            out += [Score.unscored("ligbench.judge_accuracy", pair_id, "judgment unparsed", group=dim)
+                    for dim in dims_open]
+        return out
 
 
 def accuracy_table(results: dict[str, Any]) -> Table:

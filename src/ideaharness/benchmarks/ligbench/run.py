@@ -25,6 +25,7 @@ from ideaharness.benchmarks.ligbench.config import (
     parse_generated_idea,
 )
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+from ideaharness.benchmarks.ligbench.scores import ligbench_scores
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_text
 from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import UserError
@@ -34,8 +35,9 @@ from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
 from ideaharness.metrics.surface import surface_rows
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
-from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner import Benchmark, MetricSpec, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
+from ideaharness.runs.scores import Score
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_TOPICS", "LigBench", "LigBenchConfig", "results_tables"]
 
@@ -52,7 +54,7 @@ def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:
 
 register_metric(MetricSpec("ligbench.score", higher_is_better=True, aggregation="mean over a system's "
                            "scored ideas, per dimension (rating, contribution, soundness, novelty)",
-                           ci="percentile bootstrap over ideas", range=(0.0, 5.0),
+                           unit="idea", range=(0.0, 5.0),
                            source="LigBench, Wang, Zhu et al., §3 (Elo against scored papers) and App. F"))
 
 
@@ -78,7 +80,7 @@ class LigBench(Benchmark):
 
     def __init__(self, config: LigBenchConfig, **extras: Any) -> None:
         super().__init__(config, **extras)
-        self.scores: dict[str, IdeaScore] = {}
+        self.idea_scores: dict[str, IdeaScore] = {}
         self.corpus_size: int | None = None
 
     def model_roles(self) -> dict[str, str]:
@@ -147,7 +149,7 @@ class LigBench(Benchmark):
     async def score(self, spec: IdeaSpec) -> None:
         text = self.idea_text(spec)
         if text is not None:
-            self.scores[spec.id] = await self.scorer.score(spec.id, text, cutoff=spec.cutoff)
+            self.idea_scores[spec.id] = await self.scorer.score(spec.id, text, cutoff=spec.cutoff)
 
     async def execute(self, ctx: RunContext, specs: Sequence[IdeaSpec]) -> None:
         """Generate the ideas, then score each against the corpus."""
@@ -164,7 +166,7 @@ class LigBench(Benchmark):
         systems: dict[str, Any] = {}
         for system in dict.fromkeys(s.system for s in specs):
             mine = [s for s in specs if s.system == system]
-            scored = [self.scores[s.id] for s in mine if s.id in self.scores]
+            scored = [self.idea_scores[s.id] for s in mine if s.id in self.idea_scores]
             ok = [r for r in scored if r.status == "scored" and r.scores]
             gen_failures = sum(1 for s in mine if s.text is None and self._generation_failed(s.id))
             comparisons = [c for r in ok for c in r.comparisons]
@@ -190,7 +192,7 @@ class LigBench(Benchmark):
                     "ci95": bootstrap_ci(values, n_resamples=self.config.bootstrap_resamples,
                                          seed=self.config.seed)}
             systems[system] = block
-        scored = [r for r in self.scores.values() if r.status == "scored" and r.formalization]
+        scored = [r for r in self.idea_scores.values() if r.status == "scored" and r.formalization]
         papers = {c.reference_id: self.scorer.corpus.by_id[c.reference_id] for r in scored
                   for c in r.comparisons if c.reference_id in self.scorer.corpus.by_id}
         blinding = blinding_block(self.steps, list(papers.values()),
@@ -202,7 +204,7 @@ class LigBench(Benchmark):
             "blinding": blinding,
             "corpus": self.config.corpus, "corpus_size": len(self.scorer.corpus),
             "n_topics": len(self.config.topics), "systems": systems,
-            "ideas": {k: v.model_dump(mode="json") for k, v in self.scores.items()},
+            "ideas": {k: v.model_dump(mode="json") for k, v in self.idea_scores.items()},
             "llm_errors": ctx.steps.error_count,
         }
 
@@ -244,11 +246,9 @@ class LigBench(Benchmark):
                         "(separation >= 0.75): the comparisons are not blind"
                         for name in results["blinding"]["surface"]["separating"]]
 
-    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
-        """Each score's mean per system."""
-        return [MetricValue(metric="ligbench.score", group=f"{system}/{key}", value=s["mean"], ci=s["ci95"],
-                            n=s["n"])
-                for system, b in results["systems"].items() for key, s in b["scores"].items()]
+    def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
+        """Each idea's final scores, named by its system (:func:`.scores.ligbench_scores`)."""
+        return ligbench_scores(records, results)
 
 
 def results_tables(results: dict[str, Any]) -> list[Table]:

@@ -9,21 +9,27 @@ from typing import Any
 from ideaharness.benchmarks.liveideabench import reliability
 from ideaharness.benchmarks.liveideabench.aggregate import (
     aggregate_run,
-    headline_values,
     kept_for_scores,
     parity_fluency_pairs,
+    parity_headline,
 )
 from ideaharness.benchmarks.liveideabench.config import BENCHMARK_VERSION, LiveIdeaBenchConfig
 from ideaharness.benchmarks.liveideabench.keywords import Keyword, select_keywords
 from ideaharness.benchmarks.liveideabench.parsers import parse_critique, parse_fluency, parse_idea
 from ideaharness.benchmarks.liveideabench.report import example_sections, result_notes, results_tables
-from ideaharness.benchmarks.liveideabench.scores import LiveIdeaBenchScores
+from ideaharness.benchmarks.liveideabench.scores import (
+    AVERAGE,
+    AVERAGE_INPUTS,
+    FLEXIBILITY,
+    liveideabench_scores,
+)
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.runner.steps import Reask
+from ideaharness.runs.scores import Score
 from ideaharness.seeding import derive_seed, rng_for
 
 _SOURCE = "LiveIdeaBench, Ruan et al. 2024 (arXiv 2412.17596); published code x66ccff/liveideabench"
@@ -31,16 +37,13 @@ for _name, _what in (("originality", "judge score 1-10"), ("feasibility", "judge
                      ("clarity", "judge score 1-10 (v2)"), ("fluency", "pair grade A-D as 10/7/4/1 (v2)")):
     register_metric(MetricSpec(f"liveideabench.{_name}", higher_is_better=True,
                                aggregation=f"{_what}; mean per idea, per keyword, over keywords "
-                               "(--parity: over judgment rows)", ci="percentile bootstrap over keywords",
+                               "(--parity: over judgment rows)", unit="keyword",
                                range=(0.0, 10.0), source=f"{_SOURCE}, stats.ipynb / stats_flexibility.ipynb"))
-register_metric(MetricSpec("liveideabench.flexibility", higher_is_better=True,
-                           aggregation="30th percentile over keywords of the keyword's mean of the "
-                           "dimensions",
-                           ci="percentile bootstrap over keywords", range=(0.0, 10.0),
+register_metric(MetricSpec("liveideabench.flexibility", higher_is_better=True, aggregate=FLEXIBILITY,
+                           unit="keyword", range=(0.0, 10.0),
                            source=f"{_SOURCE}, stats_flexibility.ipynb get_model_flexibility_with_ci"))
-register_metric(MetricSpec("liveideabench.average", higher_is_better=True,
-                           aggregation="unweighted mean of the model-level dimensions and flexibility",
-                           ci="percentile bootstrap over keywords", range=(0.0, 10.0),
+register_metric(MetricSpec("liveideabench.average", higher_is_better=True, aggregate=AVERAGE,
+                           inputs=AVERAGE_INPUTS, unit="keyword", range=(0.0, 10.0),
                            source=f"{_SOURCE}, leaderboard Average"))
 
 
@@ -64,7 +67,6 @@ class LiveIdeaBench(Benchmark):
     summary = ("Run LiveIdeaBench: ideas from single keywords, scored by a judge panel on originality, "
                "feasibility, clarity, fluency and flexibility.")
     config_class = LiveIdeaBenchConfig
-    score_reader = LiveIdeaBenchScores()
     item_noun = "keywords"
 
     config: LiveIdeaBenchConfig
@@ -211,6 +213,13 @@ class LiveIdeaBench(Benchmark):
         """Ideas, critiques and fluency replies of the first keywords."""
         return example_sections(self, items)
 
+    def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
+        """Per keyword: each dimension's keyword mean and the flexibility score
+        (:func:`.scores.liveideabench_scores`)."""
+        return liveideabench_scores(records, results)
+
     def headline(self, results: dict[str, Any]) -> list[MetricValue]:
-        """Originality, feasibility, (clarity,) fluency, flexibility, average."""
-        return headline_values(results)
+        """Under ``--parity`` only: the dimensions and the average pooled over (idea x judge) rows
+        as the published notebook computes them, which are not aggregates of keyword scores
+        (:func:`.aggregate.parity_headline`). Otherwise every metric comes from :meth:`scores`."""
+        return parity_headline(results) if results.get("parity") else []

@@ -1,70 +1,98 @@
-"""Per-keyword scores of a LiveIdeaBench run for ``load_run``/``export``/``compare``.
+"""LiveIdeaBench per-keyword scores (the primary output of a run) and the metric specs built on them.
 
-The default headline score of each dimension is the mean over keywords of the keyword means
-(:func:`~ideaharness.benchmarks.liveideabench.aggregate.aggregate_run`), so one row per keyword and
-dimension re-aggregates to it. Under ``--parity`` the headline pools (idea × judge) rows, as the
-published ``stats.ipynb`` does, and is not a mean of keyword rows: the rows are given, the
-reported value is None. Flexibility (a percentile) and the average are model-level figures with no
-per-keyword contribution: ``compare`` computes them from the keyword rows (``derived_metrics``).
+The headline score of each dimension (originality, feasibility, clarity (v2), fluency) is the mean
+over keywords of the keyword means (:func:`~ideaharness.benchmarks.liveideabench.aggregate.aggregate_run`),
+so one score per keyword and dimension re-aggregates to it. Flexibility is the 30th percentile
+over keywords of each keyword's mean of the dimensions (``stats_flexibility.ipynb``): its score is
+that keyword mean (unscored when a dimension is missing) and its aggregation
+:data:`FLEXIBILITY`. The leaderboard average has no scores of its own: it is a metric over several
+inputs per keyword (:data:`AVERAGE_INPUTS`, :func:`average_statistic`).
+
+Under ``--parity`` the published ``stats.ipynb`` pools (idea x judge) rows: the dimension values
+and the average are then not aggregates of keyword scores and come from
+:meth:`~ideaharness.benchmarks.liveideabench.run.LiveIdeaBench.headline`; the keyword scores are
+still written (export, compare), and their means differ from those pooled figures.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ideaharness.analysis.scores import DerivedMetric, ScoreReader, ScoreRow
-from ideaharness.benchmarks.liveideabench.metrics import flexibility, leaderboard_average
+from ideaharness.benchmarks.liveideabench.metrics import (
+    FLEXIBILITY_MIN_KEYWORDS,
+    FLEXIBILITY_PERCENTILE,
+    leaderboard_average,
+)
 from ideaharness.benchmarks.liveideabench.parsers import DIMENSIONS
+from ideaharness.metrics.aggregate import Statistic, percentile
+from ideaharness.runs.scores import Record, Score
 
 PER_KEYWORD = ("originality", "feasibility", "clarity", "fluency")
 
+FLEXIBILITY = percentile(FLEXIBILITY_PERCENTILE, min_units=FLEXIBILITY_MIN_KEYWORDS,
+                         description="30th percentile over keywords of the keyword's mean of the dimensions",
+                         undefined=f"needs at least {FLEXIBILITY_MIN_KEYWORDS} keywords with every dimension "
+                                   "scored, has {n}")
+"""Flexibility (:func:`~ideaharness.benchmarks.liveideabench.metrics.flexibility`) as a statistic
+of the keywords' flexibility scores."""
 
-class LiveIdeaBenchScores(ScoreReader):
-    """Rows ``{"system", "instance_id", "pair_key", "metric", "value"}``: one per keyword and
-    dimension with a value (a keyword whose judgments all failed to parse gives no row)."""
 
-    def scores(self, records: list[Any], results: dict[str, Any], config: dict[str, Any],
-               system: str) -> list[ScoreRow]:
-        dims = [d for d in PER_KEYWORD if d in DIMENSIONS[results.get("protocol", "v2")] or d == "fluency"]
-        rows: list[ScoreRow] = []
-        for keyword, block in sorted(results.get("per_keyword", {}).items()):
-            for d in dims:
-                if block.get(d) is not None:
-                    rows.append({"system": system, "instance_id": keyword, "pair_key": keyword,
-                                 "metric": d, "value": float(block[d])})
-        return rows
+def dimensions(protocol: str) -> list[str]:
+    """The per-keyword dimensions of ``protocol`` and fluency (v2: originality, feasibility,
+    clarity, fluency)."""
+    return [*DIMENSIONS[protocol], "fluency"]
 
-    def derived_metrics(self, results: dict[str, Any]) -> dict[str, DerivedMetric]:
-        """Flexibility and the leaderboard average from the keyword rows (as ``aggregate_run``):
-        columns are the protocol's dimensions and fluency, one row per keyword."""
-        dims = (*DIMENSIONS[results.get("protocol", "v2")], "fluency")
 
-        def flex(table: np.ndarray) -> float | None:
-            complete = table[np.isfinite(table).all(axis=1)]
-            return flexibility(complete.mean(axis=1).tolist()) if len(complete) else None
+def average_inputs(protocol: str) -> tuple[str, ...]:
+    """The inputs of ``liveideabench.average``: the dimensions and flexibility (registered names)."""
+    return tuple(f"liveideabench.{d}" for d in [*dimensions(protocol), "flexibility"])
 
-        def average(table: np.ndarray) -> float | None:
-            means = [float(np.mean(c[np.isfinite(c)])) if np.isfinite(c).any() else None for c in table.T]
-            return leaderboard_average([*means, flex(table)])
 
-        return {
-            "flexibility": DerivedMetric(dims, flex, "30th percentile over keywords of the keyword's mean "
-                                         "of " + ", ".join(dims) + " (stats_flexibility.ipynb)"),
-            "average": DerivedMetric(dims, average, "mean of " + ", ".join(dims) + " and flexibility "
-                                     "(the published leaderboard's Average)"),
-        }
+def _average(table: np.ndarray) -> float | None:
+    dims, flex = table[:, :-1], table[:, -1]
+    means = [float(np.mean(c[np.isfinite(c)])) if np.isfinite(c).any() else None for c in dims.T]
+    complete = np.isfinite(table).all(axis=1)
+    flexibility = FLEXIBILITY(flex[complete]) if complete.any() else None
+    return leaderboard_average([*means, flexibility])
 
-    def reported(self, results: dict[str, Any], metric: str, system: str) -> float | None:
-        if metric not in (*PER_KEYWORD, "flexibility", "average"):
-            raise KeyError(f"no reported value known for metric {metric!r}")
-        if results.get("parity"):
-            return None
-        score = results.get("scores", {}).get(metric)
-        return None if score is None else score["value"]
 
-    def reported_n(self, results: dict[str, Any], metric: str, system: str) -> int | None:
-        self.reported(results, metric, system)  # KeyError for an unknown metric
-        score = results.get("scores", {}).get(metric)
-        return None if score is None or results.get("parity") else int(score["n"])
+def _average_gaps(table: np.ndarray) -> str:
+    dims, flex = table[:, :-1], table[:, -1]
+    names = [c for c, col in zip(dimensions("v2" if dims.shape[1] == 4 else "v1"), dims.T, strict=True)
+             if not np.isfinite(col).any()]
+    complete = np.isfinite(table).all(axis=1)
+    if (FLEXIBILITY(flex[complete]) if complete.any() else None) is None:
+        names.append("flexibility")
+    return f"the mean of every leaderboard column; missing: {', '.join(names)}"
+
+
+def average_statistic(protocol: str) -> Statistic:
+    """The leaderboard Average over a (keywords x inputs) table: the mean of each dimension's mean
+    over keywords and flexibility (over the keywords with every input), None when any is missing."""
+    names = ", ".join(dimensions(protocol))
+    return Statistic(f"unweighted mean of {names} and flexibility (the published leaderboard's Average)",
+                     _average, undefined=_average_gaps)
+
+
+AVERAGE = average_statistic("v2")
+AVERAGE_INPUTS = average_inputs("v2")
+
+
+def liveideabench_scores(records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
+    """One score per keyword and dimension (``per_keyword``; a keyword whose judgments all failed
+    to parse is unscored), and per keyword its flexibility score (the keyword's mean of the
+    dimensions, unscored when one is missing)."""
+    dims = dimensions(results.get("protocol", "v2"))
+    out: list[Score] = []
+    for keyword, block in sorted((results.get("per_keyword") or {}).items()):
+        for d in dims:
+            value = block.get(d)
+            out.append(Score(metric=f"liveideabench.{d}", instance_id=keyword, value=value,
+                             reason=None if value is not None else f"no {d} judgment parsed"))
+        mean = block.get("mean")
+        out.append(Score(metric="liveideabench.flexibility", instance_id=keyword, value=mean,
+                         reason=None if mean is not None else "a dimension unscored"))
+    return out

@@ -31,15 +31,18 @@ from ideaharness.benchmarks.researchbench.config import (
     load_data,
 )
 from ideaharness.benchmarks.researchbench.ranking import generate_negatives, judge_pairs, rewrite_gold
+from ideaharness.benchmarks.researchbench.scores import researchbench_scores
 from ideaharness.benchmarks.researchbench.screening import screen_pool
 from ideaharness.data.pools import CandidatePool, build_pool, derive_seed, paper_text, similarity_to_queries
+from ideaharness.metrics.aggregate import ratio
 from ideaharness.metrics.pairwise_ranking import ORDERS, PairResult
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.metrics.retrieval import hit_ratio, hit_ratio_top1, negative_selection_ratio
 from ideaharness.report.html import Table
-from ideaharness.runner import Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner import Benchmark, MetricSpec, RunContext
 from ideaharness.runner.executors import driver_phase
 from ideaharness.runner.registry import register_benchmark, register_metric
+from ideaharness.runs.scores import Score
 from ideaharness.schema import Instance
 
 STEP_POOL = "researchbench_pool"
@@ -47,29 +50,29 @@ STEP_POOL = "researchbench_pool"
 
 register_metric(MetricSpec("researchbench.hit_ratio", higher_is_better=True, aggregation="mean over "
                            "papers of the share of gold inspirations kept, per screening round",
-                           ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           unit="paper", range=(0.0, 1.0),
                            source="ResearchBench, Liu, Yang et al. 2025, §4.1"))
 register_metric(MetricSpec("researchbench.matched_score", higher_is_better=True, aggregation="mean over "
-                           "papers, zeros included", ci="percentile bootstrap over papers", range=(0.0, 5.0),
+                           "papers, zeros included", unit="paper", range=(0.0, 5.0),
                            source="ResearchBench §4.2 (matched score)"))
 register_metric(MetricSpec("researchbench.rank_score", higher_is_better=True, aggregation="mean over "
-                           "papers of Rank/(k+1)", ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           "papers of Rank/(k+1)", unit="paper", range=(0.0, 1.0),
                            source="ResearchBench §4.3 (hypothesis ranking)"))
 register_metric(MetricSpec("researchbench.rank_score_paper", higher_is_better=True, aggregation="mean over "
                            "papers of Rank/(k+1) per order, averaged over the orders (the paper's reading)",
-                           ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           unit="paper", range=(0.0, 1.0),
                            source="ResearchBench §4.3 (hypothesis ranking; fan_1_res swapped order)"))
 register_metric(MetricSpec("researchbench.directional_accuracy", higher_is_better=True, aggregation="share "
                            "of parsed pairwise judgments choosing the gold hypothesis, pooled over papers",
-                           ci="percentile bootstrap over papers (paired ratio)", range=(0.0, 1.0),
+                           aggregate=ratio, unit="paper", range=(0.0, 1.0),
                            source="ResearchBench §4.3 (hypothesis ranking)"))
 register_metric(MetricSpec("researchbench.hit_ratio_top1", higher_is_better=True, aggregation="mean over "
                            "papers of the share of gold inspirations ranked first in a window, per round",
-                           ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           unit="paper", range=(0.0, 1.0),
                            source="ResearchBench code, calculate_average_ratio_top1_top2"))
 register_metric(MetricSpec("researchbench.negative_selection_ratio", higher_is_better=False,
                            aggregation="mean over papers of the share of level-k negatives kept, per round",
-                           ci="percentile bootstrap over papers", range=(0.0, 1.0),
+                           unit="paper", range=(0.0, 1.0),
                            source="ResearchBench §4.1 (negative levels)"))
 
 
@@ -367,32 +370,10 @@ class ResearchBench(Benchmark):
         data = getattr(self, "data", None)
         return (data.notes if data else []) + list(results.get("notes") or [])
 
-    def headline(self, results: dict[str, Any]) -> list[MetricValue]:
-        """Overall hit ratio per round, matched score per method, rank score."""
-        out: list[MetricValue] = []
-        for row in (results.get("retrieval") or {}).get("overall", []):
-            out.append(MetricValue(metric="researchbench.hit_ratio", group=f"round {row['round']}",
-                                   value=row.get("hit_ratio"), ci=row.get("hit_ratio_ci"), n=row.get("n")))
-            out.append(MetricValue(metric="researchbench.hit_ratio_top1", group=f"round {row['round']}",
-                                   value=row.get("hit_ratio_top1"), ci=row.get("hit_ratio_top1_ci")))
-            for level, value in (row.get("negative_selection_ratio") or {}).items():
-                out.append(MetricValue(metric="researchbench.negative_selection_ratio",
-                                       group=f"round {row['round']}/{level}", value=value,
-                                       ci=(row.get("negative_selection_ratio_ci") or {}).get(level)))
-        for method, block in ((results.get("composition") or {}).get("overall") or {}).items():
-            out.append(MetricValue(metric="researchbench.matched_score", group=method,
-                                   value=block["mean_matched_score"], ci=block["mean_matched_score_ci"],
-                                   n=block["scored"]))
-        rank = (results.get("ranking") or {}).get("overall")
-        if rank:
-            out.append(MetricValue(metric="researchbench.rank_score", value=rank.get("rank_score"),
-                                   ci=rank.get("rank_score_ci"), n=rank.get("rank_score_n")))
-            out.append(MetricValue(metric="researchbench.rank_score_paper",
-                                   value=rank.get("rank_score_paper"), ci=rank.get("rank_score_paper_ci")))
-            out.append(MetricValue(metric="researchbench.directional_accuracy",
-                                   value=rank.get("directional_accuracy"),
-                                   ci=rank.get("directional_accuracy_ci"), n=rank.get("n_tasks")))
-        return out
+    def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
+        """Per paper: hit ratios per round, negative selection ratios, matched score per method,
+        rank scores and directional accuracy (:func:`.scores.researchbench_scores`)."""
+        return researchbench_scores(records, results)
 
 
 def planned_rounds(pool_size: int, window_size: int, keep_size: int) -> int:
