@@ -158,7 +158,7 @@ def bootstrap_ratio_ci(
         return point, point
 
     def pooled(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.sum(a, axis=axis) / np.sum(b, axis=axis)
+        return np.asarray(np.sum(a, axis=axis) / np.sum(b, axis=axis))
 
     result = bootstrap(
         (num, den), pooled, n_resamples=n_resamples, confidence_level=confidence, method=BOOTSTRAP_METHOD,

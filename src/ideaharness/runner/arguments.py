@@ -82,9 +82,10 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DataError(file, f"expected a mapping of settings, got {type(data).__name__}")
     try:
-        return _normalised(data, "")
+        settings: dict[str, Any] = _normalised(data, "")
     except _DuplicateKey as exc:
         raise DataError(file, str(exc)) from None
+    return settings
 
 
 def _normalised(value: Any, where: str) -> Any:
@@ -128,7 +129,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
     """YAML's safe loader, refusing a key given twice in one mapping (YAML 1.2 forbids it; PyYAML
     keeps the last) and any alias (``*name``): an alias can make a value contain itself
     (``a: &a [*a]``) or expand exponentially ("billion laughs"), and a settings file needs none."""
@@ -138,7 +139,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             mark = self.peek_event().start_mark
             raise _DuplicateKey(f"line {mark.line + 1}: an alias (*name) is not read in a settings file; "
                                 "write the value out")
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        node: yaml.Node | None = super().compose_node(parent, index)
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -147,7 +149,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             if key in seen:
                 raise _DuplicateKey(f"line {key_node.start_mark.line + 1}: key {key!r} given twice")
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def _is_model_object(value: Any) -> bool:

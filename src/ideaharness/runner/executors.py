@@ -121,7 +121,7 @@ def _binding_pickler(file: io.BytesIO, bound: dict[int, str]) -> pickle.Pickler:
         def persistent_id(self, obj: Any) -> str | None:
             return bound.get(id(obj))
 
-    return BindingPickler(file, protocol=5)
+    return BindingPickler(file, protocol=5)  # type: ignore[no-untyped-call]
 
 
 class _BindingUnpickler(pickle.Unpickler):

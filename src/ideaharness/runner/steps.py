@@ -308,7 +308,7 @@ class StepRunner:
             record["parse_rounds"] = rounds
         await keep_prompt(self.store, judgment.prompt_hash, fitted)  # prompts.jsonl, before the record (H3)
         if existing is not None:
-            await self.store.areplace(step, instance_id, record, key)  # type: ignore[attr-defined]
+            await self.store.areplace(step, instance_id, record, key)
         else:
             await self.store.aput(step, instance_id, record, key)
         self._note_parse(step, instance_id, key, record)
