@@ -169,6 +169,30 @@ RECIPES: dict[str, dict[str, Recipe]] = {
 benchmark with several tasks runs them all in one run, and every task must score)."""
 
 
+def recipes() -> dict[str, dict[str, Recipe]]:
+    """:data:`RECIPES` and every benchmark's own: a module-level ``ONE_NUMBER: dict[str, dict[str,
+    Recipe]]`` (benchmark -> variant -> (run into a directory, metrics it must score)) in its
+    ``tests/<package>/registry_fixtures.py``, so a new benchmark adds its recipe in its own folder.
+
+    Raises:
+        AssertionError: a benchmark given a recipe twice.
+    """
+    import importlib
+    import importlib.util
+    import pkgutil
+
+    import tests
+
+    found = dict(RECIPES)
+    for module in pkgutil.iter_modules(tests.__path__):
+        name = f"tests.{module.name}.registry_fixtures"
+        if module.ispkg and importlib.util.find_spec(name):
+            for bench, variants in getattr(importlib.import_module(name), "ONE_NUMBER", {}).items():
+                assert bench not in found, f"{name}: {bench} already has a one-number recipe"
+                found[bench] = variants
+    return found
+
+
 def _viewer_payload(report: str) -> dict[str, Any]:
     found = re.search(r'<script type="application/json" id="ih-data">(.*?)</script>', report, re.S)
     assert found, "report.html embeds no viewer data"
@@ -199,12 +223,15 @@ def _mean(values: Any) -> float:
 def test_every_registered_benchmark_has_a_recipe() -> None:
     names = sorted(benchmarks())
     assert names, "the benchmark registry is empty: nothing to check"
-    missing = [n for n in names if n not in RECIPES]
-    assert not missing, f"no one-number run recipe for {missing}: add one to RECIPES"
+    known = recipes()
+    missing = [n for n in names if n not in known]
+    assert not missing, (f"no one-number run recipe for {missing}: add ONE_NUMBER to its "
+                         "tests/<package>/registry_fixtures.py")
 
 
 def _cases() -> list[tuple[str, str]]:
-    cases = [(name, variant) for name in sorted(benchmarks()) for variant in RECIPES.get(name) or ["(none)"]]
+    known = recipes()
+    cases = [(name, variant) for name in sorted(benchmarks()) for variant in known.get(name) or ["(none)"]]
     return cases or [("(empty registry)", "(none)")]
 
 
@@ -213,7 +240,7 @@ def test_one_value_and_one_n_per_metric_on_every_surface(
     name: str, variant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    entry = RECIPES.get(name, {}).get(variant)
+    entry = recipes().get(name, {}).get(variant)
     assert entry is not None, f"{name}: registered but no run recipe, so it cannot be checked"
     recipe, prefixes = entry
     out = tmp_path / "run"

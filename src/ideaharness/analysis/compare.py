@@ -312,22 +312,22 @@ def compare_runs(
                 per = unit_rows(score_lists[run.run_id], name, spec_of[name].inputs)
             except ValueError as exc:  # one value per unit: a second is a benchmark bug, not a score
                 raise UserError(f"compare: {run.path}: {exc}") from None
-            for (system, group), rows in per.items():
+            for (system, group), units in per.items():
                 label = labels[(run.run_id, system or run.system)]
-                tables.setdefault((name, group), {})[label] = rows
+                tables.setdefault((name, group), {})[label] = units
     settings = IntervalSettings(n_resamples=n_resamples, confidence=confidence, seed=seed)
     metrics: dict[str, Any] = {}
     order = list(labels.values())
-    for (name, group), rows in sorted(tables.items()):
-        metrics[metric_key(name, group)] = _metric_block(spec_of[name], rows, order, settings, seed)
+    for (name, group), by_label in sorted(tables.items()):
+        metrics[metric_key(name, group)] = _metric_block(spec_of[name], by_label, order, settings, seed)
     family = _mark(metrics, 1 - confidence, min_n)
     instances = []
-    for (name, group), rows in sorted(tables.items()):
+    for (name, group), by_label in sorted(tables.items()):
         if spec_of[name].inputs:
             continue
-        keys = sorted(set().union(*(set(v) for v in rows.values())))
+        keys = sorted(set().union(*(set(v) for v in by_label.values())))
         for key in keys:
-            values = {label: rows.get(label, {}).get(key, [np.nan])[0] for label in order}
+            values = {label: by_label.get(label, {}).get(key, [np.nan])[0] for label in order}
             instances.append({"pair_key": key, "metric": metric_key(name, group),
                               "values": {k: float(v) if np.isfinite(v) else None for k, v in values.items()}})
     return {

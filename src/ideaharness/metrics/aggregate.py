@@ -150,7 +150,8 @@ def percentile_bootstrap(table: np.ndarray, statistic: Statistic,
         ``(low, high)``, or None for fewer than 2 units or an undefined statistic.
     """
     table = as_table(table)
-    boot = {"n_resamples": settings.n_resamples, "confidence": settings.confidence, "seed": settings.seed}
+    boot: dict[str, Any] = {"n_resamples": settings.n_resamples, "confidence": settings.confidence,
+                            "seed": settings.seed}
     if statistic is ratio:
         value, weight = table[:, 0], table[:, 1] if table.shape[1] > 1 else np.ones(len(table))
         keep = np.isfinite(value)
@@ -209,5 +210,5 @@ def interval_description(interval: Interval) -> str:
     """What ``interval`` is, for tables: the built-in name, else its docstring's first line."""
     if interval in INTERVAL_NAMES:
         return INTERVAL_NAMES[interval]
-    doc = (getattr(interval, "__doc__", None) or getattr(interval, "__name__", "custom")).strip()
+    doc = str(getattr(interval, "__doc__", None) or getattr(interval, "__name__", "custom")).strip()
     return doc.splitlines()[0]

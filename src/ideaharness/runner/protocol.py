@@ -51,7 +51,7 @@ from ideaharness.metrics.reliability.adapters import Adapters, Record, idea_gene
 from ideaharness.results import BenchmarkResults
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
-from ideaharness.runs.scores import Score
+from ideaharness.runs.scores import Score as Score  # re-exported: the contract names runner.protocol.Score
 from ideaharness.runs.store import RunStore
 from ideaharness.tables import Section, Table
 

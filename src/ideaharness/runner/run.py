@@ -37,11 +37,11 @@ from ideaharness.runner.arguments import RunArguments
 from ideaharness.runner.executors import install_executor
 from ideaharness.runner.models import build_models
 from ideaharness.runner.options import ExecutionOptions
-from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, MetricSpec, MetricValue, RunContext, Score
+from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.registry import enrichers, metrics
 from ideaharness.runner.steps import StepRunner, UnparsedUnit, unparsed_note
 from ideaharness.runs.inputs import INPUTS_KEY
-from ideaharness.runs.scores import scored_records, summarise_scores, write_scores
+from ideaharness.runs.scores import Score, scored_records, summarise_scores, write_scores
 from ideaharness.runs.store import CONFIG_FILE, RunStore, shard_of
 
 

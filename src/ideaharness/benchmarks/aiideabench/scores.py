@@ -90,11 +90,11 @@ def aiideabench_scores(records: Sequence[Record], results: dict[str, Any],
                 out += [_mean_score("aiideabench.novelty", group, iid, means.get((iid, group)),
                                     "no idea's novelty") for iid in ids]
     if "n" in (results.get("feasibility") or {}):
-        values: dict[str, list[float]] = {}
+        per_idea: dict[str, list[float]] = {}
         for _, inst, _key, data in by_step.get("feasibility", []):
             if data.get("feasibility") is not None:
-                values.setdefault(inst, []).append(float(data["feasibility"]))
-        out += [_mean_score("aiideabench.feasibility", "", iid, values.get(iid), "no idea's feasibility")
+                per_idea.setdefault(inst, []).append(float(data["feasibility"]))
+        out += [_mean_score("aiideabench.feasibility", "", iid, per_idea.get(iid), "no idea's feasibility")
                 for iid in ids]
     return out
 

@@ -48,7 +48,7 @@ def ideabench_scores(records: Sequence[Record], results: dict[str, Any]) -> list
                 rank = recs.get((f"rank/{s}/{indicator}", iid))
                 parsed = _parsed(rank)
                 value = None
-                if parsed is not None and n:
+                if rank is not None and parsed is not None and n:
                     value = (target_rank(parsed, rank["target_label"]) - 1) / n
                 out.append(Score(metric="ideabench.insight_score", group=f"{s}/{indicator}", instance_id=iid,
                                  value=value, reason=None if value is not None else why or
