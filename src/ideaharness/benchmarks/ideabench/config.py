@@ -60,8 +60,9 @@ class IdeaBenchConfig(GeneratorJudgeConfig):
     data: str = Field("tomato-chem", description="'tomato-chem' (bundled), an Instance JSONL file, or a "
                       "directory with the IdeaBench CSVs.")
     n_ideas: int = Field(default=3, ge=1, le=25, description="Ideas per instance (n).")
-    scenarios: list[Scenario] = Field(default_factory=lambda: ["low"], description="low and/or high "
-                                      "resource.", json_schema_extra={"cli": "--scenario"})
+    scenarios: list[Scenario] = Field(default_factory=lambda: list[Scenario](["low"]),
+                                      description="low and/or high resource.",
+                                      json_schema_extra={"cli": "--scenario"})
     k_references: int = Field(default=5, ge=1, description="References in the low-resource scenario.")
     reference_filter: Literal["auto", "relevance", "random", "none"] = Field(
         "auto", description="Reference filter of the low-resource scenario.")

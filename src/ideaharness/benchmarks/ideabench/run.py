@@ -407,7 +407,7 @@ class IdeaBench(Benchmark):
         self._balanced: dict[int, dict[str, int]] = {}
         phases: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [("target ideas", self.target_idea)]
         for scenario in cfg.scenarios:
-            phases.append((f"generate ({scenario})", lambda i, s=scenario: self.generate(i, s)))
+            phases.append((f"generate ({scenario})", functools.partial(self.generate, scenario=scenario)))
         await self.steps.run_phases(instances, phases)
         if not cfg.parity:
             await self.steps.run_phases(instances, [
@@ -418,10 +418,11 @@ class IdeaBench(Benchmark):
             self.similarity(instances, scenario)
         later: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = []
         for scenario in cfg.scenarios:
-            later.append((f"overlap ({scenario})", lambda i, s=scenario: self.overlap(i, s)))
+            later.append((f"overlap ({scenario})", functools.partial(self.overlap, scenario=scenario)))
             for ind in cfg.indicators:
                 later.append(
-                    (f"rank {ind.name} ({scenario})", lambda i, s=scenario, q=ind: self.rank(i, s, q))
+                    (f"rank {ind.name} ({scenario})",
+                     functools.partial(self.rank, scenario=scenario, indicator=ind))
                 )
         await self.steps.run_phases(instances, later)
 

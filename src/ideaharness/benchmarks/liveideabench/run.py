@@ -3,6 +3,7 @@ unit recorded in the run directory (see the package docstring for the protocol).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +50,13 @@ register_metric(MetricSpec("liveideabench.average", higher_is_better=True, aggre
 
 def idea_key(k: int) -> str:
     return str(k)
+
+
+def _fluency_reask(order: list[int], *, keyword: str, shown: tuple[dict[str, Any], dict[str, Any]],
+                   protocol: str) -> Reask:
+    """The fluency judgment of ``shown`` re-rendered with its two ideas in ``order``."""
+    return Reask(render("liveideabench_fluency", keyword=keyword, first=shown[order[0]]["idea"],
+                        second=shown[order[1]]["idea"], protocol=protocol))
 
 
 @register_benchmark("liveideabench")
@@ -186,9 +194,8 @@ class LiveIdeaBench(Benchmark):
                     parse_fluency, temperature=cfg.judge_temperature, max_tokens=16, seed=cfg.seed,
                     positions=[f"{kw.id}/{a}", f"{kw.id}/{b}"][:: 1 if order == "AB" else -1],
                     extra={"pair": [a, b], "judge": judge, "order": order},
-                    reorder=lambda o, kw=kw.id, shown=shown: Reask(render(  # --consistency-sample
-                        "liveideabench_fluency", keyword=kw, first=shown[o[0]]["idea"],
-                        second=shown[o[1]]["idea"], protocol=cfg.protocol)),
+                    reorder=functools.partial(  # --consistency-sample
+                        _fluency_reask, keyword=kw.id, shown=shown, protocol=cfg.protocol),
                 )
 
     async def execute(self, ctx: RunContext, items: Sequence[Keyword]) -> None:

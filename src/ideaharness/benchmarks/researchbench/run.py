@@ -34,6 +34,8 @@ from ideaharness.benchmarks.researchbench.ranking import generate_negatives, jud
 from ideaharness.benchmarks.researchbench.scores import researchbench_scores
 from ideaharness.benchmarks.researchbench.screening import screen_pool
 from ideaharness.data.pools import CandidatePool, build_pool, derive_seed, paper_text, similarity_to_queries
+from ideaharness.errors import UserError
+from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.aggregate import ratio
 from ideaharness.metrics.pairwise_ranking import ORDERS, PairResult
 from ideaharness.metrics.reliability.adapters import Record
@@ -139,6 +141,17 @@ class ResearchBench(Benchmark):
         self.generator = ctx.models.get("generator")
         self.judge = ctx.models.get("judge")
 
+    @staticmethod
+    def _model(model: ChatModel | None, role: str) -> ChatModel:
+        """The bound client of ``role``.
+
+        Raises:
+            UserError: the run's settings do not use that role (no client was built).
+        """
+        if model is None:
+            raise UserError(f"no {role} model: this run's settings do not use one")
+        return model
+
     # -- pools ---------------------------------------------------------------
     def _source_embeddings(self, papers: list[Any]) -> Any:
         import numpy as np
@@ -182,7 +195,8 @@ class ResearchBench(Benchmark):
     async def retrieve(self, inst: Instance) -> None:
         pool = self.pools[inst.id]
         result = await screen_pool(
-            self.steps, self.generator, pool, question=inst.research_question or inst.target.title,
+            self.steps, self._model(self.generator, "generator"), pool,
+            question=inst.research_question or inst.target.title,
             survey=inst.background_survey if self.config.use_background_survey else None,
             discipline=discipline_of(inst), window_size=self.config.window_size,
             keep_size=self.config.keep_size, seed=self.config.seed, threshold=self.config.title_threshold,
@@ -235,7 +249,8 @@ class ResearchBench(Benchmark):
             "survey": inst.background_survey,
         }
         return Composer(
-            self.steps, self.generator, inst.id, context, temperature=self.config.generation_temperature,
+            self.steps, self._model(self.generator, "generator"), inst.id, context,
+            temperature=self.config.generation_temperature,
             max_tokens=self.config.generation_max_tokens, seed=self.config.seed,
         )
 
@@ -272,7 +287,8 @@ class ResearchBench(Benchmark):
             }
             if hypothesis is not None and done:  # an incomplete pipeline is finished by a re-run first
                 scored = await score_hypothesis(
-                    self.steps, self.judge, inst.id, method, proposed=hypothesis, gold=gold,
+                    self.steps, self._model(self.judge, "judge"), inst.id, method, proposed=hypothesis,
+                    gold=gold,
                     key_points=key_points, discipline=discipline_of(inst),
                     max_tokens=self.config.judge_max_tokens, seed=self.config.seed,
                 )
@@ -312,7 +328,7 @@ class ResearchBench(Benchmark):
         blind = not self.config.parity and bool(negatives)
         if blind:  # the gold in the negatives' form, or not judged at all
             shown, record = await rewrite_gold(
-                self.steps, self.judge, inst.id, gold, [h for _, h in negatives],
+                self.steps, self._model(self.judge, "judge"), inst.id, gold, [h for _, h in negatives],
                 temperature=self.config.judge_temperature, seed=self.config.seed)
         self.blinding[inst.id] = {"original": gold, "shown": shown, "negatives": [h for _, h in negatives]}
         if shown is None:
@@ -325,7 +341,8 @@ class ResearchBench(Benchmark):
             return
         orders = ORDERS[:1] if self.config.parity else ORDERS
         pairs = await judge_pairs(
-            self.steps, self.judge, inst.id, question=inst.research_question or inst.target.title,
+            self.steps, self._model(self.judge, "judge"), inst.id,
+            question=inst.research_question or inst.target.title,
             gold=shown, negatives=negatives, discipline=discipline_of(inst), orders=orders,
             temperature=self.config.judge_temperature, max_tokens=self.config.judge_max_tokens,
             seed=self.config.seed,
