@@ -29,15 +29,16 @@ from ideaharness.benchmarks.ligbench.scores import ligbench_scores
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_text
 from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import UserError
+from ideaharness.metrics.aggregate import IntervalSettings
 from ideaharness.metrics.duplicates import DUPLICATE_COLUMNS, duplicate_note, duplicate_report, duplicate_row
 from ideaharness.metrics.reliability.adapters import Record
-from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings
+from ideaharness.metrics.stats import bootstrap_settings
 from ideaharness.metrics.surface import surface_rows
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
-from ideaharness.runs.scores import Score
+from ideaharness.runs.scores import Score, summarise_scores
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_TOPICS", "LigBench", "LigBenchConfig", "results_tables"]
 
@@ -52,10 +53,10 @@ def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:
     return files
 
 
-register_metric(MetricSpec("ligbench.score", higher_is_better=True, aggregation="mean over a system's "
-                           "scored ideas, per dimension (rating, contribution, soundness, novelty)",
-                           unit="idea", range=(0.0, 5.0),
-                           source="LigBench, Wang, Zhu et al., §3 (Elo against scored papers) and App. F"))
+SCORE_SPEC = register_metric(MetricSpec(
+    "ligbench.score", higher_is_better=True, aggregation="mean over a system's scored ideas, per dimension "
+    "(rating, contribution, soundness, novelty)", unit="idea", range=(0.0, 5.0),
+    source="LigBench, Wang, Zhu et al., §3 (Elo against scored papers) and App. F"))
 
 
 @register_benchmark("ligbench")
@@ -185,13 +186,18 @@ class LigBench(Benchmark):
                 "scores": {},
                 "duplicates": self._duplicates(mine),
             }
-            for key in SCORE_KEYS:
-                values = [r.scores[key] for r in ok if r.scores]
-                block["scores"][key] = {
-                    "mean": sum(values) / len(values) if values else None, "n": len(values),
-                    "ci95": bootstrap_ci(values, n_resamples=self.config.bootstrap_resamples,
-                                         seed=self.config.seed)}
             systems[system] = block
+        # the per-system means come from the same per-idea scores the headline is computed from
+        ideas = {k: v.model_dump(mode="json") for k, v in self.idea_scores.items()}
+        settings = IntervalSettings(n_resamples=self.config.bootstrap_resamples, seed=self.config.seed)
+        summaries = {(system, group): summary for _, (system, group), summary in
+                     summarise_scores(ligbench_scores([], {"ideas": ideas}), [SCORE_SPEC], settings)}
+        for system, block in systems.items():
+            for key in SCORE_KEYS:
+                summary = summaries.get((system, key))
+                block["scores"][key] = {"mean": summary.value if summary else None,
+                                        "n": summary.n if summary else 0,
+                                        "ci95": summary.ci if summary else None}
         scored = [r for r in self.idea_scores.values() if r.status == "scored" and r.formalization]
         papers = {c.reference_id: self.scorer.corpus.by_id[c.reference_id] for r in scored
                   for c in r.comparisons if c.reference_id in self.scorer.corpus.by_id}
@@ -204,7 +210,7 @@ class LigBench(Benchmark):
             "blinding": blinding,
             "corpus": self.config.corpus, "corpus_size": len(self.scorer.corpus),
             "n_topics": len(self.config.topics), "systems": systems,
-            "ideas": {k: v.model_dump(mode="json") for k, v in self.idea_scores.items()},
+            "ideas": ideas,
             "llm_errors": ctx.steps.error_count,
         }
 
