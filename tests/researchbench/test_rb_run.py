@@ -176,9 +176,9 @@ async def test_papers_that_stop_early_are_carried_to_later_retention_levels(tmp_
     assert [planned_rounds(n, 15, 3) for n in (75, 30, 20, 15, 3)] == [2, 2, 2, 1, 0]
     model = scripted("unused", picks_per_window=1)  # keeps 1 title per window: 20 -> 2, then stop
     config = ResearchBenchConfig(data=str(RELEASE), tasks=["retrieval"])
-    results = await arun("researchbench", config=config,
-                         options=ExecutionOptions(out=tmp_path / "run", progress=False, consistency_sample=0.0),
-                         generator=model, judge=model)  # no consistency re-ask: count the screening calls only
+    options = ExecutionOptions(out=tmp_path / "run", progress=False, consistency_sample=0.0)
+    # no consistency re-ask: the count below is of the screening calls only
+    results = await arun("researchbench", config=config, options=options, generator=model, judge=model)
     first, second = results["retrieval"]["overall"]
     assert first["n"] == second["n"] == 2 and second["windows_called"] == 0
     assert second["hit_ratio"] == first["hit_ratio"]  # the same kept set counts at 4% retention
