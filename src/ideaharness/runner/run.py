@@ -126,7 +126,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
         try:
             await bench.setup(ctx)
             await bench.execute(ctx, items)
-            await steps.run_reasks(args.options.consistency_sample,  # --consistency-sample (H2)
+            await steps.run_reasks(args.options.consistency_sample,  # --consistency-sample
                                    seed=int(getattr(args.config, "seed", 0)))
         except asyncio.CancelledError:
             ended = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
@@ -161,7 +161,7 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
         results.update(common_blocks(bench, ctx, items, available, results, ended, scores))
         for enrich in [*enrichers(), *bench.enrichers]:
             enrich(ctx, results)
-        ctx.store.write_results(results, block_class=bench.results_class)  # typed (H3)
+        ctx.store.write_results(results, block_class=bench.results_class)  # typed (ideaharness.results)
         write_run_report(bench, ctx, items, results)
     except Exception as exc:
         if not aborted:

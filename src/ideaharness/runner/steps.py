@@ -306,7 +306,7 @@ class StepRunner:
         if rounds > 1:
             record["earlier_judgments"] = earlier
             record["parse_rounds"] = rounds
-        await keep_prompt(self.store, judgment.prompt_hash, fitted)  # prompts.jsonl, before the record (H3)
+        await keep_prompt(self.store, judgment.prompt_hash, fitted)  # prompts.jsonl, before the record
         if existing is not None:
             await self.store.areplace(step, instance_id, record, key)
         else:

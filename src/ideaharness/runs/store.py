@@ -49,6 +49,7 @@ from typing import Any, BinaryIO
 from ideaharness.data.jsonl import dumps_line, repair_torn_tail
 from ideaharness.errors import StorageError, UserError, storage_error
 from ideaharness.fileio import append_line, append_lines, atomic_write_text
+from ideaharness.metrics.reliability.sampling import original_key
 from ideaharness.redaction import redact_values
 from ideaharness.results import BenchmarkResults, validate_results
 from ideaharness.runs.inputs import INPUTS_KEY, InputHashes, changed_input, hash_inputs
@@ -500,9 +501,12 @@ class RunStore:
             if step is None or record["step"] == step:
                 yield record["step"], record["instance_id"], record["key"], record["data"]
 
-    def records(self, step: str) -> list[tuple[str, str, dict[str, Any]]]:
-        """All records of a step as ``(instance_id, key, data)``, in insertion order."""
-        return [(i, k, d) for _, i, k, d in self.iter_records(step)]
+    def records(self, step: str, *, reasks: bool = False) -> list[tuple[str, str, dict[str, Any]]]:
+        """The records of a step as ``(instance_id, key, data)``, in insertion order: what a
+        benchmark's results read. Consistency re-asks (keys ending in ``#reask``,
+        ``--consistency-sample``) are extra calls that measure the judge, never results: they are
+        left out unless ``reasks`` (the reliability block reads them through :meth:`all_records`)."""
+        return [(i, k, d) for _, i, k, d in self.iter_records(step) if reasks or not original_key(k)[1]]
 
     def all_records(self) -> list[tuple[str, str, str, dict[str, Any]]]:
         """Every record as ``(step, instance_id, key, data)``, in insertion order."""
