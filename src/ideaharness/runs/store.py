@@ -204,6 +204,20 @@ class RunStore:
         except OSError as exc:
             raise storage_error(path, exc) from exc
 
+    def _append(self, path: Path, line: str) -> int:
+        """Append ``line`` to ``path`` (fsynced) and return where it lies, packed for the index.
+
+        Raises:
+            StorageError: the line cannot be written or the file's size read.
+        """
+        append_line(path, line)
+        length = len(line.encode("utf-8"))
+        try:
+            end = path.stat().st_size
+        except OSError as exc:
+            raise storage_error(path, exc) from exc
+        return _pack(self._number(path), end - length - 1, length)
+
     def _number(self, path: Path) -> int:
         if path not in self._file_no:
             self._file_no[path] = len(self._files)
@@ -268,15 +282,8 @@ class RunStore:
         """
         if prompt_hash in self._prompts:
             return
-        path = self.dir / PROMPTS_FILE
         line = _prompt_line(prompt_hash, messages)
-        append_line(path, line)
-        length = len(line.encode("utf-8"))
-        try:
-            end = path.stat().st_size
-        except OSError as exc:
-            raise storage_error(path, exc) from exc
-        self._prompts[prompt_hash] = _pack(self._number(path), end - length - 1, length)
+        self._prompts[prompt_hash] = self._append(self.dir / PROMPTS_FILE, line)
 
     async def aput_prompt(self, prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> None:
         """:meth:`put_prompt` for coroutines, group-committed with the records (:meth:`aput`): call
@@ -410,14 +417,7 @@ class RunStore:
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             }
         )
-        path = self.dir / RECORDS_DIR / f"{_safe(step)}.jsonl"
-        append_line(path, line)
-        length = len(line.encode("utf-8"))
-        try:
-            end = path.stat().st_size
-        except OSError as exc:
-            raise storage_error(path, exc) from exc
-        self._index[digest] = _pack(self._number(path), end - length - 1, length)
+        self._index[digest] = self._append(self.dir / RECORDS_DIR / f"{_safe(step)}.jsonl", line)
         if self._usage is not None:
             self._usage.maybe_save()
 
