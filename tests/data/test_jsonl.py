@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, Field
 
 from ideaharness.data.corpus import load_corpus_file
-from ideaharness.data.jsonl import dumps_line, iter_jsonl, repair_torn_tail, scan_jsonl
+from ideaharness.data.jsonl import dumps_line, iter_jsonl, iter_jsonl_models, repair_torn_tail, scan_jsonl
 from ideaharness.data.pairiq import load_pairiq
 from ideaharness.data.registry import load_instances_jsonl
 from ideaharness.data.textio import replace_surrogates_in
@@ -164,3 +165,43 @@ def test_an_unterminated_string_reads_once_at(tmp_path: Path) -> None:
     message = r"line 2: not valid JSON \(Unterminated string starting at column 8\)"
     with pytest.raises(DataError, match=message):
         list(iter_jsonl(path))
+
+
+class _Row(BaseModel):
+    name: str
+    score: int = Field(ge=0, le=10)
+
+
+_ROW = st.fixed_dictionaries({"name": st.text(max_size=20), "score": st.integers(0, 10)})
+_BAD = st.one_of(
+    st.fixed_dictionaries({"name": st.text(max_size=5), "score": st.integers(11, 99)})
+    .map(lambda r: (r, "score")),
+    st.fixed_dictionaries({"score": st.integers(0, 10)}).map(lambda r: (r, "name")),
+    st.lists(st.integers(), max_size=3).map(lambda r: (r, None)),
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(_ROW, max_size=6), bad=st.none() | _BAD, blank=st.booleans())
+def test_typed_rows_read_back_or_name_the_first_bad_line_and_field(
+    tmp_path: Path, rows: list[dict[str, object]], bad: tuple[object, str | None] | None, blank: bool
+) -> None:
+    """Every valid line comes back as the model (line numbers count blank lines); the first bad
+    line is one error naming its line and, for a model error, the field."""
+    lines = [json.dumps(r) for r in rows]
+    if blank:
+        lines.insert(0, "")
+    if bad is not None:
+        lines.append(json.dumps(bad[0]))
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if bad is None:
+        got = list(iter_jsonl_models(path, _Row))
+        assert [row.model_dump() for _, row in got] == rows
+        assert [n for n, _ in got] == [i + 1 + blank for i in range(len(rows))]
+        return
+    field = bad[1]
+    where = (f"line {len(lines)}, field '{field}'" if field
+             else f"line {len(lines)}: expected a JSON object, got list")
+    with pytest.raises(DataError, match=re.escape(where)):
+        list(iter_jsonl_models(path, _Row))

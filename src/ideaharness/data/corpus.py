@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from ideaharness.data.jsonl import iter_jsonl, parse_json_document
+from ideaharness.data.jsonl import iter_jsonl_models, parse_json_document
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 from ideaharness.schema import Paper
@@ -95,13 +93,8 @@ def load_corpus_file(path: str | Path, id_prefix: str | None = None) -> list[Pap
 
 
 def _read_paper_jsonl(path: Path, text: str) -> Iterable[Paper]:
-    for lineno, value in iter_jsonl(path, text=text):
-        try:
-            yield Paper.model_validate(value)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "line"
-            raise DataError(path, f"line {lineno}, field '{field}': {err['msg']}") from exc
+    for _, paper in iter_jsonl_models(path, Paper, text=text):
+        yield paper
 
 
 def write_corpus_jsonl(papers: Iterable[Paper], path: str | Path) -> Path:

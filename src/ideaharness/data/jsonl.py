@@ -9,6 +9,9 @@ count blank lines.
 
 Readers:
 
+* :func:`iter_jsonl_models` — input rows validated into a pydantic model, one error spelling for
+  every reader: ``"<path>: line 7, field 'target.title': Field required"`` (the first error of the
+  first bad line), ``"<path>: line 3: expected a JSON object, got list"``.
 * :func:`iter_jsonl` — input files (datasets, ideas, corpora): the first invalid line is a
   :class:`~ideaharness.errors.DataError` naming the file and line. Strings holding a lone UTF-16
   surrogate (a JSON escape such as ``"\\ud83d"`` without its partner) cannot be stored or shown,
@@ -33,11 +36,14 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from ideaharness.data.textio import read_text, replace_surrogates_in
 from ideaharness.errors import DataError, DataWarning, storage_error
 
+M = TypeVar("M", bound=BaseModel)
 _JSON_BLANK = " \t\r"
 # written as escapes: lone surrogates (not UTF-8) and the characters other tools take for line ends
 _ESCAPED_CHARS = re.compile("[\ud800-\udfff\u2028\u2029\x85]")
@@ -203,6 +209,44 @@ def iter_jsonl(path: str | Path, *, text: str | None = None) -> Iterator[tuple[i
         replaced += [f"line {lineno}, field '{where}'" for where in changed]
         yield lineno, value
     _warn_replaced(source, replaced)
+
+
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """``(field, message)`` of the first error of a pydantic validation: the field as a dotted
+    path (``"target.title"``, ``"references.0.id"``; ``"(row)"`` for an error of the whole row)."""
+    err = exc.errors()[0]
+    return ".".join(str(p) for p in err["loc"]) or "(row)", str(err["msg"])
+
+
+def validate_row(model: type[M], value: Any, path: str | Path, lineno: int, *, noun: str | None = None) -> M:
+    """``value`` (line ``lineno`` of ``path``) validated as ``model``; ``noun`` names what a row
+    is in the error (``"an instance"``).
+
+    Raises:
+        DataError: ``"line 3: expected a JSON object (an instance), got list"`` or
+            ``"line 7, field 'target.title': Field required"``.
+    """
+    if not isinstance(value, dict):
+        what = f"a JSON object ({noun})" if noun else "a JSON object"
+        raise DataError(path, f"line {lineno}: expected {what}, got {type(value).__name__}")
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        where, message = first_error(exc)
+        raise DataError(path, f"line {lineno}, field '{where}': {message}") from None
+
+
+def iter_jsonl_models(
+    path: str | Path, model: type[M], *, text: str | None = None, noun: str | None = None
+) -> Iterator[tuple[int, M]]:
+    """``(line number, row)`` of every non-blank line of an input JSON Lines file, each validated
+    as ``model`` (:func:`iter_jsonl`, then :func:`validate_row`).
+
+    Raises:
+        DataError: what :func:`iter_jsonl` and :func:`validate_row` raise, at the first bad line.
+    """
+    for lineno, value in iter_jsonl(path, text=text):
+        yield lineno, validate_row(model, value, path, lineno, noun=noun)
 
 
 @dataclass

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ideaharness.data.jsonl import dumps_line, iter_jsonl, parse_json_document
+from ideaharness.data.jsonl import dumps_line, first_error, iter_jsonl, parse_json_document
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
 
@@ -323,9 +323,8 @@ def record_from_dict(data: dict[str, Any], *, path: object = "<dict>", row: int 
     try:
         return PairIQRecord.model_validate({**known, "extra": extra})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "?"
-        raise DataError(path, f"row {row}, field '{field}': {err['msg']}") from None
+        field, message = first_error(exc)
+        raise DataError(path, f"row {row}, field '{field}': {message}") from None
 
 
 def load_pairiq(path: str | Path) -> list[PairIQRecord]:

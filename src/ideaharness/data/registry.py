@@ -17,9 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from ideaharness.data.jsonl import iter_jsonl
+from ideaharness.data.jsonl import iter_jsonl_models
 from ideaharness.errors import DataError, UserError
 from ideaharness.schema import Instance
 
@@ -115,16 +113,7 @@ def iter_instances_jsonl(path: Path) -> Iterator[Instance]:
             (names line and field), or no instance at all.
     """
     seen: set[str] = set()
-    for lineno, value in iter_jsonl(path):
-        if not isinstance(value, dict):
-            raise DataError(path, f"line {lineno}: expected a JSON object (an instance), got "
-                            f"{type(value).__name__}")
-        try:
-            instance = Instance.model_validate(value)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
-            raise DataError(path, f"line {lineno}, field '{field}': {err['msg']}") from None
+    for lineno, instance in iter_jsonl_models(path, Instance, noun="an instance"):
         if instance.id in seen:
             raise DataError(path, f"line {lineno}, field 'id': duplicate instance id {instance.id!r}")
         seen.add(instance.id)

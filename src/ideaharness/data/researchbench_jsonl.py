@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from ideaharness.data.jsonl import iter_jsonl
+from ideaharness.data.jsonl import iter_jsonl_models
 from ideaharness.data.pools import Candidate, CandidatePool
 from ideaharness.errors import DataError
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
@@ -172,15 +172,7 @@ def _rows(path: Path, model: type[RowT]) -> Iterator[tuple[int, RowT]]:
     if not path.is_file():
         raise DataError(path, "file not found")
     rows = 0
-    for line_no, raw in iter_jsonl(path):
-        if not isinstance(raw, dict):
-            raise DataError(path, f"line {line_no}: expected a JSON object")
-        try:
-            row = model.model_validate(raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "(row)"
-            raise DataError(path, f"line {line_no}, field '{field}': {err['msg']}") from None
+    for line_no, row in iter_jsonl_models(path, model):
         rows += 1
         yield line_no, row
     if not rows:

@@ -21,9 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from ideaharness.data.jsonl import iter_jsonl
+from ideaharness.data.jsonl import iter_jsonl_models
 from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, ParseError
 from ideaharness.llm.parsing import check_text
@@ -109,13 +109,7 @@ def load_plan(folder: str | Path) -> ScholarIdea:
     rubrics: list[Rubric] = []
     rubric_path = root / f"{name}.jsonl"
     if rubric_path.is_file():
-        for row, value in iter_jsonl(rubric_path):
-            try:
-                rubrics.append(Rubric.model_validate(value))
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err["loc"])
-                raise DataError(rubric_path, f"row {row}, field '{field}': {err['msg']}") from None
+        rubrics += [rubric for _, rubric in iter_jsonl_models(rubric_path, Rubric)]
     cutoff: dt.date | None = None
     cutoff_path = root / "cutoff.txt"
     if cutoff_path.is_file():

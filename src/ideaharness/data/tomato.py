@@ -21,10 +21,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from ideaharness.data.corpus import load_corpus_file
-from ideaharness.data.jsonl import iter_jsonl
+from ideaharness.data.jsonl import iter_jsonl_models
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, match_title
 from ideaharness.data.researchbench_xlsx import load_researchbench_sheet
 from ideaharness.errors import DataError, UserError
@@ -83,15 +83,7 @@ def load_tomato_chem(path: str | Path | None = None) -> list[Instance]:
     file = Path(path) if path is not None else bundled_path(BUNDLED_FILE)
     if not file.is_file():
         raise DataError(file, "cannot read (no such file); rebuild with scripts/build_bundled_tomato.py")
-    instances: list[Instance] = []
-    for lineno, value in iter_jsonl(file):
-        try:
-            instances.append(Instance.model_validate(value))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "line"
-            raise DataError(file, f"line {lineno}, field '{field}': {err['msg']}") from exc
-    return instances
+    return [instance for _, instance in iter_jsonl_models(file, Instance)]
 
 
 class MatchReport(BaseModel):

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ideaharness.data.jsonl import decode_input, describe_json_error, split_lines
+from ideaharness.data.jsonl import decode_input, describe_json_error, first_error, split_lines
 from ideaharness.data.registry import ideabench_csv_files
 from ideaharness.data.researchbench_xlsx import normalise_doi
 from ideaharness.data.textio import read_text, replace_surrogates_in
@@ -229,10 +229,9 @@ def _check_rows(rows: Iterable[Row], report: ValidationReport, min_references: i
         try:
             inst = Instance.model_validate(raw)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
+            field, message = first_error(exc)
             add(Issue(level="error", kind="invalid-instance", where=f"{row}, field '{field}'",
-                      message=err["msg"]))
+                      message=message))
             continue
         n_instances += 1
         where = row if row.startswith("instance ") else f"{row} ({inst.id})"
