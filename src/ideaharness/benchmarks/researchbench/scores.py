@@ -46,7 +46,11 @@ def researchbench_scores(records: Sequence[Record], results: dict[str, Any]) -> 
                        "no hypothesis" if entry.get("hypothesis") is None else "score reply unparsed")
                 out.append(_score("researchbench.matched_score", method, iid, entry["score"], why))
         ranking = block.get("ranking") or {}
-        if "pairs" in ranking:
+        if "skipped" in ranking:  # asked for but not rankable: unscored, so the headline says why
+            for metric in ("researchbench.rank_score", "researchbench.rank_score_paper",
+                           "researchbench.directional_accuracy"):
+                out.append(Score.unscored(metric, iid, str(ranking["skipped"])))
+        elif "pairs" in ranking:
             pairs = [PairResult.model_validate(p) for p in ranking["pairs"]]
             rs = rank_score(pairs, ranking["orders"])
             out.append(_score("researchbench.rank_score", "", iid, None if rs is None else rs[2],
