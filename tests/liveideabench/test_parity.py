@@ -222,10 +222,14 @@ def test_parity_fluency_pool_is_the_published_one(tmp_path: Path) -> None:
     assert results["per_keyword"]["meteorology"]["fluency"] is None
     assert results["per_keyword"]["galaxies"]["fluency"] is None
     assert results["per_keyword"]["periodic table"]["fluency"] == 7.0  # B (v2)
-    # no fluency request was paid for a pair outside the pool
+    # no fluency request was paid for a pair outside the pool: the one pooled pair, plus its
+    # --consistency-sample re-ask in the other order (recorded apart, never scored)
     asked = [m for j in ("scripted/j1", "scripted/j2") for m, _ in models[f"judge:{j}"].calls
              if "ONLY ANSWER A/B/C/D" in m[-1]["content"]]
-    assert len(asked) == 1
+    lines = (tmp_path / "parity" / "records" / "fluency.jsonl").read_text().splitlines()
+    reasks = [r for r in map(json.loads, lines) if r["key"].endswith("#reask")]
+    assert {r["instance_id"] for r in reasks} <= {"periodic table"}
+    assert len(asked) == 1 + len(reasks)
     # the parity idea prompt went out as the published single user message
     prompts = [m for m, _ in models["generator"].calls]
     assert prompts and all([x["role"] for x in m] == ["user"] for m in prompts)
