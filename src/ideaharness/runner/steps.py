@@ -364,6 +364,14 @@ class StepRunner:
         record = self.store.get(step, instance_id, key)
         return record is not None and self._reask(step, instance_id, key, record)
 
+    def note_recorded(self, step: str, instance_id: str, key: str = "") -> None:
+        """Keep :attr:`unparsed` in step with a unit recorded by an earlier run that the benchmark
+        does not ask again (its cached result is used): a reply that never parsed stays listed,
+        with its error, in every later run's ``unparsed_units``."""
+        record = self.store.get(step, instance_id, key)
+        if record is not None:
+            self._note_parse(step, instance_id, key, record)
+
     def _reask(self, step: str, instance_id: str, key: str, record: dict[str, Any]) -> bool:
         """Whether a recorded unit is a parse failure a new round may re-ask: recorded by an earlier
         run (not this one), rounds left, and a store that can replace records (a Ray worker's

@@ -266,8 +266,12 @@ class AIIdeaBench(Benchmark):
         ))
 
     async def generate(self, inst: Instance) -> None:
-        if self.store.has("ideas", inst.id):
-            return
+        cached = self.store.has("ideas", inst.id)
+        if cached and not any(self.steps.reaskable("generate", inst.id, str(k))
+                              for k in range(self.config.n_ideas)):
+            for k in range(self.config.n_ideas):  # a reply that never parsed stays listed
+                self.steps.note_recorded("generate", inst.id, str(k))
+            return  # done (a generation that did not parse is re-asked while rounds are left)
         if self.external is not None:
             ideas = self.external.get(inst.id, [])
             self.store.put("ideas", inst.id, {"source": "external", "ideas": [i.model_dump(mode="json")
@@ -297,8 +301,11 @@ class AIIdeaBench(Benchmark):
                                  sample_index=k).model_dump(mode="json")
                 for k, r in enumerate(recs) if r and r["judgment"]["parse_ok"]
             ]
-            self.store.put("ideas", inst.id, {"source": "generator", "topic_source": topic_source,
-                                              "ideas": ideas_json})
+            record = {"source": "generator", "topic_source": topic_source, "ideas": ideas_json}
+            if cached:  # a re-asked generation: the ideas it now gives replace the cached list
+                await self.store.areplace("ideas", inst.id, record)
+            else:
+                self.store.put("ideas", inst.id, record)
 
     async def imcq(self, inst: Instance) -> None:
         ideas = self.ideas(inst) or []

@@ -209,8 +209,9 @@ class IdeaBench(Benchmark):
 
     async def generate(self, inst: Instance, scenario: Scenario) -> None:
         step = f"generate/{scenario}"
-        if self.store.has(step, inst.id):
-            return
+        if self.store.has(step, inst.id) and not self.steps.reaskable(step, inst.id):
+            self.steps.note_recorded(step, inst.id)  # a reply that never parsed stays listed
+            return  # done (a reply that did not parse is re-asked while rounds are left)
         refs, skip = select_references(inst, scenario, self.config)
         if skip:
             self.store.put(step, inst.id, {"skipped": skip})
