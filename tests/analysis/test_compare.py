@@ -253,3 +253,19 @@ def test_the_cli_default_minimum_is_the_documented_one() -> None:
     from ideaharness.cli.analysis import compare
 
     assert inspect.signature(compare).parameters["min_n"].default == MIN_PAIRED_N
+
+
+def test_compare_html_shows_a_system_without_a_value_unranked(runs: dict[str, Path]) -> None:
+    """A system with no value for a metric is listed unranked ("–"), in the page as in the console
+    (fresh-user finding: ``compare --html`` raised jinja2's UndefinedError on its missing rank)."""
+    from ideaharness.analysis.compare import compare_runs
+    from ideaharness.analysis.load import load_run
+    from ideaharness.report.viewer import render_compare
+
+    comparison = compare_runs([load_run(runs["ideabench_a"]), load_run(runs["ideabench_b"])], n_resamples=50)
+    metric, block = next(iter(comparison["metrics"].items()))
+    unscored = {**block["leaderboard"][-1], "mean": None, "ci95": None}
+    unscored.pop("rank", None)
+    block["leaderboard"] = [*block["leaderboard"][:-1], unscored]
+    page = render_compare(comparison)
+    assert metric in page and unscored["system"] in page

@@ -203,7 +203,8 @@ def _metric_block(spec: Any, rows: Mapping[str, dict[str, Row]], order: Sequence
     paired = [_pair(spec, a, b, rows, boot, test_seed)
               for a, b in itertools.combinations([x["system"] for x in ranked], 2)]
     block = {"statistic": spec.aggregation, "interval": spec.ci, "higher_is_better": spec.higher_is_better,
-             "leaderboard": ranked + [b for b in board if b["mean"] is None], "paired": paired}
+             "leaderboard": ranked + [{**b, "rank": None} for b in board if b["mean"] is None],  # unranked
+             "paired": paired}
     if spec.inputs:
         block["inputs"] = list(spec.inputs)
     return block
