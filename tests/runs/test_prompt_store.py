@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,7 @@ def test_a_torn_prompt_line_is_cut_off_and_the_next_one_reads(tmp_path: Path) ->
 
 
 def test_no_known_secret_reaches_the_prompt_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    secret = "sk-test-0123456789abcdefghijkl"
+    secret = "sk-test-" + secrets.token_hex(12)  # key-shaped, made per run: no key in the source
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     leaky = [{"role": "user", "content": f"my key is {secret}, rate this"}]
     with RunStore(tmp_path / "run", {"b": 1}) as store:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ideaharness.errors import ParseError
@@ -82,9 +83,10 @@ def _dimension(key: Any) -> str:
     return _ALIASES.get(folded, folded)
 
 
-def _json_end(text: str, start: int) -> int | None:
-    """End offset of the bracketed span opened at ``text[start]`` (strings respected), or None."""
-    depth, in_string, escaped = 0, False, False
+def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(offset, character)`` of every character of ``text[start:]`` outside a JSON string
+    literal (a string's quotes and escapes count as inside it)."""
+    in_string = escaped = False
     for i in range(start, len(text)):
         c = text[i]
         if in_string:
@@ -96,7 +98,15 @@ def _json_end(text: str, start: int) -> int | None:
                 in_string = False
         elif c == '"':
             in_string = True
-        elif c in "{[":
+        else:
+            yield i, c
+
+
+def _json_end(text: str, start: int) -> int | None:
+    """End offset of the bracketed span opened at ``text[start]`` (strings respected), or None."""
+    depth = 0
+    for i, c in _outside_strings(text, start):
+        if c in "{[":
             depth += 1
         elif c in "}]":
             depth -= 1
@@ -106,22 +116,8 @@ def _json_end(text: str, start: int) -> int | None:
 
 
 def _without_trailing_commas(span: str) -> str:
-    out: list[str] = []
-    in_string, escaped = False, False
-    for i, c in enumerate(span):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c == "," and re.match(r"\s*[}\]]", span[i + 1:]):
-            continue
-        out.append(c)
-    return "".join(out)
+    dropped = {i for i, c in _outside_strings(span) if c == "," and re.match(r"\s*[}\]]", span[i + 1:])}
+    return "".join(c for i, c in enumerate(span) if i not in dropped)
 
 
 def _decode(span: str) -> Any:
