@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("presentation", frozenset({"report"})),
     ("runner", frozenset({"runner"})),
     ("benchmarks", frozenset({"benchmarks"})),
-    ("entry points", frozenset({"api", "cli"})),
+    ("entry points", frozenset({"api", "cli", "__main__"})),
 ]
 """Bottom to top; a package may import its own layer and the layers below it. The same order is
 written in docs/architecture.md."""

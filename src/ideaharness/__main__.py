@@ -1,0 +1,5 @@
+"""``python -m ideaharness`` = the ``ideaharness`` command."""
+
+from ideaharness.cli import main
+
+main()
