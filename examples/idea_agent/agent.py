@@ -88,8 +88,8 @@ def words(text: str) -> list[str]:
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased words of ``text`` that carry content (no stopwords, at least 3 letters)."""
-    return {w.lower() for w in words(text) if len(w) > 2 and w.lower() not in STOPWORDS}
+    """Lower-cased words of ``text`` that carry content (no stopwords, at least 4 letters)."""
+    return {w.lower() for w in words(text) if len(w) > 3 and w.lower() not in STOPWORDS}
 
 
 def flatten(value: Any) -> str:
@@ -103,14 +103,14 @@ def flatten(value: Any) -> str:
     return ""
 
 
-def query_of(inputs: dict[str, Any]) -> str:
-    """What the idea is about: the query fields of ``inputs`` (:data:`QUERY_KEYS`), else its first
-    string; a long one contributes its first line, at most :data:`LONG_WORDS` words."""
-    found = [flatten(inputs[k]) for k in QUERY_KEYS if k in inputs and flatten(inputs[k]).strip()]
+def query_of(inputs: dict[str, Any]) -> list[str]:
+    """What the idea is about: the query fields of ``inputs`` (:data:`QUERY_KEYS`, in that order),
+    else its first string; a long one contributes its first line, at most :data:`LONG_WORDS` words."""
+    found = [flatten(inputs[k]) for k in QUERY_KEYS if k in inputs and words(flatten(inputs[k]))]
     if not found:
-        found = [v for v in inputs.values() if isinstance(v, str) and v.strip()][:1]
+        found = [v for v in inputs.values() if isinstance(v, str) and words(v)][:1]
     lines = [next(line for line in text.splitlines() if words(line)) for text in found]
-    return " ".join(" ".join(words(line)[:LONG_WORDS]) for line in lines)
+    return [" ".join(words(line)[:LONG_WORDS]) for line in lines]
 
 
 def label_of(passage: str | dict[str, Any]) -> str:
@@ -131,11 +131,11 @@ def passages_of(inputs: dict[str, Any]) -> list[str | dict[str, Any]]:
     return out
 
 
-def retrieve(inputs: dict[str, Any], k: int = TOP_K) -> tuple[str, list[str], list[str]]:
-    """``(query, texts, labels)``: the k passages sharing most content words with the query
-    (ties in input order), as plain text and as the label a draft cites them by."""
+def retrieve(inputs: dict[str, Any], k: int = TOP_K) -> tuple[list[str], list[str], list[str]]:
+    """``(query, texts, labels)``: the query's parts, and the k passages sharing most content
+    words with it (ties in input order) as plain text and as the label a draft cites them by."""
     query = query_of(inputs)
-    wanted = content_words(query)
+    wanted = content_words(" ".join(query))
     passages = passages_of(inputs)
     overlap = [len(wanted & content_words(flatten(p))) for p in passages]
     best = [passages[i] for i in sorted(range(len(passages)), key=lambda i: (-overlap[i], i))[:k]]
@@ -208,7 +208,10 @@ class Context:
     @classmethod
     def of(cls, inputs: dict[str, Any]) -> Context:
         query, texts, labels = retrieve(inputs)
-        return cls(phrase(query, 12) or "this research area", texts, labels, key_terms(query, texts))
+        topic = phrase(query[0], 12) if query else "this research area"
+        if topic[:1].isupper() and topic.split(" ")[0][1:].islower():  # "How to ..." inside a sentence
+            topic = topic[0].lower() + topic[1:]
+        return cls(topic, texts, labels, key_terms(" ".join(query), texts))
 
 
 class TemplateDrafter:
