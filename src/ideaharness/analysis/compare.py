@@ -20,13 +20,15 @@ Holm family (Holm 1979) is every metric x pair comparison of the leaderboard tha
 mark ("n too small"), whatever its interval says.
 
 Runs are compared only when every setting that changes results (judge, data, seeds, parity,
-metric settings ...) is equal; the settings that define the system under test (generator, ideas
-file, generation sampling) may differ. Otherwise :class:`~ideaharness.errors.UserError` names the
-differing keys, unless ``allow_mismatch``.
+metric settings ...) is equal; the settings that define the system under test may differ: they
+are what is compared (the generator spec, whether a model, an ideas file, a command or an HTTP
+service, the ideas file and its format, the system name, generation sampling). Otherwise
+:class:`~ideaharness.errors.UserError` names the differing keys, unless ``allow_mismatch``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -53,13 +55,16 @@ SYSTEM_KEYS = frozenset(
     {
         "generator",
         "generators",
+        "ideas",
         "ideas_file",
+        "ideas_format",
         "system",
         "generation_temperature",
         "generation_max_tokens",
     }
 )
-"""config.json keys that define the system under test: they may differ between compared runs."""
+"""config.json keys that define the system under test (how its ideas were produced): they may
+differ between compared runs."""
 SYSTEM_INPUTS = frozenset({"--ideas"})
 """Input flags whose files are the system's own output (may differ)."""
 PATH_KEYS = {"data": "--data", "corpus": "--corpus", "scholarideas_root": "--scholarideas-root"}
@@ -94,21 +99,78 @@ def settings_mismatch(configs: Sequence[dict[str, Any]], benchmark: str | None =
     return [k for k in keys if any(s.get(k) != settings[0].get(k) for s in settings[1:])]
 
 
+def _systems_of(run: RunData) -> list[str]:
+    return list(run.scores["system"].unique()) if len(run.scores) else [run.system]
+
+
 def _labels(runs: Sequence[RunData]) -> dict[tuple[str, str], str]:
-    """(run_id, system) -> a unique display label (the system, or ``system (run_id)`` if shared)."""
-    pairs = list(
-        dict.fromkeys(
-            (r.run_id, s)
-            for r in runs
-            for s in (r.scores["system"].unique() if len(r.scores) else [r.system])
-        )
-    )
+    """(run_id, system) -> a unique display label: the system's name; a name that two runs share
+    gets its kind when their kinds differ (``agent (command)``, ``agent (ideas file)``), else its
+    run (``agent (run_b)``)."""
+    pairs = list(dict.fromkeys((r.run_id, s) for r in runs for s in _systems_of(r)))
+    kinds = {(r.run_id, s): _kind_label(r, s) for r in runs for s in _systems_of(r)}
+    by_name: dict[str, list[tuple[str, str]]] = {}
+    for pair in pairs:
+        by_name.setdefault(pair[1], []).append(pair)
+    out = {}
+    for name, same in by_name.items():
+        labels = [kinds[p] for p in same]
+        by_kind = len(same) > 1 and None not in labels and len(set(labels)) == len(labels)
+        for pair, kind in zip(same, labels, strict=True):
+            if len(same) == 1:
+                out[pair] = name
+            else:
+                out[pair] = f"{name} ({kind})" if by_kind else f"{name} ({pair[0]})"
+    return {pair: out[pair] for pair in pairs}
+
+
+def _kind_label(run: RunData, system: str) -> str | None:
+    info = run.system_info(system)
+    return None if info is None else info.kind_label
+
+
+def _distinct_runs(runs: Sequence[RunData]) -> list[RunData]:
+    """The runs, each once: a run directory given twice is refused (one line); two directories of
+    the same name (``a/run``, ``b/run``) are told apart by their paths."""
+    seen: set[Path] = set()
+    for run in runs:
+        if (run.path / "config.json").is_file():  # a directory on disk (not frames built in memory)
+            where = run.path.resolve()
+            if where in seen:
+                raise UserError(f"compare: {run.path} is given twice; give each run directory once")
+            seen.add(where)
     counts: dict[str, int] = {}
-    for _, system in pairs:
-        counts[system] = counts.get(system, 0) + 1
+    for run in runs:
+        counts[run.run_id] = counts.get(run.run_id, 0) + 1
+    out: list[RunData] = []
+    for i, run in enumerate(runs):
+        if counts[run.run_id] > 1:
+            name = str(run.path) if str(run.path) not in (".", run.run_id) else f"{run.run_id}#{i + 1}"
+            run = dataclasses.replace(run, run_id=name)
+        out.append(run)
+    return out
+
+
+def _system_entry(run: RunData, system: str, label: str) -> dict[str, Any]:
+    """One system of the comparison: its run, name, kind, spec, ideas file and the instances it
+    answered, missed (failed units: compared on the paired instances only) or added (ignored);
+    kind and spec None for a system that is no generator of its run (LigBench's references)."""
+    info = run.system_info(system)
+    known = info.as_dict() if info is not None else {}
+    answers = known.get("answers") or {"asked": None, "missing": [], "extra_instances": []}
+    recorded = info is not None and info.recorded
+    scored = run.scores[(run.scores["system"] == system) & run.scores["value"].notna()]
     return {
-        (run_id, system): (system if counts[system] == 1 else f"{system} ({run_id})")
-        for run_id, system in pairs
+        "label": label,
+        "run_id": run.run_id,
+        "system": system,
+        "run_dir": str(run.path),
+        **{k: known.get(k) for k in ("kind", "kind_label", "spec", "role", "ideas_file", "ideas_format")},
+        "recorded": recorded,
+        "answers": answers,
+        "missing": len(answers["missing"]) if recorded else None,
+        "extra": len(answers["extra_instances"]) if recorded else None,
+        "instances_scored": int(scored["instance_id"].nunique()),
     }
 
 
@@ -265,7 +327,9 @@ def compare_runs(
         lookup: benchmark name -> class, for ``free_settings`` and runs without ``scores.jsonl``.
 
     Returns:
-        ``{"benchmark", "systems": [{label, run_id, system, run_dir}], "settings_mismatch",
+        ``{"benchmark", "systems": [{label, run_id, system, run_dir, kind, kind_label, spec, role,
+        ideas_file, ideas_format, recorded, answers: {asked, missing, extra_instances}, missing,
+        extra, instances_scored}], "settings_mismatch",
         "method", "metrics": {key: {"statistic", "interval", "higher_is_better", "leaderboard":
         [{system, n, mean, ci95, rank}],
         "paired": [{a, b, n_shared, mean_diff, ci95, p_value, exact, p_holm, significant,
@@ -277,10 +341,17 @@ def compare_runs(
         instances); ``verdict`` is "significant", "not significant", "n too small (n < min_n)" or "no test".
 
     Raises:
-        UserError: fewer than 2 systems, runs of different benchmarks, or differing result-changing
-            settings without ``allow_mismatch``.
+        UserError: fewer than 2 systems, a run directory given twice, runs of different
+            benchmarks, or differing result-changing settings without ``allow_mismatch``.
+
+    A system's kind (``model``, ``ideas-file``, ``command``, ``http``; ``kind_label`` as shown),
+    spec and answers come from the run's ``systems`` block
+    (:func:`~ideaharness.analysis.systems.run_systems`); ``missing`` counts the instances it gave
+    no answer for (None for a run saved before the block). A system missing instances is ranked
+    on the instances it was scored on (``n``) and compared with another on the instances both were
+    scored on (``n_shared``), never with zeros for the missing ones.
     """
-    loaded = [r if isinstance(r, RunData) else load_run(r, lookup) for r in runs]
+    loaded = _distinct_runs([r if isinstance(r, RunData) else load_run(r, lookup) for r in runs])
     benchmarks = sorted({r.benchmark for r in loaded})
     if len(benchmarks) != 1:
         raise UserError(
@@ -334,12 +405,7 @@ def compare_runs(
     return {
         "benchmark": benchmarks[0],
         "systems": [
-            {
-                "label": label,
-                "run_id": run_id,
-                "system": system,
-                "run_dir": str(next(r.path for r in loaded if r.run_id == run_id)),
-            }
+            _system_entry(next(r for r in loaded if r.run_id == run_id), system, label)
             for (run_id, system), label in labels.items()
         ],
         "settings_mismatch": mismatch,

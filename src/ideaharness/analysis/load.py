@@ -22,17 +22,28 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
+from ideaharness.analysis.systems import (
+    SystemInfo,
+    find_system,
+    recorded_config,
+    run_systems,
+    spec_kind,
+    spec_name,
+)
 from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import DataWarning, UserError
 from ideaharness.results import BenchmarkResults, RunResults, parse_results
 from ideaharness.runs.scores import Record, Score, read_scores, scored_records
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RESULTS_FILE
 
-SCORE_COLUMNS = ["benchmark", "run_id", "system", "instance_id", "pair_key", "metric", "group", "value",
-                 "weight", "reason"]
-"""One row per unit x metric x group (a :class:`~ideaharness.runs.scores.Score`): ``metric`` is the
-registered name (``ideabench.insight_score``), ``group`` its headline group (``low/novelty``),
-``value`` NaN when unscored (``reason`` says why), ``weight`` the unit's weight in a pooled ratio."""
+SCORE_COLUMNS = ["benchmark", "run_id", "system", "system_kind", "instance_id", "pair_key", "metric", "group",
+                 "value", "weight", "reason"]
+"""One row per unit x metric x group (a :class:`~ideaharness.runs.scores.Score`): ``system`` the
+system evaluated and ``system_kind`` how its ideas were produced (``model``, ``ideas-file``,
+``command``, ``http``; None for a system that is not a generator of the run, e.g. LigBench's
+ScholarIdeas references), ``metric`` the registered name (``ideabench.insight_score``), ``group``
+its headline group (``low/novelty``), ``value`` NaN when unscored (``reason`` says why),
+``weight`` the unit's weight in a pooled ratio."""
 JUDGMENT_COLUMNS = [
     "benchmark",
     "run_id",
@@ -55,6 +66,8 @@ JUDGMENT_COLUMNS = [
     "latency_s",
     "cost_usd",
     "created",
+    "system_task",
+    "stderr",
 ]
 
 
@@ -73,6 +86,8 @@ class RunData:
         score_list: the same scores as :class:`~ideaharness.runs.scores.Score` objects.
         judgments: one row per model judgment (:data:`JUDGMENT_COLUMNS`).
         corrupt_lines: record lines that could not be read (skipped, as on resume).
+        systems: the run's systems and how their ideas were produced
+            (:func:`~ideaharness.analysis.systems.run_systems`).
     """
 
     path: Path
@@ -86,6 +101,12 @@ class RunData:
     corrupt_lines: int = 0
     failed_units: list[dict[str, Any]] = field(default_factory=list)
     score_list: list[Score] = field(default_factory=list)
+    systems: list[SystemInfo] = field(default_factory=list)
+
+    def system_info(self, name: str | None = None) -> SystemInfo | None:
+        """The :class:`SystemInfo` of system ``name`` (default: the run's system), or None when
+        the run names no such generator (e.g. LigBench's ScholarIdeas references)."""
+        return find_system(self.systems, self.system if name is None else name, self.system)
 
     def system_of(self, instance_id: str) -> str:
         """The system an instance (a record, a failed unit) belongs to: the one its scores name
@@ -103,16 +124,23 @@ def metric_key(metric: str, group: str) -> str:
 
 
 def run_system(config: dict[str, Any], results: dict[str, Any], run_dir: Path) -> str:
-    """The system a one-system run evaluates: ``system``, the ideas file's stem, the generator, or
-    (a run with no generator, e.g. judge accuracy) the judge; the directory name otherwise."""
-    if config.get("system"):
-        return str(config["system"])
-    if config.get("ideas_file"):
-        return Path(str(config["ideas_file"])).stem
-    generator = results.get("generator") or config.get("generator")
-    if generator:
-        return str(generator)
-    judge = config.get("judge")
+    """The system a one-system run evaluates: the ``generator`` entry of results.json's
+    ``systems`` block; for a run saved before it, ``system``, the ideas file's stem, the generator
+    (a system spec by its default name, :func:`~ideaharness.analysis.systems.spec_name`), or (a
+    run with no generator, e.g. judge accuracy) the judge; the directory name otherwise."""
+    systems = run_systems(config, results)
+    main = next((s for s in systems if s.role == "generator"), None)
+    if main is not None:
+        return main.system
+    cfg = recorded_config(config, results)
+    if cfg.get("system"):
+        return str(cfg["system"])
+    if len(systems) == 1:
+        return systems[0].system
+    generator = results.get("generator") or cfg.get("generator")
+    if isinstance(generator, str) and generator:
+        return spec_name(generator)
+    judge = cfg.get("judge")
     return str(judge) if isinstance(judge, str) and judge else run_dir.name
 
 
@@ -154,9 +182,19 @@ def recompute_scores(benchmark: str, records: Sequence[Record], config: dict[str
     return list(bench.scores(scored_records(records), results))
 
 
-def _score_frame(scores: Sequence[Score], benchmark: str, run_id: str, system: str) -> pd.DataFrame:
+def _score_frame(scores: Sequence[Score], benchmark: str, run_id: str, system: str,
+                 systems: Sequence[SystemInfo] = ()) -> pd.DataFrame:
+    kinds: dict[str, str | None] = {}
+
+    def kind_of(name: str) -> str | None:
+        if name not in kinds:
+            found = find_system(systems, name, system)
+            kinds[name] = found.kind if found is not None else None
+        return kinds[name]
+
     rows = [{"benchmark": benchmark, "run_id": run_id, "system": s.system or system,
-             "instance_id": s.instance_id, "pair_key": s.pair_key, "metric": s.metric, "group": s.group,
+             "system_kind": kind_of(s.system or system), "instance_id": s.instance_id,
+             "pair_key": s.pair_key, "metric": s.metric, "group": s.group,
              "value": math.nan if s.value is None else s.value, "weight": s.weight, "reason": s.reason}
             for s in scores]
     frame = pd.DataFrame(rows, columns=SCORE_COLUMNS)
@@ -235,7 +273,11 @@ def judgment_row(
     system: str,
     created: str | None = None,
 ) -> dict[str, Any] | None:
-    """One row of the judgments table from a record, or None when the record holds no judgment."""
+    """One row of the judgments table from a record, or None when the record holds no judgment.
+
+    ``system_task`` is True for a step a system answered (the record's ``system_task`` mark, or
+    a generator spec ``ideas:``/``cmd:``/``http(s)://`` as its model): its prompt is the task
+    JSON and its raw reply the answer JSON; ``stderr`` is what a ``cmd:`` system wrote there."""
     judgment = data.get("judgment") if isinstance(data, dict) else None
     if not isinstance(judgment, dict) or "raw_text" not in judgment:
         return None
@@ -263,6 +305,9 @@ def judgment_row(
         "latency_s": judgment.get("latency_s"),
         "cost_usd": judgment.get("cost_usd"),
         "created": created,
+        "system_task": bool(data.get("system_task"))
+        or spec_kind(str(judgment.get("judge_model") or "")) != "model",
+        "stderr": judgment.get("stderr") if isinstance(judgment.get("stderr"), str) else None,
     }
 
 
@@ -289,6 +334,7 @@ def load_run(path: str | Path, lookup: BenchmarkLookup = registered_benchmark) -
     benchmark = str(config.get("benchmark") or results.get("benchmark") or "unknown")
     run_id = run_dir.resolve().name
     system = run_system(config, results, run_dir)
+    systems = run_systems(config, results)
     records, created, corrupt = read_records(run_dir)
     stored = read_scores(run_dir)
     if stored is None:  # a run saved before scores.jsonl: its benchmark scores it again
@@ -304,7 +350,7 @@ def load_run(path: str | Path, lookup: BenchmarkLookup = registered_benchmark) -
         if row is not None:
             rows.append(row)
     judgments = pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)
-    scores = _score_frame(score_list, benchmark, run_id, system)
+    scores = _score_frame(score_list, benchmark, run_id, system, systems)
     if corrupt:
         warnings.warn(f"{run_dir / RECORDS_DIR}: {corrupt} unreadable record line(s) skipped", DataWarning,
                       stacklevel=2)
@@ -320,6 +366,7 @@ def load_run(path: str | Path, lookup: BenchmarkLookup = registered_benchmark) -
         corrupt_lines=corrupt,
         failed_units=list(results.get("failed_units") or []),
         score_list=score_list,
+        systems=systems,
     )
 
 

@@ -67,12 +67,14 @@ def write_report(
         banner: a line shown first, above the title, as an alert (e.g. the metrics a run could
             not compute, :func:`ideaharness.runner.run.banner_line`); escaped.
 
-    When the report lies in a run directory, the per-instance viewer of that run
-    (:mod:`ideaharness.report.viewer`) is embedded too.
+    When the report lies in a run directory, the "System" panel (which system the run evaluates
+    and how its ideas were produced, from its results.json) opens the page and the per-instance
+    viewer of that run (:mod:`ideaharness.report.viewer`) is embedded too.
     """
     out = Path(path)
     notes = list(notes)
     viewer = _viewer_for(out.parent, notes)
+    systems = _system_panel_for(out.parent)
     html = (
         _environment()
         .get_template("report.html.j2")
@@ -86,6 +88,7 @@ def write_report(
             notes=notes,
             sections=sections,
             viewer=viewer,
+            system_panel=systems,
         )
     )
     if banner:
@@ -109,10 +112,23 @@ def _viewer_for(run_dir: Path, notes: list[str]) -> str:
     from ideaharness.report.viewer import viewer_section
 
     try:
-        return viewer_section(_load(run_dir), reliability_panel=False)  # its table is in the report
+        # the reliability table is in the report, the System panel at its top
+        return viewer_section(_load(run_dir), reliability_panel=False, system_panel=False)
     except (UserError, KeyError, TypeError, ValueError) as exc:
         notes.append(f"per-instance viewer not included: {type(exc).__name__}: {exc}")
         return ""
+
+
+def _system_panel_for(run_dir: Path) -> str:
+    """The "System" panel of the run in ``run_dir`` ("" when it is not a run directory or names
+    no generator)."""
+    from ideaharness.runs.store import CONFIG_FILE
+
+    if not (run_dir / CONFIG_FILE).is_file():
+        return ""
+    from ideaharness.report.viewer import run_dir_system_views, system_panel
+
+    return system_panel(run_dir_system_views(run_dir))
 
 
 def _load(run_dir: Path) -> Any:

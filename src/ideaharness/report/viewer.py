@@ -28,6 +28,8 @@ from markupsafe import Markup
 
 from ideaharness import __version__
 from ideaharness.analysis.load import JUDGMENT_COLUMNS, RunData, load_run, metric_key
+from ideaharness.analysis.systems import run_systems
+from ideaharness.report.compare import missing_lines
 from ideaharness.report.html import format_cell
 from ideaharness.runs.store import read_prompts
 
@@ -340,13 +342,57 @@ def _asset(name: str) -> Markup:
     return Markup(text)
 
 
-def viewer_section(runs: RunData | Sequence[RunData], *, reliability_panel: bool = True) -> Markup:
-    """The viewer as an HTML fragment (reliability panel, usage, tables).
+def system_views(runs: RunData | Sequence[RunData]) -> list[dict[str, Any]]:
+    """What the "System" panel shows of each run that has a generator: ``{run_id, benchmark,
+    recorded, systems: [SystemInfo.as_dict()]}`` (``recorded``: read from results.json's
+    ``systems`` block, else derived from the run's settings)."""
+    items = [runs] if isinstance(runs, RunData) else list(runs)
+    out = []
+    for run in items:
+        systems = run.systems or run_systems(run.config, run.results)
+        if systems:
+            out.append({"run_id": run.run_id, "benchmark": run.benchmark,
+                        "recorded": all(s.recorded for s in systems),
+                        "systems": [s.as_dict() for s in systems]})
+    return out
+
+
+def run_dir_system_views(run_dir: Path) -> list[dict[str, Any]]:
+    """:func:`system_views` of the run in ``run_dir`` from its config.json and results.json alone
+    (no records read); ``[]`` when they are missing or unreadable."""
+    from ideaharness.runs.store import CONFIG_FILE, RESULTS_FILE
+
+    texts = []
+    for name in (CONFIG_FILE, RESULTS_FILE):
+        try:
+            value = json.loads((run_dir / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            value = {}
+        texts.append(value if isinstance(value, dict) else {})
+    config, results = texts
+    systems = run_systems(config, results)
+    if not systems:
+        return []
+    benchmark = config.get("benchmark") or results.get("benchmark")
+    return [{"run_id": run_dir.resolve().name, "benchmark": benchmark,
+             "recorded": all(s.recorded for s in systems), "systems": [s.as_dict() for s in systems]}]
+
+
+def system_panel(views: Sequence[dict[str, Any]]) -> Markup:
+    """The "System" panel (``system_panel.html.j2``) of :func:`system_views`; every text escaped;
+    empty for a run without a generator."""
+    return Markup(_environment().get_template("system_panel.html.j2").render(system_views=list(views)))
+
+
+def viewer_section(runs: RunData | Sequence[RunData], *, reliability_panel: bool = True,
+                   system_panel: bool = True) -> Markup:
+    """The viewer as an HTML fragment (system panel, reliability panel, usage, tables).
 
     Args:
         runs: the run(s) shown.
         reliability_panel: False in report.html, whose "Judge reliability" table already shows the
             block (so the table, its warnings and any human ceiling appear once).
+        system_panel: False in report.html, which shows the "System" panel at its top.
     """
     items = [runs] if isinstance(runs, RunData) else list(runs)
     reliability = next(
@@ -364,6 +410,7 @@ def viewer_section(runs: RunData | Sequence[RunData], *, reliability_panel: bool
             prompts_json=script_json(prompts),
             reliability=reliability,
             reliability_panel=reliability_panel,
+            system_views=system_views(items) if system_panel else [],
             usage_rows=_usage_rows(items),
             css=_asset("viewer.css"),
             js=_asset("viewer.js"),
@@ -431,7 +478,8 @@ def render_compare(comparison: dict[str, Any], title: str | None = None) -> str:
     payload = {"diff": {"columns": ["pair_key", "metric", *labels, "spread"], "rows": rows}}
     env = _environment()
     body = env.get_template("compare_body.html.j2").render(
-        c=comparison, payload_json=script_json(payload), css=_asset("viewer.css"), js=_asset("viewer.js")
+        c=comparison, payload_json=script_json(payload), css=_asset("viewer.css"), js=_asset("viewer.js"),
+        missing_lines=missing_lines(comparison),
     )
     return env.get_template("viewer_page.html.j2").render(
         title=title or f"Comparison of {len(labels)} systems ({comparison['benchmark']})",

@@ -47,6 +47,11 @@
     if (!Array.isArray(list)) { return v; }
     return list.length ? list.join("; ") : null;
   }
+  /* JSON text indented for reading (the text itself when it is not JSON) */
+  function pretty(v) {
+    if (typeof v !== "string") { return v; }
+    try { return JSON.stringify(JSON.parse(v), null, 2); } catch (e) { return v; }
+  }
   function short(v, n) {
     var s = fmt(v);
     return s.length > n ? s.slice(0, n) + "\u2026" : s;
@@ -247,17 +252,26 @@
         field(dl, "latency (s) / cost (USD)", fmt(r[JC.latency_s]) + " / " + fmt(r[JC.cost_usd]));
         field(dl, "prompt hash", r[JC.prompt_hash]);
         d.appendChild(dl);
-        d.appendChild(el("h4", null, "Raw reply"));
-        d.appendChild(el("pre", "ih-raw", r[JC.raw_reply]));
-        d.appendChild(el("h4", null, "Rendered prompt"));
+        /* a system's step (ideas file, command, HTTP service): the prompt is the task JSON it was
+           sent, the reply its answer JSON, and a command's stderr is kept beside them */
+        var system = JC.system_task !== undefined && r[JC.system_task] === true;
+        if (system) { d.classList.add("ih-system-step"); }
+        d.appendChild(el("h4", null, system ? "Answer (the JSON the system returned)" : "Raw reply"));
+        d.appendChild(el("pre", "ih-raw", system ? pretty(r[JC.raw_reply]) : r[JC.raw_reply]));
+        var stderr = JC.stderr === undefined ? null : r[JC.stderr];
+        if (stderr !== null && stderr !== undefined && stderr !== "") {
+          d.appendChild(el("h4", null, "stderr"));
+          d.appendChild(el("pre", "ih-stderr", stderr));
+        }
+        d.appendChild(el("h4", null, system ? "Task (the JSON sent to the system)" : "Rendered prompt"));
         var messages = promptsData()[r[JC.prompt_hash]];
         if (!messages) {
           d.appendChild(el("pre", "ih-prompt", "(not kept by this run; prompt hash " + r[JC.prompt_hash] + ")"));
         } else {
           messages.forEach(function (m) {
             var box = el("div", "ih-message");
-            if (m[0] !== null) { box.appendChild(el("h5", "ih-role", m[0])); }
-            box.appendChild(el("pre", "ih-prompt", m[1]));
+            if (m[0] !== null && !system) { box.appendChild(el("h5", "ih-role", m[0])); }
+            box.appendChild(el("pre", system ? "ih-prompt ih-task" : "ih-prompt", system ? pretty(m[1]) : m[1]));
             d.appendChild(box);
           });
         }
