@@ -137,7 +137,8 @@ class Judgment(_Model):
 
     ``parsed`` is None whenever ``parse_ok`` is False; a failed parse is never replaced by a
     default. ``positions`` records the order in which items were shown (e.g. idea ids), so
-    position bias can be analysed; ``attempts`` counts the calls made (1 = first try parsed).
+    position bias can be analysed; ``attempts`` counts the calls made (1 = first try parsed);
+    ``stderr``: the last reply's stderr for a ``cmd:`` system.
     """
 
     judge_model: str
@@ -149,3 +150,5 @@ class Judgment(_Model):
     errors: list[str] = Field(default_factory=list)
     positions: list[str] | None = None
     usage: dict[str, int] = Field(default_factory=dict)
+    stderr: str | None = None
+    """The last reply's stderr when the judged model is a ``cmd:`` system (redacted), else None."""

@@ -16,6 +16,7 @@ at once.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ class LLMStats(BaseModel):
     ``calls`` counts real provider attempts (retries included, cache hits excluded); ``cache_hits``
     counts answers from the cache or from an identical request already in flight; ``failures``
     counts requests that raised; ``retry_wait_s`` totals the seconds waited between attempts; token
-    counts and ``cost_usd`` cover successful provider calls only, i.e. what was actually spent.
+    counts and ``cost_usd`` cover successful provider calls only, i.e. what was actually spent;
+    ``wall_s`` sums the wall time of provider attempts.
     """
 
     calls: int = 0
@@ -52,6 +54,8 @@ class LLMStats(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    wall_s: float = 0.0
+    """Seconds spent in provider attempts (every attempt, failed ones included; cache hits excluded)."""
 
 
 class LLM:
@@ -209,6 +213,7 @@ class LLM:
                 if limiter is not None:
                     await limiter.acquire()
                 self.stats.calls += 1
+                started = time.perf_counter()
                 try:
                     return await self.provider.complete(request)
                 except (ProviderError, UserError):
@@ -217,6 +222,8 @@ class LLM:
                     raise ProviderError(
                         redact(f"unexpected {type(exc).__name__} from the provider: {exc}"), retryable=True
                     ) from exc
+                finally:
+                    self.stats.wall_s += time.perf_counter() - started
 
         def on_retry(_exc: BaseException, wait_s: float) -> None:
             self.stats.retries += 1

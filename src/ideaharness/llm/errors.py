@@ -2,6 +2,7 @@
 
 * :class:`LLMError`: a model call failed for good (retries exhausted, or a non-retryable reply such as
   HTTP 400). A run may catch it and record the failure for the item; the CLI prints it on one line.
+* :class:`MissingAnswer`: a system (an ``ideas:`` file) holds no answer for the task; that unit fails.
 * :class:`ContextLengthError`: the prompt plus ``max_tokens`` does not fit the model's context; the
   caller truncates its inputs and tries again.
 * :class:`ProviderError`: raised by a provider for one attempt; the :class:`~ideaharness.llm.LLM`
@@ -18,6 +19,15 @@ from ideaharness.errors import UserError
 
 class LLMError(UserError):
     """A model call that failed for good; the message names the model, the cause and the attempts."""
+
+
+class MissingAnswer(LLMError):
+    """A system has no answer for a task (an ``ideas:`` file without the instance): that unit
+    fails, is listed with this message, and does not count toward the run's stop after repeated
+    failures (an outage); ``retryable`` and ``outage`` are False."""
+
+    retryable = False
+    outage = False
 
 
 class ContextLengthError(LLMError):

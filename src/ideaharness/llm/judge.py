@@ -60,6 +60,7 @@ async def judge(
         raise ValueError("max_attempts must be >= 1")
     errors: list[str] = []
     raw = ""
+    stderr: str | None = None
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     for attempt in range(max_attempts):
         completion = await model.chat(
@@ -71,6 +72,7 @@ async def judge(
             sample_index=sample_index + attempt * 1000,
         )
         raw = completion.text
+        stderr = getattr(completion, "stderr", None)
         usage["prompt_tokens"] += completion.usage.prompt_tokens
         usage["completion_tokens"] += completion.usage.completion_tokens
         try:
@@ -88,6 +90,7 @@ async def judge(
             errors=errors,
             positions=positions,
             usage=usage,
+            stderr=stderr,
         )
     return Judgment(
         judge_model=model.model,
@@ -99,4 +102,5 @@ async def judge(
         errors=errors,
         positions=positions,
         usage=usage,
+        stderr=stderr,
     )

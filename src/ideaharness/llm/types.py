@@ -52,6 +52,9 @@ class Completion(BaseModel):
     latency_s: float = 0.0
     cost_usd: float | None = None
     finish_reason: str | None = None
+    stderr: str | None = None
+    """What a system (``cmd:``) wrote on stderr for this reply: its last 4000 characters, redacted;
+    None for models."""
 
     @field_validator("text")
     @classmethod

@@ -49,6 +49,7 @@ from ideaharness.prompts import CHARS_PER_TOKEN, Prompt, fit_prompt, prompt_char
 from ideaharness.redaction import redact
 from ideaharness.runs.store import RunStore, keep_prompt
 from ideaharness.runs.stream import run_bounded
+from ideaharness.systems.task import GenerationTask, task_message
 
 __all__ = ["DEFAULT_MAX_PROMPT_TOKENS", "MAX_PARSE_ROUNDS", "Executor", "FailedUnit", "LocalExecutor",
            "Reask", "Reorder", "StepRunner", "UnparsedUnit"]
@@ -181,6 +182,15 @@ class StepRunner:
         self.reorderable: dict[tuple[str, str, str], _Reorderable] = {}
         self.reasks = 0
         self._consecutive_errors = 0
+        self.capture: list[dict[str, Any]] | None = None
+        """Capture mode (``ideaharness tasks export``): a list, and :meth:`generate_step` appends
+        each task JSON to it instead of asking; None (default): generation is asked and recorded."""
+
+    @property
+    def exporting(self) -> bool:
+        """Whether this run only captures generation tasks (:attr:`capture` is a list): benchmarks
+        then run their phases up to and including generation, and stop."""
+        return self.capture is not None
 
     def fail(self, step: str, instance_id: str, key: str, error: object, *, skipped: bool = False) -> None:
         """List a unit as failed (or skipped) with its last error (redacted before it is kept)."""
@@ -222,6 +232,8 @@ class StepRunner:
         extra: dict[str, Any] | None = None,
         positions: list[str] | None = None,
         reorder: Reorder | None = None,
+        fit: bool = True,
+        max_attempts: int | None = None,
         **sampling: Any,
     ) -> dict[str, Any] | None:
         """Ask, parse (bounded retries) and record ``{"judgment": ..., **extra}``; returns the record,
@@ -229,7 +241,9 @@ class StepRunner:
 
         ``reorder`` (with ``positions``, the shown items' ids in order): how to re-render this
         judgment for another order of its items; the judgment may then be chosen for a
-        ``--consistency-sample`` re-ask (:meth:`run_reasks`).
+        ``--consistency-sample`` re-ask (:meth:`run_reasks`). ``fit=False`` sends ``messages``
+        as given, without the prompt budget (a system's task message). ``max_attempts``: samples per
+        parse round (default :attr:`max_attempts`).
 
         Raises:
             ValueError: ``reorder`` without ``positions`` of at least two items.
@@ -259,19 +273,20 @@ class StepRunner:
                 return existing
             earlier = [*(existing.get("earlier_judgments") or []), existing["judgment"]]
             first_round = _rounds(existing)
-        from ideaharness.llm.errors import ContextLengthError, LLMError
+        from ideaharness.llm.errors import ContextLengthError, LLMError, MissingAnswer
 
         base_index = int(sampling.pop("sample_index", 0) or 0)
         temperature = float(sampling.pop("temperature", 0.0) or 0.0)
         rounds = first_round
         try:
-            fitted = self.fit(messages)
+            fitted = self.fit(messages) if fit else messages
             observed = _CacheObserver(model)
+            attempts = max_attempts or self.max_attempts
             while True:
                 observed.fresh = 0
                 judgment = await judge(
-                    observed, fitted, parse, max_attempts=self.max_attempts, positions=positions,
-                    sample_index=base_index + rounds * self.max_attempts * 1000,
+                    observed, fitted, parse, max_attempts=attempts, positions=positions,
+                    sample_index=base_index + rounds * attempts * 1000,
                     temperature=temperature if rounds == 0 else max(temperature, RETRY_TEMPERATURE),
                     **sampling,
                 )
@@ -280,6 +295,9 @@ class StepRunner:
                     break
                 earlier.append(judgment.model_dump(mode="json"))  # a cached failure, replayed
         except ContextLengthError as exc:  # this item's prompt is too long; others may fit
+            self.fail(step, instance_id, key, exc)
+            return None
+        except MissingAnswer as exc:  # a system without this answer: this unit's failure, no outage
             self.fail(step, instance_id, key, exc)
             return None
         except LLMError as exc:
@@ -313,6 +331,58 @@ class StepRunner:
             await self.store.aput(step, instance_id, record, key)
         self._note_parse(step, instance_id, key, record)
         return record
+
+    async def generate_step(
+        self,
+        step: str,
+        instance_id: str,
+        key: str,
+        generator: ChatModel,
+        messages: list[Message],
+        parse: Callable[[str], Any],
+        *,
+        task: GenerationTask,
+        extra: dict[str, Any] | None = None,
+        **sampling: Any,
+    ) -> dict[str, Any] | None:
+        """The one call every benchmark's generation goes through; returns the record (the shape of
+        :meth:`judge_step`'s), or None when the unit failed or in capture mode.
+
+        * a model generator: exactly :meth:`judge_step` with ``messages`` and ``parse``;
+        * a system generator (:func:`~ideaharness.systems.is_system` of ``generator.model``): the
+          task JSON (``task.to_json(prompt=<messages fitted to the budget>, contract=...)``) is sent
+          as the one user message, unfitted, and the answer parsed by the benchmark's contract
+          (:meth:`~ideaharness.systems.IdeaContract.parse`); the record carries
+          ``"system_task": True``. An ``ideas:`` file is asked once per parse round (its answer
+          cannot change);
+        * capture mode (:attr:`capture` is a list): the task JSON is appended to it; nothing is
+          asked or recorded.
+
+        Raises:
+            UserError: no idea contract is registered for ``task.benchmark`` (system or capture).
+        """
+        from ideaharness.llm.errors import ContextLengthError
+        from ideaharness.systems.contract import get_contract
+        from ideaharness.systems.spec import is_system, system_kind
+
+        model = str(getattr(generator, "model", ""))
+        system = is_system(model)
+        if not system and self.capture is None:
+            return await self.judge_step(step, instance_id, key, generator, messages, parse, extra=extra,
+                                         **sampling)
+        contract = get_contract(task.benchmark)
+        try:
+            fitted = list(self.fit(messages))
+        except ContextLengthError:  # the prompt is context for the system; it never gets it whole
+            fitted = list(messages)
+        task_json = task.to_json(prompt=fitted, contract=contract)
+        if self.capture is not None:
+            self.capture.append(task_json)
+            return None
+        return await self.judge_step(
+            step, instance_id, key, generator, task_message(task_json),
+            lambda text: contract.parse(text, task), extra={**(extra or {}), "system_task": True},
+            fit=False, max_attempts=1 if system_kind(model) == "ideas-file" else None, **sampling)
 
     def reask_candidates(self) -> list[str]:
         """Units ``"<step>|<instance_id>|<key>"`` a consistency re-ask may choose: judgments asked

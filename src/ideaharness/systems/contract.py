@@ -1,0 +1,192 @@
+"""Idea contracts: the answer a benchmark accepts from a system, and how it is scored.
+
+Each benchmark that generates registers one :class:`IdeaContract` (``benchmarks/<name>/contract.py``,
+at import of the benchmark package) with :func:`register_contract`. The contract names the answer's
+fields (a pydantic model, subclass of :class:`IdeaAnswer`), turns an answer into exactly the value
+the benchmark's reply parser returns for a model reply (:attr:`IdeaContract.to_parsed`, so a system's
+idea is judged by the same code as a generated one) and maps converted file rows onto those fields
+(:attr:`IdeaContract.from_row`). Its JSON Schema (:meth:`IdeaContract.json_schema`) is published as
+``docs/schemas/<benchmark>.idea.v<N>.json`` and sent in every task (``answer_schema``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ideaharness.errors import ParseError, UserError
+from ideaharness.systems.task import GenerationTask
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class IdeaAnswer(BaseModel):
+    """The envelope every answer may carry; a benchmark's answer model subclasses it with its
+    fields. Unknown fields are refused (``extra="forbid"``), so a misspelt field is a parse failure
+    naming it, not a silently empty idea.
+
+    Attributes:
+        instance_id: the task's instance id (checked against the task).
+        system: the system's name, free text.
+        title: the idea's title.
+        provenance: free-form: how the system produced it (the file adapter adds
+            ``{"source": file, "line": n}``).
+        sample_index: which of the instance's tasks it answers (multi-sample benchmarks).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance_id: str
+    system: str | None = None
+    title: str | None = None
+    provenance: dict[str, Any] | None = None
+    sample_index: int | None = None
+
+
+@dataclass(frozen=True)
+class IdeaContract:
+    """What one benchmark accepts from a system (see the module docstring).
+
+    Attributes:
+        benchmark: the benchmark's registry name.
+        version: the answer schema's version; bumped when the schema changes.
+        answer: the answer model (subclass of :class:`IdeaAnswer`).
+        to_parsed: ``(answer, task) -> parsed`` value, the same the benchmark's reply parser returns
+            for a model reply; raises :class:`~ideaharness.errors.ParseError` under the same
+            degeneracy rules as generated ideas.
+        from_row: ``(converted row, task) -> answer fields`` (the common row vocabulary of
+            :mod:`ideaharness.systems.converters`).
+        group: how the file adapter picks rows: ``"one"`` (the sample_index-th row of the instance)
+            or ``"all"`` (every row of the instance, merged by ``from_rows``).
+        from_rows: ``(rows, task) -> answer fields`` for ``group="all"``.
+        description: one paragraph for the docs and the schema.
+    """
+
+    benchmark: str
+    version: int
+    answer: type[IdeaAnswer]
+    to_parsed: Callable[[IdeaAnswer, GenerationTask], Any]
+    from_row: Callable[[dict[str, Any], GenerationTask], dict[str, Any]]
+    group: Literal["one", "all"] = "one"
+    from_rows: Callable[[list[dict[str, Any]], GenerationTask], dict[str, Any]] | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.group == "all" and self.from_rows is None:
+            raise ValueError(f"contract {self.benchmark}: group 'all' needs from_rows")
+        if not issubclass(self.answer, IdeaAnswer):
+            raise TypeError(f"contract {self.benchmark}: answer must subclass IdeaAnswer")
+
+    @property
+    def schema_id(self) -> str:
+        """``"ideaharness.idea/<benchmark>/v<version>"``."""
+        return f"ideaharness.idea/{self.benchmark}/v{self.version}"
+
+    def json_schema(self) -> dict[str, Any]:
+        """The answer's JSON Schema (draft 2020-12, from pydantic's ``model_json_schema``) with
+        ``$schema``, ``$id`` (:attr:`schema_id`), ``title`` and ``description``."""
+        schema = self.answer.model_json_schema()
+        return {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "$id": self.schema_id,
+            **schema,
+            "title": f"{self.benchmark} idea (v{self.version})",
+            "description": self.description or schema.get("description", ""),
+        }
+
+    def validate_answer(self, data: Any, task: GenerationTask, *, where: str = "") -> IdeaAnswer:
+        """``data`` (a decoded JSON value) as this contract's answer to ``task``.
+
+        Raises:
+            ParseError: one line ``"<where>, field 'x': ..."``: not an object, fails the answer
+                model (unknown, missing or mistyped field) or names another instance.
+        """
+        if not isinstance(data, dict):
+            raise ParseError(f"{where or _default_where(None, task)}: the answer is not one JSON object "
+                             f"(got {type(data).__name__})")
+        where = where or _default_where(data.get("provenance"), task)
+        try:
+            answer = self.answer.model_validate(data)
+        except ValidationError as exc:
+            raise ParseError(f"{where}, {_first_error(exc)}") from None
+        if answer.instance_id != task.instance_id:
+            raise ParseError(f"{where}, field 'instance_id': {answer.instance_id!r} answers another instance "
+                             f"than the task's {task.instance_id!r}")
+        return answer
+
+    def parse(self, text: str, task: GenerationTask, *, where: str = "") -> Any:
+        """Answer JSON text -> the parsed value the benchmark records (``to_parsed``'s output).
+
+        ``where`` names the answer in errors; default: the answer's provenance
+        (``"ideas.jsonl line 3"``) when it has ``source`` and ``line``, else ``"answer of <task_id>"``.
+
+        Raises:
+            ParseError: one line ``"<where>, field 'x': ..."``: the text is not one JSON object, the
+                object fails the answer model or names another instance, or ``to_parsed`` refuses
+                it (degenerate text).
+        """
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, TypeError) as exc:
+            start = " ".join(str(text).split())[:60]
+            raise ParseError(f"{where or _default_where(None, task)}: the answer is not JSON "
+                             f"({getattr(exc, 'msg', exc)}; starts {start!r})") from None
+        answer = self.validate_answer(data, task, where=where)
+        where = where or _default_where(answer.provenance, task)
+        try:
+            return self.to_parsed(answer, task)
+        except ParseError as exc:
+            raise ParseError(f"{where}, {exc}") from None
+        except ValueError as exc:
+            raise ParseError(f"{where}, {exc}") from None
+
+
+def _default_where(provenance: Any, task: GenerationTask) -> str:
+    if isinstance(provenance, dict) and provenance.get("source") and provenance.get("line") is not None:
+        return f"{provenance['source']} line {provenance['line']}"
+    return f"answer of {task.task_id}"
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    parts = []
+    for err in errors[:3]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(answer)"
+        kind = err.get("type", "")
+        msg = ("unknown field (not in the contract)" if kind == "extra_forbidden"
+               else err.get("msg", "invalid"))
+        parts.append(f"field {loc!r}: {msg}")
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(parts) + more
+
+
+_CONTRACTS: dict[str, IdeaContract] = {}
+
+
+def register_contract(contract: IdeaContract) -> IdeaContract:
+    """Register ``contract`` under its benchmark's name (a later one replaces it); returns it."""
+    _CONTRACTS[contract.benchmark] = contract
+    return contract
+
+
+def get_contract(benchmark: str) -> IdeaContract:
+    """The contract of ``benchmark``.
+
+    Raises:
+        UserError: none is registered (the benchmark cannot score a system's ideas).
+    """
+    try:
+        return _CONTRACTS[benchmark]
+    except KeyError:
+        known = ", ".join(sorted(_CONTRACTS)) or "none"
+        raise UserError(f"benchmark {benchmark!r} has no idea contract: it cannot be given a system's ideas "
+                        f"(benchmarks with one: {known})") from None
+
+
+def contracts() -> dict[str, IdeaContract]:
+    """Every registered contract, by benchmark name (a copy)."""
+    return dict(_CONTRACTS)
