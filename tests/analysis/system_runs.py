@@ -1,5 +1,5 @@
 """Saved runs of idea-generation *systems* (an ideas file, a ``cmd:`` program, an HTTP service),
-made from a real scripted run by writing what the runner records for a system: the ``systems``
+made from a real scripted run by writing what the runner records for a system: the ``idea_sources``
 block of results.json, the config of ``--ideas``/``--system``, failed units for the instances the
 system gave no answer for, and (for a step a system answered) the task JSON as the kept prompt,
 the record's ``system_task`` mark and the command's stderr."""
@@ -43,7 +43,7 @@ def as_system(
         missing: instances the system gave no answer for: their scores become unscored (the first
             one's rows are dropped, the others' set to NaN with a reason) and they are failed units.
         extra: instances in its file that were never asked.
-        block: False for a run saved before results.json listed its systems.
+        block: False for a run saved before results.json listed its idea sources.
     """
     from ideaharness.analysis.systems import ideas_path, spec_name
 
@@ -67,11 +67,11 @@ def as_system(
         res["generator"] = spec
         res["settings"]["models"]["generator"] = spec
         if block:
-            res["systems"] = [{"role": "generator", "system": name, "kind": kind, "spec": spec,
+            res["idea_sources"] = [{"role": "generator", "system": name, "kind": kind, "spec": spec,
                                "answers": {"asked": asked, "missing": list(missing),
                                            "extra_instances": list(extra)}}]
         else:
-            res.pop("systems", None)
+            res.pop("idea_sources", None)
         res["failed_units"] = [*res.get("failed_units", []), *(
             {"step": "generate/low", "instance_id": m, "key": "", "status": "failed",
              "error": f"no answer for instance {m} (sample 0) in {ideas or spec}"} for m in missing)]

@@ -1,6 +1,6 @@
 """compare of idea-generation systems: a system from an ideas file, one from a ``cmd:`` program
 and a raw model, on the same benchmark and data (issue 20, item 5). The system's name and kind
-come from results.json's ``systems`` block (never from the generator model string an ``--ideas``
+come from results.json's ``idea_sources`` block (never from the generator model string an ``--ideas``
 run keeps), runs that differ only in how their ideas were produced are comparable, a system that
 missed instances is compared on the paired instances only, and the same name twice is told apart
 or refused in one line."""
@@ -97,7 +97,7 @@ def test_system_name_is_never_the_generator_model_of_an_ideas_run(three: dict[st
     run = load_run(three["ideas"])
     assert run.config["generator"] == DEFAULT_MODEL and run.system == "my-agent"
     assert set(run.scores["system"]) == {"my-agent"} and set(run.scores["system_kind"]) == {"ideas-file"}
-    # a run saved before the systems block: the name is derived from the config, kind from the spec
+    # a run saved before the idea_sources block: the name is derived from the config, kind from the spec
     old = as_system(three["model"], tmp_path / "old", spec="ideas:/x/their-ideas.jsonl", kind="ideas-file",
                     block=False)
     loaded = load_run(old)

@@ -345,7 +345,7 @@ def compare_runs(
             benchmarks, or differing result-changing settings without ``allow_mismatch``.
 
     A system's kind (``model``, ``ideas-file``, ``command``, ``http``; ``kind_label`` as shown),
-    spec and answers come from the run's ``systems`` block
+    spec and answers come from the run's ``idea_sources`` block
     (:func:`~ideaharness.analysis.systems.run_systems`); ``missing`` counts the instances it gave
     no answer for (None for a run saved before the block). A system missing instances is ranked
     on the instances it was scored on (``n``) and compared with another on the instances both were

@@ -125,7 +125,7 @@ def metric_key(metric: str, group: str) -> str:
 
 def run_system(config: dict[str, Any], results: dict[str, Any], run_dir: Path) -> str:
     """The system a one-system run evaluates: the ``generator`` entry of results.json's
-    ``systems`` block; for a run saved before it, ``system``, the ideas file's stem, the generator
+    ``idea_sources`` block; for a run saved before it, ``system``, the ideas file's stem, the generator
     (a system spec by its default name, :func:`~ideaharness.analysis.systems.spec_name`), or (a
     run with no generator, e.g. judge accuracy) the judge; the directory name otherwise."""
     systems = run_systems(config, results)

@@ -3,11 +3,12 @@
 A *system* is whatever answered the run's generation tasks: a model that ideaharness prompted
 (kind ``model``), a file of answers (``ideas:PATH`` or ``--ideas``, kind ``ideas-file``), a command
 run once per task (``cmd:...``, kind ``command``) or an HTTP service (``http(s)://...``, kind
-``http``). The runner writes one entry per generator-like role in ``results.json``::
+``http``). The runner writes one entry per generator-like role in ``results.json``'s
+``idea_sources`` block (a LigBench run's ``systems`` key is its own per-system scores)::
 
-    "systems": [{"role": "generator", "system": "my-agent", "kind": "command",
-                 "spec": "cmd:python agent.py", "answers": {"asked": 40, "missing": ["i7"],
-                 "extra_instances": []}}]
+    "idea_sources": [{"role": "generator", "system": "my-agent", "kind": "command",
+                      "spec": "cmd:python agent.py", "answers": {"asked": 40, "missing": ["i7"],
+                                                                "extra_instances": []}}]
 
 :func:`run_systems` reads that block; for a run saved before it, it derives the same entries from
 the recorded config (``system``, ``ideas``/``ideas_file``, ``generator``/``generators``), so a model
@@ -26,6 +27,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
+SOURCES_KEY = "idea_sources"
+"""The results.json key of the runner's block: one entry per generator-like role."""
 KIND_LABELS: dict[str, str] = {
     "model": "model",
     "ideas-file": "ideas file",
@@ -92,10 +95,10 @@ class SystemInfo:
         kind: ``model``, ``ideas-file``, ``command`` or ``http`` (:data:`KIND_LABELS`).
         spec: the generator spec as recorded (secrets redacted by the runner).
         ideas_file, ideas_format: the answers file and its format (kind ``ideas-file``).
-        asked: tasks asked of it (None: not recorded, a run saved before the systems block).
+        asked: tasks asked of it (None: not recorded, a run saved before the ``idea_sources`` block).
         missing: instances it gave no answer for (failed units, never scored).
         extra_instances: instances its file holds that the run never asked (ignored).
-        recorded: True when read from results.json's ``systems`` block, False when derived from
+        recorded: True when read from results.json's ``idea_sources`` block, False when derived from
             the config of an older run.
     """
 
@@ -202,11 +205,11 @@ def recorded_config(config: Mapping[str, Any], results: Mapping[str, Any]) -> Ma
 
 
 def run_systems(config: Mapping[str, Any], results: Mapping[str, Any]) -> list[SystemInfo]:
-    """The systems of a run: results.json's ``systems`` block, else derived from its config
+    """The systems of a run: results.json's ``idea_sources`` block, else derived from its config
     (``--system``, an ideas file, the generator or LigBench's generators; kind from the spec);
     ``[]`` for a run with no generator (a judge-accuracy run)."""
     cfg = recorded_config(config, results)
-    block = results.get("systems")
+    block = results.get(SOURCES_KEY)
     if isinstance(block, list) and block:
         return [_from_block(e, cfg) for e in block if isinstance(e, Mapping)]
     name = _str(cfg.get("system"))
@@ -225,5 +228,5 @@ def run_systems(config: Mapping[str, Any], results: Mapping[str, Any]) -> list[S
     return []
 
 
-__all__ = ["KIND_LABELS", "SystemInfo", "find_system", "ideas_path", "recorded_config", "run_systems",
-           "spec_kind", "spec_name"]
+__all__ = ["KIND_LABELS", "SOURCES_KEY", "SystemInfo", "find_system", "ideas_path", "recorded_config",
+           "run_systems", "spec_kind", "spec_name"]

@@ -29,7 +29,7 @@ SYSTEM_COLUMNS = [
 
 def system_row(system: dict[str, Any], reliability: dict[str, Any]) -> list[Any]:
     """One row of :data:`SYSTEM_COLUMNS`: ``missing``/``extra`` are None (–) for a run saved
-    before results.json recorded its systems."""
+    before results.json recorded its idea sources."""
     return [
         system["label"],
         system.get("kind_label"),

@@ -345,7 +345,7 @@ def _asset(name: str) -> Markup:
 def system_views(runs: RunData | Sequence[RunData]) -> list[dict[str, Any]]:
     """What the "System" panel shows of each run that has a generator: ``{run_id, benchmark,
     recorded, systems: [SystemInfo.as_dict()]}`` (``recorded``: read from results.json's
-    ``systems`` block, else derived from the run's settings)."""
+    ``idea_sources`` block, else derived from the run's settings)."""
     items = [runs] if isinstance(runs, RunData) else list(runs)
     out = []
     for run in items:
