@@ -226,7 +226,8 @@ def test_auto_detects_the_format(path: Path, fmt: str) -> None:
 
 
 def test_auto_reads_contract_rows_as_jsonl_unchanged(tmp_path: Path) -> None:
-    rows = [{"instance_id": "p1", "ideas": [{"title": None, "idea": "x"}], "provenance": {"seed": 3}},
+    rows: list[dict[str, Any]] = [
+            {"instance_id": "p1", "ideas": [{"title": None, "idea": "x"}], "provenance": {"seed": 3}},
             {"instance_id": "p2", "motivation": "m", "experiment_plan": "e", "sample_index": 1, "extra": [1]}]
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
@@ -269,6 +270,19 @@ def test_external_importer_shapes_keep_working(tmp_path: Path) -> None:
     assert (second["title"], second["motivation"], second["experiment_plan"], second["text"]) == (
         "t", "m", "e", "own text")
     assert second["provenance"] == {"format": "aiscientist", "where": "line 2"}
+
+
+def test_an_instance_id_may_be_a_vocabulary_word_when_its_values_are_ideas(tmp_path: Path) -> None:
+    ideas = json.loads((DATA / "aiscientist-v2" / "i_cant_believe_its_not_better.json").read_text())
+    path = _write(tmp_path / "v2.json", {"ideas": ideas, "text": ideas[:1]})
+    assert [r["instance_id"] for r in read_idea_rows(path)] == ["ideas"] * 3 + ["text"]
+
+
+def test_moose_chem_question_without_hypotheses(tmp_path: Path) -> None:
+    path = DATA / "moose-chem" / "expert_eval_for_selected_hyp_in_exp_5.excerpt.json"
+    data = json.loads(path.read_text())  # the published exp_8 files have two ids with no hypothesis
+    rows = read_idea_rows(_write(tmp_path / "expert.json", {**data, "2": []}))
+    assert len(rows) == 8 and {r["provenance"]["format"] for r in rows} == {"moose-chem"}
 
 
 def test_instance_id_spellings_and_numbers(tmp_path: Path) -> None:

@@ -485,8 +485,13 @@ class _Walk:
 
     def keyed(self, obj: dict[str, Any]) -> bool:
         """Whether an object is ``{instance_id: idea | [ideas]}`` rather than one idea."""
-        if not obj or self.is_idea(obj) or any(k in VOCABULARY or k in ("idea", "ideas") for k in obj):
+        if not obj or self.is_idea(obj):
             return False
+        if all(self.is_idea(v) or (isinstance(v, list) and v and all(map(self.is_idea, v)))
+               for v in obj.values()):
+            return True  # every value is an idea or a list of ideas: whatever the keys are called
+        if any(k in VOCABULARY or k in ("idea", "ideas") for k in obj):
+            return False  # a row without instance id, not {instance_id: ...}
         return all(isinstance(v, dict | list) or self.is_idea(v) for v in obj.values())
 
     def expand(self, value: Any, where: _Where, line: int) -> Iterator[_Entry]:
@@ -556,7 +561,7 @@ def _chains(obj: dict[str, Any], path: list[str]) -> Iterator[tuple[list[str], l
 def _moose_document(doc: Any) -> Any:
     """evaluate.py's ``[ranked, ...]`` -> ``ranked``; any other document unchanged."""
     if (isinstance(doc, list) and 1 <= len(doc) <= 3 and isinstance(doc[0], dict) and doc[0]
-            and all(isinstance(v, list) and all(_is_moose_entry(e) for e in v) for v in doc[0].values())):
+            and all(isinstance(v, list) and all(map(_is_moose_entry, v)) for v in doc[0].values())):
         return doc[0]
     return doc
 
@@ -566,8 +571,8 @@ def _is_moose_document(doc: Any) -> bool:
     if not isinstance(doc, dict) or not doc or any(k in doc for k in INSTANCE_KEYS):
         return False
     values = list(doc.values())
-    if all(isinstance(v, list) and v and all(_is_moose_entry(e) for e in v) for v in values):
-        return True  # ranked or expert-evaluation entries
+    if all(isinstance(v, list) and all(map(_is_moose_entry, v)) for v in values) and any(values):
+        return True  # ranked or expert-evaluation entries (a question may have none)
     return all(isinstance(v, dict) for v in values) and any(True for v in values for _ in _chains(v, []))
 
 
