@@ -118,6 +118,7 @@ def test_system_name_is_never_the_generator_model_of_an_ideas_run(three: dict[st
     ("cmd:bash run.sh", "command", "run.sh"),
     ("http://127.0.0.1:8080/ideas", "http", "127.0.0.1:8080/ideas"),
     ("https://agents.example.org/v1/ideas/", "http", "agents.example.org/v1/ideas"),
+    ("http://user:token@127.0.0.1:9000/ideas", "http", "127.0.0.1:9000/ideas"),  # no credentials in a name
     ("openai/gpt-4o-mini", "model", "openai/gpt-4o-mini"),
 ])
 def test_kind_and_default_name_of_a_spec(spec: str, kind: str, name: str) -> None:

@@ -13,19 +13,17 @@ run once per task (``cmd:...``, kind ``command``) or an HTTP service (``http(s):
 :func:`run_systems` reads that block; for a run saved before it, it derives the same entries from
 the recorded config (``system``, ``ideas``/``ideas_file``, ``generator``/``generators``), so a model
 run is kind ``model`` named by its model string, and a run of an ``ideas:``/``cmd:``/``http:``
-generator is never named by a model string it did not use. The kind is read from the spec's
-prefix alone (the same rule as :func:`ideaharness.systems.system_kind`), so this module needs no
-layer above the analysis one.
+generator is never named by a model string it did not use. Kind and default name follow the
+spec rules of :mod:`ideaharness.systems.spec`.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import urlsplit
+
+from ideaharness.systems.spec import IDEAS_PREFIX, default_system_name, split_ideas_spec, system_kind
 
 SOURCES_KEY = "idea_sources"
 """The results.json key of the runner's block: one entry per generator-like role."""
@@ -39,50 +37,25 @@ KIND_LABELS: dict[str, str] = {
 
 
 def spec_kind(spec: str) -> str:
-    """The kind of a generator spec: ``ideas-file`` (``ideas:``), ``command`` (``cmd:``), ``http``
-    (``http://``, ``https://``), else ``model``."""
-    if spec.startswith("ideas:"):
-        return "ideas-file"
-    if spec.startswith("cmd:"):
-        return "command"
-    if spec.startswith(("http://", "https://")):
-        return "http"
-    return "model"
+    """The kind of a generator spec (:func:`ideaharness.systems.system_kind`): ``ideas-file``
+    (``ideas:``), ``command`` (``cmd:``), ``http`` (``http://``, ``https://``), else ``model``."""
+    return system_kind(spec)
 
 
 def ideas_path(spec: str) -> tuple[str, str | None]:
-    """(file, format or None) of an ``ideas:PATH[#format=F]`` spec."""
-    body = spec.removeprefix("ideas:")
-    path, sep, fragment = body.partition("#")
-    fmt = None
-    if sep:
-        for part in fragment.split("&"):
-            key, _, value = part.partition("=")
-            if key == "format" and value:
-                fmt = value
-    return path, fmt
+    """(file, format or None when not given) of an ``ideas:PATH[#format=F]`` spec."""
+    try:
+        path, fmt = split_ideas_spec(spec)
+    except ValueError:  # a spec recorded by hand or by an older version: show what it names
+        return spec.removeprefix(IDEAS_PREFIX).partition("#")[0], None
+    return path, fmt if "#" in spec else None
 
 
 def spec_name(spec: str) -> str:
-    """The default system name of a spec: an ideas file's stem; a command's script (the first
-    argument ending ``.py``/``.sh``, else the program), by basename; an HTTP service's
-    ``host:port/path``; a model's own string."""
-    kind = spec_kind(spec)
-    if kind == "ideas-file":
-        return Path(ideas_path(spec)[0]).stem or spec
-    if kind == "command":
-        try:
-            words = shlex.split(spec.removeprefix("cmd:"))
-        except ValueError:
-            words = spec.removeprefix("cmd:").split()
-        if not words:
-            return spec
-        script = next((w for w in words[1:] if w.endswith((".py", ".sh"))), words[0])
-        return PurePosixPath(script).name or script
-    if kind == "http":
-        url = urlsplit(spec)
-        return f"{url.netloc}{url.path}".rstrip("/") or spec
-    return spec
+    """The default system name of a spec (:func:`ideaharness.systems.default_system_name`): an
+    ideas file's stem; a command's script (the first argument ending ``.py``/``.sh``, else the
+    program), by basename; an HTTP service's ``host:port/path``; a model's own string."""
+    return default_system_name(spec)
 
 
 @dataclass(frozen=True)
