@@ -132,7 +132,8 @@ def test_only_how_ideas_were_produced_may_differ() -> None:
     ideas = {**model, "generator": DEFAULT_MODEL, "ideas": "a.jsonl", "ideas_format": "aiscientist",
              "system": "mine", "input_sha256": {"--ideas": {"a.jsonl": "h"}}}
     command = {**model, "generator": "cmd:python agent.py", "system": "agent"}
-    assert settings_mismatch([model, ideas, command]) == []
+    given = {**model, "generator": "ideas:b.jsonl", "input_sha256": {"--generator": {"b.jsonl": "h2"}}}
+    assert settings_mismatch([model, ideas, command, given]) == []
     assert settings_mismatch([model, {**ideas, "judge": "other"}]) == ["judge"]
 
 

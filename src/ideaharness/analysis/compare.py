@@ -65,7 +65,7 @@ SYSTEM_KEYS = frozenset(
 )
 """config.json keys that define the system under test (how its ideas were produced): they may
 differ between compared runs."""
-SYSTEM_INPUTS = frozenset({"--ideas"})
+SYSTEM_INPUTS = frozenset({"--ideas", "--generator", "--generators"})
 """Input flags whose files are the system's own output (may differ)."""
 PATH_KEYS = {"data": "--data", "corpus": "--corpus", "scholarideas_root": "--scholarideas-root"}
 """Path settings compared by the sha256 of the files read, not by where they lay."""
