@@ -285,6 +285,37 @@ def test_moose_chem_question_without_hypotheses(tmp_path: Path) -> None:
     assert len(rows) == 8 and {r["provenance"]["format"] for r in rows} == {"moose-chem"}
 
 
+def test_mlrbench_published_ideas_read_as_contract_rows() -> None:
+    """MLR-Bench's own --ideas files key rows by task_id; idea, proposal, model pass through."""
+    root = Path(__file__).parents[2] / "src/ideaharness/benchmarks/mlrbench/data/published/ideas"
+    path = sorted(root.glob("*.jsonl"))[0]
+    source = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = read_idea_rows(path)
+    assert len(rows) == len(source)
+    for row, line in zip(rows, source, strict=True):
+        assert row == {**line, "instance_id": line["task_id"], "provenance": {"model": line["model"]},
+                       "_line": row["_line"], "_source": str(path)}
+
+
+def test_model_of_a_contract_row(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    row = {"task_id": "t", "idea": "i", "model": "m", "provenance": {"model": "own"}}
+    path.write_text(json.dumps(row) + "\n" + json.dumps({"task_id": "t", "model": 3}) + "\n")
+    assert _error(path) == f"{path}: line 2, field 'model': expected text, got a number"
+    path.write_text(json.dumps(row))
+    assert read_idea_rows(path)[0]["provenance"] == {"model": "own"}
+
+
+def test_aiideabench_fixture_keeps_working() -> None:
+    path = Path(__file__).parents[1] / "aiideabench" / "fixtures" / "ai_scientist_ideas.json"
+    data = json.loads(path.read_text())
+    rows = read_idea_rows(path)
+    ids = [k for k, v in data.items() for _ in (v if isinstance(v, list) else [v])]
+    assert [r["instance_id"] for r in rows] == ids
+    first = data["aiib-0"][0] if isinstance(data["aiib-0"], list) else data["aiib-0"]
+    assert rows[0]["motivation"] == first["Motivation"] and rows[0]["experiment_plan"] == first["Experiment"]
+
+
 def test_instance_id_spellings_and_numbers(tmp_path: Path) -> None:
     path = _write(tmp_path / "ideas.json", [{"sample_id": "s1", "Title": "T", "Experiment": "E"},
                                             {"instance_id": 7, "Title": "T", "Experiment": "E"}])

@@ -13,7 +13,9 @@ metadata (its scores, the idea's short name).
 Formats (:data:`FORMATS`; ``--ideas-format``, ``ideas:FILE#format=NAME``):
 
 * ``jsonl`` -- rows of the contract vocabulary as they are (a benchmark's own answer fields, e.g.
-  ``ideas``, pass through); JSON Lines, a JSON list of rows, or ``{instance_id: row | [rows]}``.
+  ``ideas``, pass through; a text ``model`` is also ``provenance.model``; the instance id may be
+  spelled ``task_id`` as in MLR-Bench's files); JSON Lines, a JSON list of rows, or
+  ``{instance_id: row | [rows]}``.
 * ``aiscientist`` -- AI-Scientist v1 (SakanaAI/AI-Scientist ``ideas.json`` / ``seed_ideas.json``:
   ``Name``, ``Title``, ``Experiment``, ``Interestingness``, ``Feasibility``, ``Novelty``,
   ``novel``) and AI Idea Bench 2025's variant with ``Motivation``, including its output files
@@ -42,7 +44,7 @@ Formats (:data:`FORMATS`; ``--ideas-format``, ``ideas:FILE#format=NAME``):
   file: a one-line error asking for ``--ideas-format``.
 
 Native ideas rarely carry an instance id: a file is ``{instance_id: idea | [ideas]}``, a list of
-ideas each with ``instance_id`` (also ``instanceId``, ``instance``, ``sample_id``), or JSON Lines
+ideas each with ``instance_id`` (also ``instanceId``, ``instance``, ``sample_id``, ``task_id``), or JSON Lines
 of either. Errors are one line naming the file, the line (JSON Lines) or item / key, and the field.
 """
 
@@ -70,7 +72,9 @@ VOCABULARY = ("instance_id", "sample_index", "system", "title", "provenance", "t
 
 TEXT_FIELDS = ("system", "title", "text", "motivation", "experiment_plan", "hypothesis", "problem",
                "method", "abstract", "related_work", "risks")
-INSTANCE_KEYS = ("instance_id", "instanceId", "instance", "sample_id")
+INSTANCE_KEYS = ("instance_id", "instanceId", "instance", "sample_id", "task_id")
+"""Names of the instance id in a row or native idea, first found wins (``task_id``: MLR-Bench's own
+``--ideas`` files and its published ideas)."""
 AI_IDEA_BENCH_PREFIX = "aiib-"
 """AI Idea Bench 2025 output names a target paper by its dataset ``index``; ideaharness's AI Idea
 Bench instance of that paper is ``aiib-<index>``."""
@@ -426,7 +430,12 @@ def _plain(row: Any, path: Path, where: _Where) -> dict[str, Any]:
     k = row.get("sample_index")
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 0):
         raise DataError(path, f"{where}, field 'sample_index': expected a whole number >= 0, got {k!r}")
-    return dict(row)
+    model = row.get("model")
+    if model is None:
+        return dict(row)
+    if not isinstance(model, str):
+        raise DataError(path, f"{where}, field 'model': expected text, got {_kind(model)}")
+    return {**row, "provenance": {"model": model, **(row.get("provenance") or {})}}
 
 
 def _never(value: Any) -> bool:
@@ -500,8 +509,7 @@ class _Walk:
                 and self.fmt in ("aiscientist", "auto")):
             yield from self._ai_idea_bench(value, where, line)
             return
-        keys = ("instance_id",) if self.fmt == "jsonl" else INSTANCE_KEYS
-        key = next((k for k in keys if k in value), None) if isinstance(value, dict) else None
+        key = next((k for k in INSTANCE_KEYS if k in value), None) if isinstance(value, dict) else None
         if key is not None:
             yield self.entry(value, where, line, value[key], True)
         elif isinstance(value, dict) and self.keyed(value):
@@ -651,7 +659,7 @@ def _to_row(e: _Entry, fmt: str, converter: Converter, source: Path) -> dict[str
     if not instance_id.strip():
         raise DataError(source, f"{e.where}, field 'instance_id': missing or empty")
     if fmt == "jsonl":
-        if "instance_id" in row and row["instance_id"] != e.instance_id:
+        if "instance_id" in row and row["instance_id"] != e.instance_id:  # a keyed row naming another
             raise DataError(source, f"{e.where}, field 'instance_id': {row['instance_id']!r} is not the "
                                     f"key {e.instance_id!r}")
         row["instance_id"] = instance_id
