@@ -287,13 +287,15 @@ def get_llm(
 
     Args:
         model: ``provider/model``: ``openai/<model>``, ``local/qwen2.5-coder-1.5b`` (default) /
-            ``local/qwen2.5-coder-0.5b``, or any provider registered with
+            ``local/qwen2.5-coder-0.5b``, a system spec (``ideas:FILE``, ``cmd:COMMAND``,
+            ``http(s)://URL``: :mod:`ideaharness.systems.adapters`), or any provider registered with
             :func:`~ideaharness.llm.providers.register_provider` (or the ``ideaharness.providers``
             entry-point group).
         base_url: OpenAI-compatible endpoint (default: env OPENAI_BASE_URL, else api.openai.com).
             The key comes from env OPENAI_API_KEY only; optional for a loopback endpoint.
         cache_path: SQLite cache file (default :func:`default_cache_path`).
-        use_cache: False bypasses cache reads and writes (``--no-cache``).
+        use_cache: False bypasses cache reads and writes (``--no-cache``); a provider whose
+            ``cacheable`` attribute is False (an ``ideas:`` file) never gets a cache.
         max_concurrency: provider calls in flight at once (the local model runs one at a time anyway).
         rpm: requests-per-minute limit, or None.
         max_retries: retries after the first attempt on 429/5xx/timeouts/connection errors and
@@ -319,7 +321,9 @@ def get_llm(
                                 models_dir=Path(models_dir) if models_dir else None)
     provider: Provider = build_provider(model, settings)
     resolved_url: str | None = getattr(provider, "base_url", None)
-    cache = ResponseCache(Path(cache_path) if cache_path else default_cache_path()) if use_cache else None
+    cacheable = bool(getattr(provider, "cacheable", True))  # an ideas: file is its own cache
+    cache = (ResponseCache(Path(cache_path) if cache_path else default_cache_path())
+             if use_cache and cacheable else None)
     return LLM(
         model,
         provider,

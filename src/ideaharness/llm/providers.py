@@ -68,6 +68,32 @@ class ProviderSpec:
 
 
 _PROVIDERS: dict[str, ProviderSpec] = {}
+_PREFIXES: dict[str, ProviderSpec] = {}
+"""Providers named by a spec prefix instead of ``name/``: ``ideas:``, ``cmd:``, ``http://``, ``https://``
+(:mod:`ideaharness.systems.adapters`); their factory gets the whole spec."""
+
+
+def register_spec_prefix(
+    prefix: str, *, forms: str = ""
+) -> Callable[[ProviderFactory], ProviderFactory]:
+    """Decorator registering a provider for every model string starting with ``prefix`` (a system
+    spec such as ``cmd:``); its factory is called with the whole string and the settings.
+
+    Raises:
+        ValueError: an empty prefix.
+    """
+    if not prefix:
+        raise ValueError("empty spec prefix")
+
+    def decorate(factory: ProviderFactory) -> ProviderFactory:
+        _PREFIXES[prefix] = ProviderSpec(prefix, factory, False, forms or f"{prefix}<spec>")
+        return factory
+
+    return decorate
+
+
+def _prefix_spec(model: str) -> ProviderSpec | None:
+    return next((spec for prefix, spec in _PREFIXES.items() if model.startswith(prefix)), None)
 
 
 def register_provider(
@@ -100,6 +126,9 @@ def _load_entry_point(name: str) -> None:
 def provider_spec(model: str) -> ProviderSpec | None:
     """The provider of a model string ``provider/model`` (loading its entry point if needed), or
     None when no provider of that name is registered."""
+    by_prefix = _prefix_spec(model)
+    if by_prefix is not None:
+        return by_prefix
     name = model.partition("/")[0]
     if name not in _PROVIDERS:
         _load_entry_point(name)
@@ -122,7 +151,7 @@ def valid_model_forms() -> str:
     """The model-string forms of every registered provider, for error messages."""
     for name in provider_names():
         provider_spec(f"{name}/")
-    return ", ".join(spec.forms for spec in _PROVIDERS.values())
+    return ", ".join(spec.forms for spec in [*_PROVIDERS.values(), *_PREFIXES.values()])
 
 
 def build_provider(model: str, settings: ProviderSettings) -> Any:
@@ -132,6 +161,11 @@ def build_provider(model: str, settings: ProviderSettings) -> Any:
         UserError: no provider of that name, an empty name, or the provider refuses the name or
             the settings (e.g. a missing key).
     """
+    by_prefix = _prefix_spec(model)
+    if by_prefix is not None:
+        if settings.base_url:
+            raise UserError(f"{model}: --base-url applies to {_url_providers()} models only")
+        return by_prefix.factory(model, settings)
     provider_name, _, name = model.partition("/")
     spec = provider_spec(model)
     if spec is None or not name:
@@ -220,3 +254,47 @@ def scripted_provider(name: str, settings: ProviderSettings) -> Any:
     from ideaharness.llm.scripted import ScriptedProvider
 
     return ScriptedProvider(name)
+
+
+# ------------------------------------------------------------------------------------------ systems
+
+
+@register_spec_prefix("ideas:", forms="ideas:<file of a system's ideas>[#format=<name>]")
+def ideas_file_provider(spec: str, settings: ProviderSettings) -> Any:
+    """A system's answers read from a file (:class:`~ideaharness.systems.adapters.IdeasFileProvider`;
+    not cached).
+
+    Raises:
+        UserError: the file cannot be read or converted (names file, line and field).
+    """
+    from ideaharness.systems.adapters import IdeasFileProvider
+
+    return IdeasFileProvider(spec)
+
+
+@register_spec_prefix("cmd:", forms="cmd:<command and arguments> (a system run once per task)")
+def command_provider(spec: str, settings: ProviderSettings) -> Any:
+    """A system run as a program per task (:class:`~ideaharness.systems.adapters.CommandProvider`),
+    each task limited to ``settings.timeout_s`` (``--timeout``).
+
+    Raises:
+        UserError: an empty command or a program that is not found.
+    """
+    from ideaharness.systems.adapters import CommandProvider
+
+    return CommandProvider(spec, timeout_s=settings.timeout_s)
+
+
+def _http_system(spec: str, settings: ProviderSettings) -> Any:
+    """A system service answering POSTed tasks (:class:`~ideaharness.systems.adapters.HTTPSystemProvider`).
+
+    Raises:
+        UserError: a URL without a host.
+    """
+    from ideaharness.systems.adapters import HTTPSystemProvider
+
+    return HTTPSystemProvider(spec, timeout_s=settings.timeout_s)
+
+
+register_spec_prefix("http://", forms="http(s)://<host>:<port>/<path> (a system service)")(_http_system)
+register_spec_prefix("https://", forms="https://...")(_http_system)
