@@ -64,6 +64,7 @@ def test_aiscientist_real_seed_ideas_keyed_by_instance_id(tmp_path: Path) -> Non
                                    "name": "adaptive_block_size", "interestingness": 6,
                                    "feasibility": 4, "novelty": 4}
     assert [r["_line"] for r in rows] == [1, 2] and rows[1]["_source"] == str(path)
+    assert rows[1]["_where"] == rows[1]["provenance"]["where"] == "key 'nanoGPT', idea 2"
     assert rows[1]["provenance"]["name"] == ideas[1]["Name"] == "layerwise_learning_rates"
 
 
@@ -231,16 +232,19 @@ def test_auto_reads_contract_rows_as_jsonl_unchanged(tmp_path: Path) -> None:
             {"instance_id": "p2", "motivation": "m", "experiment_plan": "e", "sample_index": 1, "extra": [1]}]
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
-    expected = [{**r, "_line": k, "_source": str(path)} for k, r in enumerate(rows, start=1)]
+    expected = [{**r, "_line": k, "_where": f"line {k}", "_source": str(path)}
+                for k, r in enumerate(rows, start=1)]
     assert read_idea_rows(path) == read_idea_rows(path, "jsonl") == expected
 
 
 def test_jsonl_format_also_reads_a_json_list_and_a_keyed_object(tmp_path: Path) -> None:
     listed = _write(tmp_path / "rows.json", [{"instance_id": "a", "text": "t"}])
-    assert read_idea_rows(listed) == [{"instance_id": "a", "text": "t", "_line": 1, "_source": str(listed)}]
+    assert read_idea_rows(listed) == [{"instance_id": "a", "text": "t", "_line": 1, "_where": "item 1",
+                                       "_source": str(listed)}]
     keyed = _write(tmp_path / "keyed.json", {"a": [{"text": "t1"}, {"text": "t2"}], "b": {"hypothesis": "h"}})
     rows = read_idea_rows(keyed, "jsonl")
-    assert [(r["instance_id"], r["_line"]) for r in rows] == [("a", 1), ("a", 2), ("b", 3)]
+    assert [(r["instance_id"], r["_line"], r["_where"]) for r in rows] == [
+        ("a", 1, "key 'a', idea 1"), ("a", 2, "key 'a', idea 2"), ("b", 3, "key 'b'")]
 
 
 def test_gzip_and_jsonl_under_a_json_suffix(tmp_path: Path) -> None:
@@ -294,7 +298,7 @@ def test_mlrbench_published_ideas_read_as_contract_rows() -> None:
     assert len(rows) == len(source)
     for row, line in zip(rows, source, strict=True):
         assert row == {**line, "instance_id": line["task_id"], "provenance": {"model": line["model"]},
-                       "_line": row["_line"], "_source": str(path)}
+                       "_line": row["_line"], "_where": f"line {row['_line']}", "_source": str(path)}
 
 
 def test_model_of_a_contract_row(tmp_path: Path) -> None:
@@ -477,7 +481,8 @@ _row = st.fixed_dictionaries(
 def test_rows_written_as_jsonl_read_back_equal(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    expected = [{**r, "_line": k, "_source": str(path)} for k, r in enumerate(rows, start=1)]
+    expected = [{**r, "_line": k, "_where": f"line {k}", "_source": str(path)}
+                for k, r in enumerate(rows, start=1)]
     assert read_idea_rows(path, "jsonl") == expected
     assert read_idea_rows(path) == expected
 

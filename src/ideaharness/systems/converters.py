@@ -3,7 +3,8 @@
 A *row* is a dict with ``instance_id`` (text), optional ``sample_index``, ``system``, ``title``,
 ``provenance`` and any of ``text``, ``motivation``, ``experiment_plan``, ``hypothesis``,
 ``problem``, ``method``, ``abstract``, ``related_work``, ``risks``; every row also carries
-``_line`` (1-based line of a JSON Lines file, or 1-based position of the idea in a JSON file) and
+``_line`` (1-based line of a JSON Lines file, or 1-based position of the idea in a JSON file),
+``_where`` (the idea's place for messages: ``"line 3"``, ``"item 2"``, ``"key 'x', idea 2"``) and
 ``_source`` (the file). A benchmark's idea contract (:mod:`ideaharness.systems.contract`) turns a
 row into its answer; nothing here judges quality (empty or degenerate text is the contract's parse
 failure of that one unit). Native rows also carry ``provenance``: ``format``, ``where`` (the
@@ -68,7 +69,7 @@ __all__ = ["FORMATS", "VOCABULARY", "Converter", "read_idea_rows"]
 VOCABULARY = ("instance_id", "sample_index", "system", "title", "provenance", "text", "motivation",
               "experiment_plan", "hypothesis", "problem", "method", "abstract", "related_work",
               "risks")
-"""The common row fields (plus ``_line`` and ``_source``); other fields pass through."""
+"""The common row fields (plus ``_line``, ``_where`` and ``_source``); other fields pass through."""
 
 TEXT_FIELDS = ("system", "title", "text", "motivation", "experiment_plan", "hypothesis", "problem",
                "method", "abstract", "related_work", "risks")
@@ -614,8 +615,10 @@ def read_idea_rows(path: str | Path, format: str = "auto") -> list[dict[str, Any
     Returns:
         One dict per idea: ``instance_id`` (text), the mapped fields, ``provenance`` (native
         formats: ``format``, ``where`` and the system's own metadata), ``_line`` (1-based line of
-        a JSON Lines file, or position of the idea in a JSON file) and ``_source`` (the path).
-        Rows of the ``jsonl`` format are returned as written plus ``_line`` and ``_source``.
+        a JSON Lines file, or position of the idea in a JSON file), ``_where`` (``"line 3"``,
+        ``"item 2"``, ``"key 'x', idea 2"``) and ``_source`` (the path). Rows of the ``jsonl``
+        format are returned as written plus those three (and ``instance_id`` when spelled
+        ``task_id`` or given by the key; a text ``model`` is also ``provenance.model``).
 
     Raises:
         DataError: an unknown format, an unreadable, empty or non-UTF-8 file, invalid JSON, an idea
@@ -666,5 +669,6 @@ def _to_row(e: _Entry, fmt: str, converter: Converter, source: Path) -> dict[str
     else:
         row = {"instance_id": instance_id, **row}
     row["_line"] = e.line
+    row["_where"] = e.where
     row["_source"] = str(source)
     return row
