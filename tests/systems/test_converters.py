@@ -411,6 +411,7 @@ def test_unknown_format(tmp_path: Path) -> None:
     ("ideas.json", b"\xef\xbb\xbf \n\t\n", "no ideas in the file (it is empty)"),
     ("ideas.json", b"[]", "no ideas in the file (an empty list or object)"),
     ("ideas.json", b'{"a": []}', "no ideas in the file (an empty list or object)"),
+    ("ideas.json", b"{}", "no ideas in the file (an empty list or object)"),
     ("ideas.json", b"42", "expected ideas (a JSON list, an object {instance_id: [ideas]} or JSON Lines), "
                           "got a number"),
     ("ideas.json", b'["\xff"]', "not UTF-8 text (byte 2); save the file as UTF-8"),

@@ -546,7 +546,7 @@ class _Walk:
         if isinstance(value, list):
             return [e for k, v in enumerate(value, start=1) for e in self.expand(v, f"item {k}", k)]
         if isinstance(value, dict):
-            return list(self.expand(value, "the object", 1))
+            return list(self.expand(value, "the object", 1)) if value else []
         raise DataError(self.path, "expected ideas (a JSON list, an object {instance_id: [ideas]} or "
                                    f"JSON Lines), got {_kind(value)}")
 
