@@ -175,12 +175,13 @@ def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
         "benchmark": "researchbench",
         "benchmark_version": config.benchmark_version,
         "bootstrap": bootstrap_settings(n_boot, seed),
-        "tasks": list(config.tasks),
+        "tasks": config.system_tasks(),
         "n_instances": len(instances),
         "groups": {name: len(ids) for name, ids in grouped.items()},
         "notes": notes,
     }
-    if "retrieval" in config.tasks:
+    tasks = config.system_tasks()  # with a system generator, no retrieval
+    if "retrieval" in tasks:
         results["retrieval"] = {
             name: _retrieval_group(bench.retrieval, ids, seed, n_boot) for name, ids in grouped.items()
         }
@@ -196,15 +197,15 @@ def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
         incomplete = [i for i, r in bench.retrieval.items() if not r["complete"]]
         if incomplete:
             notes.append(f"retrieval: {len(incomplete)} paper(s) incomplete (a model call failed); re-run")
-    if "composition" in config.tasks:
+    if "composition" in tasks:
         results["composition"] = {
-            name: _composition_group(bench.composition, ids, list(config.methods), seed, n_boot)
+            name: _composition_group(bench.composition, ids, bench.methods_run(), seed, n_boot)
             for name, ids in grouped.items()
         }
         skipped = sum("skipped" in v for v in bench.composition.values())
         if skipped:
             notes.append(f"composition: {skipped} paper(s) skipped (no ground-truth hypothesis)")
-    if "ranking" in config.tasks:
+    if "ranking" in tasks:
         results["ranking"] = {
             name: _ranking_group(bench.ranking, ids, seed, n_boot) for name, ids in grouped.items()
         }

@@ -24,6 +24,7 @@ from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.matched_score import MIN_HYPOTHESIS_CHARS, parse_matched_score
 from ideaharness.prompts import render
 from ideaharness.runner.steps import StepRunner
+from ideaharness.systems import is_system
 
 STEP_GENERATE = "researchbench_generate"
 STEP_SCORE = "researchbench_matched_score"
@@ -59,11 +60,23 @@ def parse_hypothesis(text: str) -> dict[str, Any]:
     nxt = _NEXT.search(body)
     if nxt:
         body = body[: nxt.start()]
+    return {"hypothesis": checked_hypothesis(body), "labelled": True}
+
+
+def checked_hypothesis(body: str, what: str = "hypothesis") -> str:
+    """``body`` as one hypothesis paragraph (bold markers dropped, whitespace collapsed), if it is
+    real prose of at least :data:`HYPOTHESIS_MIN_WORDS` words and
+    :data:`~ideaharness.metrics.matched_score.MIN_HYPOTHESIS_CHARS` characters: the rules of
+    :func:`parse_hypothesis`, shared with a system's answer (:mod:`.contract`).
+
+    Raises:
+        ParseError: the text fails the check (``what`` names it).
+    """
     body = " ".join(body.replace("**", "").split())
-    hypothesis = check_text(body, "hypothesis", min_words=HYPOTHESIS_MIN_WORDS)
+    hypothesis = check_text(body, what, min_words=HYPOTHESIS_MIN_WORDS)
     if len(hypothesis) < MIN_HYPOTHESIS_CHARS:
-        raise ParseError(f"hypothesis has {len(hypothesis)} characters (< {MIN_HYPOTHESIS_CHARS})")
-    return {"hypothesis": hypothesis, "labelled": True}
+        raise ParseError(f"{what} has {len(hypothesis)} characters (< {MIN_HYPOTHESIS_CHARS})")
+    return hypothesis
 
 
 def hypothesis_of(record: dict[str, Any] | None) -> str | None:
@@ -100,6 +113,11 @@ class Composer:
         self.max_tokens = max_tokens
         self.seed = seed
 
+    @property
+    def is_system(self) -> bool:
+        """Whether the generator is a system (``ideas:``, ``cmd:``, ``http(s)://``), not a model."""
+        return is_system(str(getattr(self.model, "model", "")))
+
     async def _call(
         self, key: str, template: str, sample_index: int = 0, **variables: Any
     ) -> dict[str, Any] | None:
@@ -111,10 +129,25 @@ class Composer:
         )
 
     async def one_step(
-        self, inspirations: list[dict[str, Any]], key: str = "one_step"
+        self, inspirations: list[dict[str, Any]], key: str = "one_step", task_index: int = 0
     ) -> dict[str, Any] | None:
-        """One-step baseline: question + survey + all inspirations -> one hypothesis."""
-        return await self._call(key, "researchbench_compose", inspirations=inspirations)
+        """One-step baseline: question + survey + all inspirations -> one hypothesis.
+
+        Goes through :meth:`~ideaharness.runner.steps.StepRunner.generate_step`: a model is sent the
+        prompt (exactly :meth:`_call`); a system the composition task of condition ``key``, its
+        ``sample_index`` ``task_index`` (:func:`.contract.composition_task`)."""
+        from ideaharness.benchmarks.researchbench.contract import composition_task
+
+        messages = render("researchbench_compose", **self.context, inspirations=inspirations)
+        task = composition_task(
+            self.instance_id, key, task_index, discipline=str(self.context["discipline"]),
+            question=str(self.context["question"]), survey=self.context.get("survey"),
+            inspirations=inspirations, seed=self.seed)
+        return await self.steps.generate_step(
+            STEP_GENERATE, self.instance_id, key, self.model, messages, parse_hypothesis, task=task,
+            extra={"key": key}, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed,
+            sample_index=0,
+        )
 
     async def pipeline(
         self, inspirations: list[dict[str, Any]], *, n_mutations: int = 2, n_refine: int = 1,
@@ -131,6 +164,8 @@ class Composer:
         """
         if n_mutations < 1 or n_refine < 0:
             raise ValueError("need n_mutations >= 1 and n_refine >= 0")
+        if self.is_system:
+            raise ValueError("the pipeline is a model's method: a system answers one task per condition")
 
         async def branch(i: int, insp: dict[str, Any]) -> tuple[list[dict[str, Any] | None], list[str]]:
             steps: list[dict[str, Any] | None] = []

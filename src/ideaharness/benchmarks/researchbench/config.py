@@ -30,6 +30,7 @@ from ideaharness.errors import UserError
 from ideaharness.llm.client import DEFAULT_MODEL
 from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.schema import Instance, Paper
+from ideaharness.systems import SystemFields, is_system
 
 BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 Task = Literal["retrieval", "composition", "ranking"]
@@ -37,13 +38,25 @@ TASKS: tuple[Task, ...] = ("retrieval", "composition", "ranking")
 Method = Literal["one_step", "pipeline"]
 METHODS: tuple[Method, ...] = ("one_step", "pipeline")
 
-NON_IDENTITY_KEYS = frozenset({"tasks", "published_after", "bootstrap_resamples"})
+NON_IDENTITY_KEYS = frozenset({"tasks", "published_after", "bootstrap_resamples", "system"})
 """Config keys that may change between runs in one directory (they select or report, never alter
-recorded work)."""
+recorded work; ``system`` names the generator in the report)."""
+SYSTEM_TASKS: tuple[Task, ...] = ("composition", "ranking")
+"""The tasks a system generator takes part in: composition (its hypotheses) and ranking (the
+negatives it composes from non-gold inspirations; the judge ranks). Retrieval screens candidates
+with a model's choices, which no system answer gives: it is not run (said in a note)."""
+RETRIEVAL_NOT_RUN = ("retrieval not run: screening measures a model choosing inspiration papers in "
+                     "windows of candidates, and the generator is a system ({spec}), whose answers are "
+                     "hypotheses; run a model generator to measure retrieval")
 
 
-class ResearchBenchConfig(BenchmarkConfig):
-    """Everything that determines a ResearchBench run's results (recorded in config.json)."""
+class ResearchBenchConfig(SystemFields, BenchmarkConfig):
+    """Everything that determines a ResearchBench run's results (recorded in config.json).
+
+    ``--ideas FILE`` (or ``--generator ideas:FILE``, ``cmd:...``, ``http(s)://...``) makes the
+    generator a system (:mod:`.contract`): it composes the hypotheses (one task per paper and
+    condition) and the generated ranking negatives; retrieval is not run.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -107,7 +120,22 @@ class ResearchBenchConfig(BenchmarkConfig):
             raise UserError(f"--window-size {self.window_size} must exceed --keep-size {self.keep_size}")
         if not self.tasks:
             raise UserError("--task: choose at least one task")
+        if self.is_system_generator() and not self.system_tasks():
+            raise UserError(f"--task {','.join(self.tasks)}: the generator is a system "
+                            f"({self.generator_spec(self.generator)}), which answers composition and ranking "
+                            "tasks only (retrieval screens with a model)")
         return self
+
+    def is_system_generator(self) -> bool:
+        """Whether the generator is a system (``--ideas``, ``ideas:``, ``cmd:``, ``http(s)://``)."""
+        return is_system(self.generator_spec(self.generator))
+
+    def system_tasks(self) -> list[Task]:
+        """The configured tasks a run performs: all of them with a model generator, those of
+        :data:`SYSTEM_TASKS` with a system."""
+        if not self.is_system_generator():
+            return list(self.tasks)
+        return [t for t in self.tasks if t in SYSTEM_TASKS]
 
 
 def identity_keys(config: ResearchBenchConfig) -> tuple[str, ...]:
@@ -198,6 +226,8 @@ def input_files(config: ResearchBenchConfig) -> dict[str, list[Path]]:
         files["--data"] = [path]
     if config.corpus:
         files["--corpus"] = [Path(config.corpus)]
+    if config.ideas_files():
+        files["--ideas"] = config.ideas_files()
     return files
 
 

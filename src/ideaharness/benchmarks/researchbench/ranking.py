@@ -110,7 +110,7 @@ async def generate_negatives(
 
     async def one(j: int, idx: list[int]) -> dict[str, Any]:
         insps = [{"title": by_index[i].title, "abstract": by_index[i].abstract} for i in idx]
-        record = await composer.one_step(insps, key=f"negative{j}")
+        record = await composer.one_step(insps, key=f"negative{j}", task_index=j + 1)
         return {
             "id": f"negative{j}", "inspirations": idx, "hypothesis": hypothesis_of(record),
             "done": record is not None,

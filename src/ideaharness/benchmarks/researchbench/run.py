@@ -18,11 +18,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks.researchbench import contract as _contract  # noqa: F401  (registers it)
 from ideaharness.benchmarks.researchbench import reliability
 from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
 from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of, score_hypothesis
 from ideaharness.benchmarks.researchbench.config import (
     BENCHMARK_VERSION,
+    RETRIEVAL_NOT_RUN,
     BenchData,
     ResearchBenchConfig,
     discipline_of,
@@ -46,6 +48,7 @@ from ideaharness.runner.executors import driver_phase
 from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.runs.scores import Score
 from ideaharness.schema import Instance
+from ideaharness.systems import system_kind
 
 STEP_POOL = "researchbench_pool"
 
@@ -112,11 +115,12 @@ class ResearchBench(Benchmark):
         self._embedded_ids: dict[str, int] = {}
 
     def model_roles(self) -> dict[str, str]:
-        """Only the models the tasks call: the generator for screening, composition and generated
-        ranking negatives; the judge for matched scores and ranking."""
+        """Only the models the tasks call: the generator (a model or a system,
+        :meth:`~ideaharness.systems.SystemFields.generator_spec`) for screening, composition and
+        generated ranking negatives; the judge for matched scores and ranking."""
         roles = {}
         if uses_generator(self.config):
-            roles["generator"] = self.config.generator
+            roles["generator"] = self.config.generator_spec(self.config.generator)
         if uses_judge(self.config):
             roles["judge"] = self.config.judge
         return roles
@@ -254,6 +258,14 @@ class ResearchBench(Benchmark):
             max_tokens=self.config.generation_max_tokens, seed=self.config.seed,
         )
 
+    def methods_run(self) -> list[str]:
+        """The composition methods a run performs: the configured ones with a model generator; with
+        a system, one task per paper with the one-step inputs (group ``one_step``): the pipeline
+        (mutate, refine, recombine) is a model's method, not the system's."""
+        if self.config.is_system_generator():
+            return ["one_step"]
+        return list(self.config.methods)
+
     async def compose(self, inst: Instance) -> None:
         gold = inst.ground_truth.hypothesis or inst.ground_truth.idea
         if not gold:
@@ -267,7 +279,7 @@ class ResearchBench(Benchmark):
         composer = self._composer(inst)
         insps = [{"title": r.title, "abstract": r.abstract} for r in inst.references]
         out: dict[str, Any] = {"key_points_source": kp_source}
-        for method in self.config.methods:
+        for method in self.methods_run():
             if method == "one_step":
                 record = await composer.one_step(insps)
                 done = record is not None
@@ -285,6 +297,10 @@ class ResearchBench(Benchmark):
                 "hypothesis": hypothesis, "done": done, "generation_calls": n_calls,
                 "generation_parse_failures": n_failed, "score": None, "score_parse_ok": None,
             }
+            if composer.is_system:
+                entry["system"] = self.config.system_name(self.config.generator)
+            if self.steps.exporting:  # tasks export: the generation tasks only
+                continue
             if hypothesis is not None and done:  # an incomplete pipeline is finished by a re-run first
                 scored = await score_hypothesis(
                     self.steps, self._model(self.judge, "judge"), inst.id, method, proposed=hypothesis,
@@ -314,6 +330,8 @@ class ResearchBench(Benchmark):
             self.ranking[inst.id] = {"skipped": "no ground-truth hypothesis"}
             return
         negative_failures = 0
+        if self.steps.exporting and use_given:  # tasks export: released negatives generate nothing
+            return
         if use_given and given:
             negatives = [(f"given{j}", h) for j, h in enumerate(given.negatives)]
         else:
@@ -321,6 +339,8 @@ class ResearchBench(Benchmark):
                 self._composer(inst), self.pools[inst.id], n_negatives=self.config.n_negatives,
                 per_negative=self.config.inspirations_per_negative, seed=self.config.seed,
             )
+            if self.steps.exporting:  # tasks export: the negatives' generation tasks only
+                return
             negatives = [(g["id"], g["hypothesis"]) for g in generated if g["hypothesis"]]
             negative_failures = sum(1 for g in generated if g["hypothesis"] is None)
         shown: str | None = gold
@@ -359,12 +379,16 @@ class ResearchBench(Benchmark):
 
     # -- driver --------------------------------------------------------------
     async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
-        """Pools, then retrieval, composition and ranking (the configured tasks)."""
-        tasks = self.config.tasks
+        """Pools, then retrieval, composition and ranking (the configured tasks; with a system
+        generator no retrieval, :meth:`ResearchBenchConfig.system_tasks`). Exporting tasks
+        (``ctx.steps.exporting``): pools, the composition tasks and the ranking negatives' tasks,
+        nothing judged."""
+        tasks = self.config.system_tasks()
+        exporting = ctx.steps.exporting
         phases: list[tuple[str, Any]] = []
         if "retrieval" in tasks or "ranking" in tasks:
             phases.append(("candidate pools", driver_phase(self.pool)))  # embeds every source paper
-        if "retrieval" in tasks:
+        if "retrieval" in tasks and not exporting:
             phases.append(("inspiration retrieval", self.retrieve))
         if "composition" in tasks:
             phases.append(("hypothesis composition", self.compose))
@@ -372,10 +396,39 @@ class ResearchBench(Benchmark):
             phases.append(("hypothesis ranking", self.rank))
         await self.steps.run_phases(instances, phases)
 
+    def _generates_negatives(self) -> bool:
+        """Whether ranking composes its negatives (no released ones used)."""
+        mode = self.config.ranking_negatives
+        return mode == "generated" or (mode == "auto" and not self.data.given_ranking)
+
     def aggregate(self, ctx: RunContext, instances: Sequence[Instance]) -> dict[str, Any]:
-        """Per task: overall, per discipline and (``published_after``) strict groups (:mod:`.aggregate`)."""
+        """Per task: overall, per discipline and (``published_after``) strict groups (:mod:`.aggregate`);
+        with a system generator, ``composition_generator`` says who composed the hypotheses and
+        a note says what was not run."""
         results = aggregate(self, instances)
         results["errors"] = self.steps.error_count
+        if self.config.is_system_generator():
+            spec = self.config.generator_spec(self.config.generator)
+            name = self.config.system_name(self.config.generator)
+            results["composition_generator"] = {
+                "system": name, "kind": system_kind(spec), "conditions": ["one_step"]
+                + (["negative<j>"] if "ranking" in results["tasks"] and self._generates_negatives() else []),
+                "methods_not_run": [m for m in self.config.methods if m != "one_step"],
+                "tasks_not_run": [t for t in self.config.tasks if t not in results["tasks"]],
+            }
+            notes = results["notes"]
+            if "retrieval" in self.config.tasks:
+                notes.append(RETRIEVAL_NOT_RUN.format(spec=name))
+            if "composition" in results["tasks"]:
+                skipped = [m for m in self.config.methods if m != "one_step"]
+                notes.append(f"composition: the system {name} answered one task per paper with the one-step "
+                             "inputs (question, survey, inspirations), reported as method one_step"
+                             + (f"; the model method(s) {', '.join(skipped)} not run" if skipped else ""))
+            if "ranking" in results["tasks"]:
+                negatives = (f"negatives the system {name} composed from non-gold inspirations (conditions "
+                             "negative<j>)" if self._generates_negatives() else "the released negatives")
+                notes.append(f"ranking: the judge {self.config.judge} ranks the gold hypothesis against "
+                             f"{negatives}; it measures the judge, not the system's own hypotheses")
         return results
 
     def tables(self, results: dict[str, Any]) -> list[Table]:
@@ -405,7 +458,7 @@ def planned_rounds(pool_size: int, window_size: int, keep_size: int) -> int:
 
 def uses_generator(config: ResearchBenchConfig) -> bool:
     """Whether the tasks call the generator: screening, composition, generated ranking negatives."""
-    tasks = set(config.tasks)
+    tasks = set(config.system_tasks())
     return bool(tasks & {"retrieval", "composition"}) or (
         "ranking" in tasks and config.ranking_negatives != "given"
     )
@@ -413,7 +466,7 @@ def uses_generator(config: ResearchBenchConfig) -> bool:
 
 def uses_judge(config: ResearchBenchConfig) -> bool:
     """Whether the tasks call the judge: matched scores and pairwise ranking."""
-    return bool(set(config.tasks) & {"composition", "ranking"})
+    return bool(set(config.system_tasks()) & {"composition", "ranking"})
 
 
 __all__ = ["PairResult", "ResearchBench", "planned_rounds", "uses_generator", "uses_judge"]
