@@ -104,6 +104,27 @@ class ReliabilityBlock(_Open):
     metrics: dict[str, Any] = Field(default_factory=dict)
 
 
+class IdeaSourceAnswers(_Open):
+    """What a run asked of one idea source: ``asked`` distinct instances, the ``missing`` ones (no
+    answer: failed units) and the ``extra_instances`` it answered that no task asked for."""
+
+    asked: int = Field(default=0, ge=0)
+    missing: list[str] = Field(default_factory=list)
+    extra_instances: list[str] = Field(default_factory=list)
+
+
+class IdeaSource(_Open):
+    """One generator-like role of the run (``idea_sources``; :mod:`ideaharness.runner.sources`):
+    the system's name, its ``kind`` (model, ideas-file, command, http), its spec (secrets
+    redacted) and its answers."""
+
+    role: str
+    system: str
+    kind: Literal["model", "ideas-file", "command", "http"]
+    spec: str
+    answers: IdeaSourceAnswers = Field(default_factory=IdeaSourceAnswers)
+
+
 class BenchmarkResults(_Open):
     """The benchmark's own block: every key of ``results.json`` that is not a common block (what
     its ``aggregate()`` returned). Permissive by default; a benchmark declares a subclass as
@@ -142,6 +163,7 @@ class RunResults(BaseModel):
     llm_stats_processes: int | None = Field(default=None, ge=0)
     cost_usd: float | None = None
     batch: dict[str, Any] | None = None
+    idea_sources: list[IdeaSource] | None = None
     block: BenchmarkResults = Field(default_factory=BenchmarkResults)
 
     def to_json(self) -> dict[str, Any]:

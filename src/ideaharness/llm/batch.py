@@ -193,11 +193,15 @@ class BatchableModel:
 def batchable_models(*models: Any) -> tuple[Any, ...]:
     """Each :class:`LLM` wrapped in a :class:`BatchableModel` (one wrapper per distinct client, so a
     generator that is also the judge stays one object); anything else (None, a scripted model,
-    a wrapper already) unchanged."""
+    a wrapper already) unchanged. A system (``ideas:``, ``cmd:``, ``http(s)://``;
+    :mod:`ideaharness.systems`) is never sent as a batch: it stays unwrapped, so its calls go live
+    (also inside a collecting pass, where its answers are recorded like any unit's)."""
+    from ideaharness.systems.spec import is_system
+
     wrapped: dict[int, Any] = {}
     out = []
     for model in models:
-        if isinstance(model, LLM):
+        if isinstance(model, LLM) and not is_system(model.model):
             model = wrapped.setdefault(id(model), BatchableModel(model))
         out.append(model)
     return tuple(out)

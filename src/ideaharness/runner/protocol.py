@@ -69,7 +69,8 @@ class BenchmarkConfig(BaseModel):
                                    "with a note.")
 
 
-MODEL_FORMS = "local/qwen2.5-coder-1.5b, local/qwen2.5-coder-0.5b, openai/<model> or any registered provider"
+MODEL_FORMS = ("local/qwen2.5-coder-1.5b, local/qwen2.5-coder-0.5b, openai/<model>, any registered provider, "
+               "or a system: ideas:FILE, cmd:COMMAND, http(s)://URL")
 
 
 class GeneratorJudgeConfig(BenchmarkConfig):
@@ -266,9 +267,16 @@ class Benchmark:
     # -- what the run needs ----------------------------------------------------
     def model_roles(self) -> dict[str, str]:
         """Role -> model string of every model this run calls (default: ``generator`` and
-        ``judge`` from the config fields of those names)."""
-        return {role: getattr(self.config, role) for role in ("generator", "judge")
-                if isinstance(getattr(self.config, role, None), str)}
+        ``judge`` from the config fields of those names; a config with
+        :class:`~ideaharness.systems.SystemFields` gives ``generator_spec(generator)``, so
+        ``--ideas FILE`` makes the file the generator)."""
+        from ideaharness.systems.config import SystemFields
+
+        roles = {role: getattr(self.config, role) for role in ("generator", "judge")
+                 if isinstance(getattr(self.config, role, None), str)}
+        if "generator" in roles and isinstance(self.config, SystemFields):
+            roles["generator"] = self.config.generator_spec(roles["generator"])
+        return roles
 
     def input_files(self) -> Mapping[str, Sequence[Path]]:
         """Flag -> the files the run reads (their sha256 is part of the run's identity)."""

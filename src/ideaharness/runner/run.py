@@ -39,6 +39,7 @@ from ideaharness.runner.models import build_models
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.registry import enrichers, metrics
+from ideaharness.runner.sources import config_defaults, extras_line, idea_sources_block, identity_inputs
 from ideaharness.runner.steps import StepRunner, UnparsedUnit, unparsed_note
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.scores import Score, scored_records, summarise_scores, write_scores
@@ -113,7 +114,8 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
     models = build_models(roles, args.options, given)
     out = args.options.out or default_out(bench_cls.name)
     store = RunStore(out, args.config.model_dump(mode="json"), identity_keys=bench.identity_keys(),
-                     inputs=bench.input_files(), force=args.options.force)
+                     inputs=identity_inputs(bench.input_files(), args.config, roles),
+                     force=args.options.force, defaults=config_defaults(args.config))
     store.track_usage(models)
     steps = StepRunner(store, max_attempts=args.options.max_attempts, progress=args.options.progress,
                        max_prompt_tokens=getattr(args.config, "max_prompt_tokens", None),
@@ -224,7 +226,9 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         truncation counts (:meth:`StepRunner.outcome`; "partial" also after an abort),
         ``ended`` ("complete" or why the run stopped), ``notes``, ``metrics`` (the registered
         headline metrics) and ``not_computed`` (:func:`uncomputed_metrics`; None when every metric
-        has scored units). ``llm_stats`` and ``cost_usd`` are added when the file is written.
+        has scored units), ``idea_sources`` (every generator-like role: model or system, with its
+        answers asked / missing / extra; :mod:`ideaharness.runner.sources`). ``llm_stats`` and
+        ``cost_usd`` are added when the file is written.
         ``metrics`` come from ``scores`` (:func:`headline_values`).
     """
     outcome = ctx.steps.outcome()
@@ -255,6 +259,12 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         "metrics": metric_values,
         "not_computed": missing,
     }
+    sources = idea_sources_block(bench, ctx, available, items)
+    if sources:  # where the ideas came from: models and systems (runner.sources)
+        blocks["idea_sources"] = sources
+        extra = extras_line(sources)
+        if extra:
+            notes.append(extra)
     summary = getattr(ctx.steps.executor, "summary", None)
     if summary is not None:  # --batch: what went through the Batch API (runner.executors)
         blocks["batch"] = summary()
@@ -338,18 +348,31 @@ def _input_hashes(out: Path) -> dict[str, Any]:
 
 
 def usage_table(results: dict[str, Any], models: dict[str, Any]) -> Table:
-    """Calls, tokens and cost per role over every process of the run (cost needs ``--price``)."""
+    """Calls, failures, tokens, wall time and cost per client over every process of the run (cost
+    needs ``--price``). A client that plays several roles (the same model as generator and judge)
+    is one row credited to all of them (``generator+judge``); a system's row shows its kind."""
+    from ideaharness.systems.spec import system_kind
+
+    stats_of = results.get("llm_stats") or {}
     rows = []
-    for role, stats in (results.get("llm_stats") or {}).items():
+    for role, stats in stats_of.items():
         if not stats:
             continue
-        model = getattr(models.get(role), "model", "")
-        rows.append([role, model, stats.get("calls"), stats.get("cache_hits"), stats.get("prompt_tokens"),
-                     stats.get("completion_tokens"), stats.get("cost_usd")])
+        client = models.get(role)
+        sharing = [r for r, m in models.items() if client is not None and m is client
+                   and r != role and not stats_of.get(r)]
+        label = "+".join([role, *sharing])
+        model = str(getattr(client, "model", ""))
+        kind = system_kind(model) if model else ""
+        wall = stats.get("wall_s")
+        rows.append([label, model if kind == "model" else f"{model} ({kind})", stats.get("calls"),
+                     stats.get("failures"), stats.get("cache_hits"), stats.get("prompt_tokens"),
+                     stats.get("completion_tokens"),
+                     round(wall, 2) if isinstance(wall, int | float) else None, stats.get("cost_usd")])
     cost = results.get("cost_usd")
     return Table(title="Model usage (all processes of this run)",
-                 columns=["role", "model", "calls", "cache hits", "prompt tokens", "completion tokens",
-                          "cost USD"], rows=rows,
+                 columns=["role", "model", "calls", "failures", "cache hits", "prompt tokens",
+                          "completion tokens", "wall s", "cost USD"], rows=rows,
                  note=f"total cost USD {cost:.6f} (every recorded token at --price)" if cost is not None
                  else "cost: give --price IN,OUT (every role) or --price ROLE=IN,OUT")
 
@@ -410,6 +433,9 @@ def finish_run(results: dict[str, Any], out: Path) -> None:
     unparsed = [u for u in results.get("unparsed_units") or [] if isinstance(u, dict)]
     if unparsed:  # every parse error is shown where the failure is reported
         print(unparsed_note([UnparsedUnit.model_validate(u) for u in unparsed]))
+    extra = extras_line(results.get("idea_sources") or [])
+    if extra:
+        print(extra)
     print(f"report: {out / 'report.html'}")
     units = results.get("failed_units") or []
     if results.get("status") == "partial" or units:

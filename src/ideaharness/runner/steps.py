@@ -182,6 +182,11 @@ class StepRunner:
         self.reorderable: dict[tuple[str, str, str], _Reorderable] = {}
         self.reasks = 0
         self._consecutive_errors = 0
+        self.generated: dict[str, set[str]] = {}
+        """Generator model string -> the instance ids :meth:`generate_step` asked it for in this
+        process (recorded ones included): a system's ``asked`` answers."""
+        self.missing_answers: dict[str, set[str]] = {}
+        """Model string -> instance ids whose answer the system lacked (:class:`MissingAnswer`)."""
         self.capture: list[dict[str, Any]] | None = None
         """Capture mode (``ideaharness tasks export``): a list, and :meth:`generate_step` appends
         each task JSON to it instead of asking; None (default): generation is asked and recorded."""
@@ -299,6 +304,7 @@ class StepRunner:
             return None
         except MissingAnswer as exc:  # a system without this answer: this unit's failure, no outage
             self.fail(step, instance_id, key, exc)
+            self.missing_answers.setdefault(str(getattr(model, "model", "")), set()).add(instance_id)
             return None
         except LLMError as exc:
             self.fail(step, instance_id, key, exc)
@@ -367,6 +373,8 @@ class StepRunner:
 
         model = str(getattr(generator, "model", ""))
         system = is_system(model)
+        if self.capture is None:
+            self.generated.setdefault(model, set()).add(instance_id)
         if not system and self.capture is None:
             return await self.judge_step(step, instance_id, key, generator, messages, parse, extra=extra,
                                          **sampling)

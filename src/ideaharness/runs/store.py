@@ -92,6 +92,8 @@ class RunStore:
             match on resume.
         force: when the recorded run has other settings or inputs, move it to
             ``superseded/<time>/`` and start a new run instead of refusing.
+        defaults: config key -> its default (JSON form): a key the recorded config.json lacks (a
+            setting added since that run started) equals its default, so old run directories resume.
 
     Raises:
         UserError: ``out_dir`` is a file or a folder that is not a run directory; its
@@ -110,9 +112,11 @@ class RunStore:
         identity_keys: tuple[str, ...] | None = None,
         inputs: Mapping[str, Sequence[Path]] | None = None,
         force: bool = False,
+        defaults: Mapping[str, Any] | None = None,
     ) -> None:
         self.dir = Path(out_dir)
         self.config = config
+        self.defaults = dict(defaults or {})
         self.corrupt_lines = 0
         # key digest -> where its line is (records file number, byte offset, byte length, packed in
         # one int by _pack): the data stays on disk, so memory per record is ~0.2 KB whatever the
@@ -146,7 +150,7 @@ class RunStore:
         config_path = self.dir / CONFIG_FILE
         if config_path.exists():
             old = _read_config(config_path)
-            problem = _identity_problem(old, self.config, identity_keys, hashes)
+            problem = _identity_problem(old, self.config, identity_keys, hashes, self.defaults)
             if problem and not force:
                 raise UserError(
                     f"{config_path}: {problem}; use another --out, or --force to start a new run "
@@ -716,10 +720,12 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 
 def _identity_problem(
-    old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] | None, hashes: InputHashes
+    old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] | None, hashes: InputHashes,
+    defaults: Mapping[str, Any] | None = None,
 ) -> str | None:
     names = keys or tuple(sorted((set(old) | set(new)) - {INPUTS_KEY}))
-    diff = [k for k in names if old.get(k) != new.get(k)]
+    defaults = defaults or {}
+    diff = [k for k in names if (old[k] if k in old else defaults.get(k)) != new.get(k)]
     if diff:
         return f"this run directory holds a run with different settings ({', '.join(diff)})"
     return changed_input(old.get(INPUTS_KEY) or {}, hashes)
