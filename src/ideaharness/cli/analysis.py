@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -12,8 +12,8 @@ from rich.console import Console
 from ideaharness.cli.app import app
 from ideaharness.errors import PartialRunError, StorageError, UserError
 from ideaharness.fileio import atomic_write_text
+from ideaharness.report.compare import comparison_tables
 from ideaharness.report.console import print_tables
-from ideaharness.report.html import Table
 
 BaseUrlOption = Annotated[
     str | None, typer.Option(help="OpenAI-compatible endpoint for openai/ models (else OPENAI_BASE_URL).")
@@ -126,100 +126,6 @@ def compare(
             f"partial competition: {len(result['tournament']['failed_units'])} judgment(s) failed (listed "
             f"in {result['tournament']['tournament_dir']}/results.json); run the same command again to retry"
         )
-
-
-def comparison_tables(result: dict[str, Any]) -> list[Table]:
-    """Console tables of a comparison: systems with judge reliability, then one table per metric."""
-    rel = result["reliability"]
-    tables = [
-        Table(
-            title=f"Systems compared ({result['benchmark']})",
-            columns=[
-                "system",
-                "run",
-                "judgments",
-                "parse-failure rate",
-                "retry rate",
-                "reliability warnings",
-            ],
-            rows=[
-                [
-                    s["label"],
-                    s["run_dir"],
-                    rel[s["label"]]["judgments"],
-                    rel[s["label"]]["parse_failure_rate"],
-                    rel[s["label"]]["retry_rate"],
-                    "; ".join(rel[s["label"]]["reliability_warnings"]) or "–",
-                ]
-                for s in result["systems"]
-            ],
-            note=("settings differ (--allow-mismatch): " + ", ".join(result["settings_mismatch"]))
-            if result["settings_mismatch"]
-            else None,
-        )
-    ]
-    method = result["method"]
-    for metric, block in result["metrics"].items():
-        best = block["leaderboard"][0]["system"] if block["leaderboard"] else None
-        vs_best = {p["b"]: p for p in block["paired"] if p["a"] == best}
-        rows = []
-        for b in block["leaderboard"]:
-            p = vs_best.get(b["system"])
-            rows.append(
-                [
-                    b.get("rank"),
-                    b["system"],
-                    b["n"],
-                    b["mean"],
-                    _ci(b["ci95"]),
-                    None if p is None or p["mean_diff"] is None else 0.0 - p["mean_diff"],
-                    None if p is None else p["n_shared"],
-                    None
-                    if p is None
-                    else _ci([0.0 - p["ci95"][1], 0.0 - p["ci95"][0]] if p["ci95"] else None),
-                    None if p is None else p["p_value"],
-                    None if p is None else p["p_holm"],
-                    None if p is None else _verdict(p),
-                ]
-            )
-        statistic = block.get("statistic", "mean over instances")
-        tables.append(
-            Table(
-                title=metric if statistic == "mean over instances" else f"{metric} ({statistic})",
-                columns=[
-                    "rank",
-                    "system",
-                    "n",
-                    "value" if statistic != "mean over instances" else "mean",
-                    "95% CI",
-                    "Δ vs best (paired)",
-                    "n shared",
-                    "Δ 95% CI",
-                    "p",
-                    "p (Holm)",
-                    "significant",
-                ],
-                rows=rows,
-                note=f"{method['interval']}, {method['n_resamples']} resamples over instances; "
-                "Δ paired over the instances both systems were scored on; p: paired permutation test "
-                f"(exact up to 13 shared instances), Holm over the {method['family_size']} comparisons "
-                f"with at least {method['min_n']} shared instances; * = p (Holm) < {method['alpha']:g}; "
-                f"no mark below {method['min_n']} shared instances. All pairs and the method: --json.",
-            )
-        )
-    return tables
-
-
-def _verdict(pair: dict[str, Any]) -> str:
-    if pair["significant"]:
-        return "yes *"
-    if pair["verdict"] == "not significant":
-        return "no"
-    return str(pair["verdict"])
-
-
-def _ci(value: list[float] | None) -> str | None:
-    return None if value is None else f"[{value[0]:.3f}, {value[1]:.3f}]"
 
 
 __all__ = ["comparison_tables", "compare", "export"]
