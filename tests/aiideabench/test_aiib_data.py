@@ -89,7 +89,7 @@ def test_external_ideas_both_formats(tmp_path: Path) -> None:
     assert jl["aiib-1"][0].provenance.generator == "chunky"
     bad = tmp_path / "x.jsonl"
     bad.write_text('{"instance_id": "a", "motivation": "Attention windows are too short."}\n')
-    with pytest.raises(DataError, match="line 1, field 'Experiment'"):
+    with pytest.raises(DataError, match="line 1, field 'experiment_plan': missing or empty"):
         load_external_ideas(bad)
 
 

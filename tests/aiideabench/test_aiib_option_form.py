@@ -124,10 +124,11 @@ async def _run(tmp_path: Path, name: str, judge: Callable[[Options], str], **cfg
         from ideaharness.data.tomato import load_tomato_chem
 
         ideas.write_text("".join(json.dumps({
-            "instance_id": inst.id, "motivation": f"Idea {j} motivation: current devices are brittle.",
+            "instance_id": inst.id,
+            "motivation": f"Idea {j} motivation: current devices are brittle under everyday strain.",
             "experiment_plan": f"Step 1: build variant {j}.\nStep 2: test it."}) + "\n"
             for inst in load_tomato_chem() for j in range(2)), encoding="utf-8")
-    config = AIIdeaBenchConfig(judge="scripted/judge", ideas_file=str(ideas), metrics=["imcq"],
+    config = AIIdeaBenchConfig(judge="scripted/judge", ideas=str(ideas), metrics=["imcq"],
                                bootstrap_resamples=20, **cfg)  # type: ignore[arg-type]
     opts = ExecutionOptions(out=tmp_path / name, progress=False)
     return await arun("aiideabench", config=config, options=opts, judge=ScriptedModel(_responder(judge)),

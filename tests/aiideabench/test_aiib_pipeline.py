@@ -332,14 +332,15 @@ async def test_literature_skipped_when_offline(tmp_path: Path) -> None:
 
 
 async def test_external_ideas_and_inspiration_digests(tmp_path: Path) -> None:
-    cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas_file=str(FIX / "ai_scientist_ideas.json"),
+    cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas=str(FIX / "ai_scientist_ideas.json"), n_ideas=1,
                             metrics=["i2t", "imcq"], digest_inspirations=True, bootstrap_resamples=20)
     judge = ScriptedModel(responder())
     res = await arun("aiideabench", config=cfg, options=options(tmp_path, "ext", 3), judge=judge,
                      embed_fn=toy_embed)
     assert res["system"] == "ai_scientist_ideas" and res["generator"] is None
-    # aiib-2 has no external idea: counted, not scored
+    # aiib-2 has no external idea: a failed unit (the run is partial), not scored
     assert res["instances_with_ideas"] == 2 and res["ideas"] == 2 and res["i2t"]["motivation"]["n"] == 2
+    assert [(u["step"], u["instance_id"]) for u in res["failed_units"]] == [("generate", "aiib-2")]
     lines = (tmp_path / "ext/records/imcq_question.jsonl").read_text().splitlines()
     records = [json.loads(x)["data"] for x in lines]
     # the digests (not the abstracts) are the inspiration texts of the run's own instances (they

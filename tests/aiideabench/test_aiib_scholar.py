@@ -84,7 +84,7 @@ async def test_unreachable_host_is_detected_once_and_every_literature_unit_skipp
     tmp_path: Path, hanging_host: tuple[str, list[int]]
 ) -> None:
     url, accepted = hanging_host
-    cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas_file=IDEAS, metrics=["novelty", "feasibility"],
+    cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas=IDEAS, n_ideas=1, metrics=["novelty", "feasibility"],
                             scholar_base_url=url, bootstrap_resamples=20)
     judge_model = judge()
     res = await arun("aiideabench", config=cfg, options=ExecutionOptions(out=tmp_path / "run", limit=2,
@@ -124,7 +124,7 @@ def s2_server() -> ReplayServer:
 async def test_a_400_past_the_served_citations_keeps_what_was_fetched_and_skips_only_failed_units(
     tmp_path: Path,
 ) -> None:
-    cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas_file=IDEAS, metrics=["feasibility"],
+    cfg = AIIdeaBenchConfig(data=DATA, judge="j", ideas=IDEAS, n_ideas=1, metrics=["feasibility"],
                             bootstrap_resamples=20)
     with s2_server() as server:
         res = await arun("aiideabench", config=cfg.model_copy(update={"scholar_base_url": server.base_url}),

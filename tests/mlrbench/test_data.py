@@ -4,16 +4,15 @@ provenance, shipped as package data; task selection and the --ideas reader."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from ideaharness.benchmarks.mlrbench import TASK_COUNT, bundled_tasks, load_given, select_tasks
+from ideaharness.benchmarks.mlrbench import TASK_COUNT, bundled_tasks, select_tasks
 from ideaharness.benchmarks.mlrbench.tasks import task_files, tasks_dir
-from ideaharness.errors import DataError, UserError
+from ideaharness.errors import UserError
 
 DATA = Path(str(resources.files("ideaharness.benchmarks.mlrbench") / "data"))
 
@@ -50,35 +49,3 @@ def test_task_selection() -> None:
         "iclr2023_bands", "iclr2023_dg"]
     with pytest.raises(UserError, match="did you mean 'iclr2023_bands'"):
         select_tasks(["iclr2023_band"])
-
-
-def _write(tmp_path: Path, rows: list[object]) -> Path:
-    path = tmp_path / "sys.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def test_given_texts(tmp_path: Path) -> None:
-    ids = [t.id for t in bundled_tasks()]
-    path = _write(tmp_path, [{"task_id": "iclr2023_bands", "idea": " An idea. ", "proposal": "A plan.",
-                              "model": "m"}, {"task_id": "iclr2023_dg", "idea": "Another idea."}])
-    given = load_given(path, task_ids=ids, need_proposal=False)
-    assert given["iclr2023_bands"].idea == "An idea." and given["iclr2023_bands"].model == "m"
-    assert given["iclr2023_dg"].proposal is None
-    with pytest.raises(DataError, match="line 2, field 'proposal'"):
-        load_given(path, task_ids=ids, need_proposal=True)
-
-
-@pytest.mark.parametrize(("rows", "message"), [
-    ([{"task_id": "nope", "idea": "x"}], "line 1, field 'task_id': no bundled MLR-Bench task 'nope'"),
-    ([{"idea": "x"}], "line 1, field 'task_id'"),
-    ([{"task_id": "iclr2023_dg", "idea": "  "}], "line 1, field 'idea': expected text, got empty"),
-    ([{"task_id": "iclr2023_dg", "idea": 3}], "field 'idea': expected text, got int"),
-    ([{"task_id": "iclr2023_dg", "idea": "x"}, {"task_id": "iclr2023_dg", "idea": "y"}], "line 2.*earlier"),
-    ([{"task_id": "iclr2023_dg", "idea": "x", "model": 5}], "field 'model'"),
-    ([["iclr2023_dg", "x"]], "line 1: expected an object"),
-    ([], "no ideas"),
-])
-def test_bad_given_texts_name_line_and_field(tmp_path: Path, rows: list[object], message: str) -> None:
-    with pytest.raises(DataError, match=message):
-        load_given(_write(tmp_path, rows), task_ids=[t.id for t in bundled_tasks()], need_proposal=False)

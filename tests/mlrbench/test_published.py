@@ -10,7 +10,7 @@ from statistics import fmean
 
 import pytest
 
-from ideaharness.benchmarks.mlrbench import bundled_tasks, load_given
+from ideaharness.benchmarks.mlrbench import bundled_tasks
 from ideaharness.benchmarks.mlrbench.parsers import DIMENSIONS, parse_review
 from ideaharness.benchmarks.mlrbench.published import (
     PUBLISHED_JUDGES,
@@ -20,6 +20,7 @@ from ideaharness.benchmarks.mlrbench.published import (
 )
 from ideaharness.cli import main
 from ideaharness.errors import UserError
+from ideaharness.systems.converters import read_idea_rows
 from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.mlrbench.replies import respond
 
@@ -31,9 +32,9 @@ def test_six_models_ideas_for_the_first_five_tasks() -> None:
     ids = [t.id for t in bundled_tasks()]
     assert ids[:5] == FIRST_FIVE
     for model in PUBLISHED_MODELS:
-        given = load_given(ideas_path(f"published:{model}"), task_ids=ids, need_proposal=False)
-        assert sorted(given) == FIRST_FIVE and all(g.model == model and len(g.idea.split()) > 50
-                                                   for g in given.values())
+        rows = read_idea_rows(ideas_path(f"published:{model}"))  # the ideas: system reads them so
+        assert [r["instance_id"] for r in rows] == FIRST_FIVE
+        assert all(r["model"] == model and len(r["idea"].split()) > 50 for r in rows)
     with pytest.raises(UserError, match="no published ideas of 'gpt-5'"):
         ideas_path("published:gpt-5")
 

@@ -160,12 +160,14 @@ def test_given_ideas_are_scored_without_a_generator(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     ideas = tmp_path / "ministral.jsonl"
-    idea = ("Title: Probing triggers\nMotivation: Defences differ by domain.\nMain Idea: Train one probe on "
-            "activations of poisoned models from three domains and test its transfer.")
+    idea = ("Title: Probing triggers\nMotivation: Defences against poisoning differ by domain, so a shared "
+            "weakness is never tested.\nMain Idea: Train one probe on activations of poisoned models from "
+            "three domains and test its transfer.")
     ideas.write_text("".join(json.dumps({"task_id": t, "idea": idea, "model": "openai/j1"}) + "\n"
                              for t in TASKS[:2]))
     with OpenAICompatServer(lambda body: respond(body["messages"])) as server:
-        assert run_cli(["run", "mlrbench", "--ideas", str(ideas), "--stage", "idea", "--judge", "openai/j1",
+        assert run_cli(["run", "mlrbench", "--ideas", str(ideas), "--task", TASKS[0], "--task", TASKS[1],
+                        "--stage", "idea", "--judge", "openai/j1",
                         "--base-url", server.base_url, "--no-progress", "--bootstrap-resamples", "50",
                         "--out", str(tmp_path / "run")], capsys) == 0
         assert all(r.body["model"] == "j1" for r in server.requests) and len(server.requests) == 2
@@ -173,7 +175,7 @@ def test_given_ideas_are_scored_without_a_generator(tmp_path: Path, monkeypatch:
     assert results["system"] == "ministral" and results["given"] and results["stages"] == ["idea"]
     assert {m["metric"] for m in results["metrics"]} == {f"mlrbench.idea_{d}" for d in (
         "consistency", "clarity", "novelty", "feasibility", "significance", "overall")}
-    assert set(results["per_task"]) == set(TASKS[:2])  # a task not in the file is not run
+    assert set(results["per_task"]) == set(TASKS[:2])
     judge = results["reliability"]["metrics"]["review/idea[overall]"]["judges"]["openai/j1"]
     assert judge["self_judged"] == 2  # the file's model is the judge: self-preference is checked
     config = json.loads((tmp_path / "run" / "config.json").read_text())

@@ -61,11 +61,68 @@ def parse_idea(text: str) -> dict[str, str]:
     """
     obj = extract_json_object(text)
     lowered = {str(k).lower().replace(" ", "_"): v for k, v in obj.items()}
-    motivation = check_text(_text(lowered.get("motivation")), "the idea's motivation",
-                            min_words=MOTIVATION_MIN_WORDS)
-    plan = check_text(_text(lowered.get("experiment_plan", lowered.get("experiment"))),
-                      "the idea's experiment plan", min_words=PLAN_MIN_WORDS)
-    return {"title": _text(lowered.get("title")).strip(), "motivation": motivation, "experiment_plan": plan}
+    return idea_fields(lowered.get("motivation"), lowered.get("experiment_plan", lowered.get("experiment")),
+                       lowered.get("title"))
+
+
+def idea_fields(
+    motivation: Any, experiment_plan: Any, title: Any = None, *,
+    what: tuple[str, str] = ("the idea's motivation", "the idea's experiment plan"),
+) -> dict[str, str]:
+    """``{"title", "motivation", "experiment_plan"}`` with the degeneracy rules of :func:`parse_idea`
+    (shared by a system's answer: :mod:`ideaharness.benchmarks.aiideabench.contract`); a list is
+    joined one item a line. ``what``: the names the errors give the two fields.
+
+    Raises:
+        ParseError: a missing or degenerate motivation or experiment plan.
+    """
+    checked = check_text(_text(motivation), what[0], min_words=MOTIVATION_MIN_WORDS)
+    plan = check_text(_text(experiment_plan), what[1], min_words=PLAN_MIN_WORDS)
+    return {"title": _text(title).strip(), "motivation": checked, "experiment_plan": plan}
+
+
+def _joined(value: Any) -> str | None:
+    if isinstance(value, list):
+        value = "\n".join(str(v) for v in value if str(v).strip())
+    if value is None or not str(value).strip():
+        return None
+    return str(value).strip()
+
+
+def _first(row: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        text = _joined(row.get(key))
+        if text:
+            return text
+    return None
+
+
+MOTIVATION_KEYS = ("motivation", "problem", "hypothesis", "abstract", "text")
+"""Row fields read for ``motivation``, first non-empty wins; a row with both a ``problem`` and a
+``motivation`` (ResearchAgent: the problem and its rationale) gives both, the problem first."""
+PLAN_KEYS = ("experiment_plan", "experiments", "experiment", "method", "text")
+"""Row fields read for ``experiment_plan``, first non-empty wins."""
+
+
+def fields_from_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A converted idea row (the common vocabulary of :mod:`ideaharness.systems.converters`) as
+    ``motivation``, ``experiment_plan``, ``title`` and ``system`` (AI Idea Bench's idea contract):
+    each from the first non-empty of :data:`MOTIVATION_KEYS` / :data:`PLAN_KEYS`; a field the row
+    cannot fill is left out."""
+    out: dict[str, Any] = {}
+    motivation = _first(row, *MOTIVATION_KEYS)
+    problem = _first(row, "problem")
+    if problem and motivation and problem != motivation and problem not in motivation:
+        motivation = f"{problem}\n{motivation}"
+    plan = _first(row, *PLAN_KEYS)
+    if motivation:
+        out["motivation"] = motivation
+    if plan:
+        out["experiment_plan"] = plan
+    for key in ("title", "system"):
+        if isinstance(row.get(key), str) and row[key].strip():
+            out[key] = row[key].strip()
+    return out
 
 
 def generation_messages(

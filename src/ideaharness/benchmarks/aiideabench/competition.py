@@ -39,17 +39,44 @@ from ideaharness.runner.steps import Reask
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR
 from ideaharness.schema import Idea, Instance
 from ideaharness.seeding import derive_seed
+from ideaharness.systems.spec import IDEAS_PREFIX, default_system_name, system_kind
 
 if TYPE_CHECKING:
     from ideaharness.benchmarks.aiideabench.run import AIIdeaBench
 
 
+def run_system(run_dir: Path, config: dict[str, Any]) -> tuple[str, str]:
+    """(name, kind) of the system whose ideas an AI Idea Bench run holds: the runner's
+    ``results.json`` ``idea_sources`` entry of the ``generator`` role when there is one, else from the
+    config (``system``; the ideas file, ``ideas`` or, saved before issue 20, ``ideas_file``; the
+    generator, a model or a ``cmd:``/``http://`` system). Kind: ``model``, ``ideas-file``,
+    ``command`` or ``http``."""
+    try:
+        results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        results = {}
+    for entry in (results.get("idea_sources") or []) if isinstance(results, dict) else []:
+        if isinstance(entry, dict) and entry.get("role") == "generator" and entry.get("system"):
+            return str(entry["system"]), str(entry.get("kind") or "model")
+    ideas = config.get("ideas") or config.get("ideas_file")
+    generator = str(config.get("generator") or "")
+    spec = f"{IDEAS_PREFIX}{ideas}" if ideas else generator
+    kind = system_kind(spec) if spec else "model"
+    name = config.get("system") or (default_system_name(spec) if spec else None) or run_dir.name
+    return str(name), kind
+
+
 def load_run_ideas(run_dir: Path) -> tuple[str, dict[str, list[Idea]]]:
-    """(system name, {instance_id: ideas}) of another AI Idea Bench run directory.
+    """(system name, {instance_id: ideas}) of another AI Idea Bench run directory (of any system:
+    a model, ``--ideas``, ``cmd:`` or ``http://``; :func:`run_system`).
 
     Raises:
         UserError: not a run directory of this benchmark.
     """
+    return _load_run(run_dir)[:2]
+
+
+def _load_run(run_dir: Path) -> tuple[str, dict[str, list[Idea]], str]:
     config_path = run_dir / CONFIG_FILE
     if not config_path.exists():
         raise UserError(f"--compare {run_dir}: no {CONFIG_FILE}; give an AI Idea Bench run directory")
@@ -60,8 +87,7 @@ def load_run_ideas(run_dir: Path) -> tuple[str, dict[str, list[Idea]]]:
     if not isinstance(config, dict) or config.get("benchmark") != "aiideabench":
         raise UserError(f"--compare {run_dir}: not an AI Idea Bench run "
                         f"(benchmark={config.get('benchmark') if isinstance(config, dict) else None!r})")
-    name = config.get("system") or (Path(config["ideas_file"]).stem if config.get("ideas_file") else None)
-    name = name or config.get("generator") or run_dir.name
+    name, kind = run_system(run_dir, config)
     ideas: dict[str, list[Idea]] = {}
     path = run_dir / RECORDS_DIR / "ideas.jsonl"
     for _, rec in scan_jsonl(path).rows:  # a torn or damaged line is that unit missing, as in a resume
@@ -69,7 +95,7 @@ def load_run_ideas(run_dir: Path) -> tuple[str, dict[str, list[Idea]]]:
             ideas[rec["instance_id"]] = [Idea.model_validate(i) for i in rec["data"]["ideas"]]
         except (TypeError, KeyError, ValidationError):
             continue
-    return str(name), ideas
+    return name, ideas, kind
 
 
 def compete_text(idea: Idea) -> str:
@@ -173,16 +199,17 @@ async def run_competition(
 ) -> dict[str, Any]:
     """Swiss tournament per topic + Bradley-Terry over all verdicts; judgments recorded in ``bench``."""
     cfg = bench.config
-    systems: dict[str, dict[str, list[Idea]]] = {
-        cfg.system_name: {i.id: bench.ideas(i) or [] for i in instances}
-    }
-    run_dirs = {cfg.system_name: str(bench.options.out)}
+    own = cfg.system_label
+    systems: dict[str, dict[str, list[Idea]]] = {own: {i.id: bench.ideas(i) or [] for i in instances}}
+    run_dirs = {own: str(bench.options.out)}
+    kinds: dict[str, str] = {own: system_kind(cfg.generator_role)}
     for run_dir in compare_dirs:
-        name, ideas = load_run_ideas(run_dir)
+        name, ideas, kind = _load_run(run_dir)
         if name in systems:
             name = f"{name} ({run_dir.name})"
         systems[name] = ideas
         run_dirs[name] = str(run_dir)
+        kinds[name] = kind
     names = list(systems)
     if len(names) < 2:
         raise UserError("the competition needs at least 2 systems: give --compare RUN_DIR")
@@ -205,7 +232,7 @@ async def run_competition(
     n_boot = min(cfg.bootstrap_resamples, 1000)
     bt: dict[str, Any] = {}
     if len({s for b in comp.battles for s in (b.a, b.b)}) >= 2:
-        anchor = cfg.system_name if any(cfg.system_name in (b.a, b.b) for b in comp.battles) else None
+        anchor = own if any(own in (b.a, b.b) for b in comp.battles) else None
         intervals = bradley_terry_topic_bootstrap(comp.by_topic, anchor=anchor, n_resamples=n_boot,
                                                   seed=cfg.seed)
         bt = {n: iv.model_dump() for n, iv in intervals.items()}
@@ -215,6 +242,7 @@ async def run_competition(
     bt_note = _separation_note(comp.battles)
     return {
         "systems": names,
+        "system_kinds": kinds,
         "run_dirs": run_dirs,
         "topics": len(topics),
         "rounds": cfg.tournament_rounds,
@@ -233,7 +261,7 @@ async def run_competition(
         "points_ci": points_ci,
         "rank": {n: 1 + values.index(p) for n, p in points.items()},
         "bradley_terry": bt,
-        "bradley_terry_anchor": cfg.system_name,
+        "bradley_terry_anchor": own,
         "bradley_terry_note": bt_note,
         "battles": len(comp.battles),
         **comp.counts,

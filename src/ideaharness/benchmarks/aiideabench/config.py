@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
 from ideaharness.runner.protocol import GeneratorJudgeConfig
+from ideaharness.systems.config import SystemFields
 
 BENCHMARK_VERSION = "3"  # 2: references blinded by default (issue 9); 3: IMCQ options in one form
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
@@ -17,16 +18,18 @@ Metric = Literal["imcq", "i2i", "i2t", "novelty", "feasibility"]
 ALL_METRICS: tuple[Metric, ...] = ("imcq", "i2i", "i2t", "novelty", "feasibility")
 
 
-class AIIdeaBenchConfig(GeneratorJudgeConfig):
+class AIIdeaBenchConfig(SystemFields, GeneratorJudgeConfig):
     """Everything that determines an AI Idea Bench run's results (no secrets).
 
     ``data``: ``tomato-chem`` (bundled), a ``target_paper_data.json`` file (published schema) or an
-    Instance JSONL file. ``ideas_file``: external ideas (see :mod:`ideaharness.generation.external`)
-    used instead of the generator; ``system`` names the system in competitions (default: the
-    generator model or the ideas file's stem). ``parity``: the published code's choices where we
-    differ (competition judged once in the ranked order, 1 point per loss; generators see the
-    dataset's topic instead of the anonymised one; IMCQ distractors are the papers' own texts, not
-    decomposed like the ground truth; no blinding check on decompositions). ``inconsistent``: how a
+    Instance JSONL file. ``ideas`` / ``ideas_format`` / ``system`` (:class:`SystemFields`): a
+    system's answers (a contract JSONL or an AI-Scientist ideas file, :mod:`.contract`) asked
+    instead of the generator, through the ``ideas:`` system; ``system`` names the system in
+    competitions (default: the generator, command or URL, or the ideas file's stem). ``parity``:
+    the published code's choices where we differ (competition judged once in the ranked order, 1
+    point per loss; generators see the dataset's topic instead of the anonymised one; IMCQ
+    distractors are the papers' own texts, not decomposed like the ground truth; no blinding check
+    on decompositions). ``inconsistent``: how a
     pair judged differently in the two orders counts in the competition (a tie, or excluded).
     ``scholar_base_url``: Semantic Scholar root (a local replay server in tests); NA/FA are skipped,
     with a note, when it cannot be reached. ``latest_year``: y_l of FA: the instance cutoff's year
@@ -37,10 +40,6 @@ class AIIdeaBenchConfig(GeneratorJudgeConfig):
     benchmark_version: str = BENCHMARK_VERSION
     data: str = Field("tomato-chem", description="'tomato-chem' (bundled), a target_paper_data.json file "
                       "(published schema) or an Instance JSONL file.")
-    ideas_file: str | None = Field(None, json_schema_extra={"cli": "--ideas"}, description="External "
-                                   "ideas to score instead of generating: AI-Scientist .json or .jsonl.")
-    system: str | None = Field(None, description="System name in competitions (default: the generator or "
-                               "the ideas file's name).")
     n_ideas: int = Field(default=2, ge=1, le=10, description="Ideas per instance.")
     metrics: list[Metric] = Field(default_factory=lambda: list(ALL_METRICS),
                                   json_schema_extra={"cli": "--metric"},
@@ -75,13 +74,28 @@ class AIIdeaBenchConfig(GeneratorJudgeConfig):
     bootstrap_resamples: int = Field(default=2000, ge=10, description="Bootstrap resamples of the 95% "
                                      "intervals.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _saved_before_systems(cls, data: Any) -> Any:
+        """A config.json saved before issue 20 named the ideas file ``ideas_file`` (its generator,
+        never asked, is dropped: ``--ideas`` and ``--generator`` are now one role)."""
+        if isinstance(data, dict) and "ideas_file" in data:
+            data = dict(data)
+            old = data.pop("ideas_file")
+            if old and not data.get("ideas"):
+                data["ideas"] = old
+                data.pop("generator", None)
+        return data
+
     @property
-    def system_name(self) -> str:
-        if self.system:
-            return self.system
-        if self.ideas_file:
-            return Path(self.ideas_file).stem
-        return self.generator
+    def generator_role(self) -> str:
+        """The ``generator`` role's spec: ``ideas:<file>`` with ``--ideas``, else ``generator``."""
+        return self.generator_spec(self.generator)
+
+    @property
+    def system_label(self) -> str:
+        """The system's name in results and competitions (:meth:`SystemFields.system_name`)."""
+        return self.system_name(self.generator)
 
     @property
     def loss_points(self) -> float:

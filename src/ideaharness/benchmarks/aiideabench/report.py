@@ -24,6 +24,7 @@ from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, summariz
 from ideaharness.metrics.surface import surface_rows
 from ideaharness.report.html import Section, Table
 from ideaharness.schema import Instance
+from ideaharness.systems.spec import is_system, split_ideas_spec, system_kind
 
 if TYPE_CHECKING:
     from ideaharness.benchmarks.aiideabench.run import AIIdeaBench
@@ -54,15 +55,16 @@ def aggregate(
         "benchmark": "aiideabench",
         "benchmark_version": BENCHMARK_VERSION,
         "bootstrap": bootstrap_settings(cfg.bootstrap_resamples, cfg.seed),
-        "system": cfg.system_name,
-        "generator": None if cfg.ideas_file else cfg.generator,
-        "ideas_file": cfg.ideas_file,
+        "system": cfg.system_label,
+        "generator": None if is_system(cfg.generator_role) else cfg.generator_role,
+        "system_kind": system_kind(cfg.generator_role),
+        "ideas_file": split_ideas_spec(cfg.generator_role)[0] if bench.answered is not None else None,
         "judge": cfg.judge,
         "seed": cfg.seed,
         "data": cfg.data,
         "instances": len(instances),
         "instances_with_ideas": sum(1 for v in ideas.values() if v),
-        "instances_not_in_ideas_file": len(bench.pool) - len(instances) if cfg.ideas_file else 0,
+        "instances_not_in_ideas_file": sum(1 for i in instances if bench.unanswered(i)),
         "ideas": sum(len(v or []) for v in ideas.values()),
         "generation_parse_failures": gen_fail,
         "duplicates": duplicate_report([idea.text for idea in v] for v in ideas.values() if v),
@@ -108,12 +110,13 @@ def _topics(bench: AIIdeaBench, instances: list[Instance]) -> dict[str, Any]:
     """Which topic generators saw: ``shown_to_generators`` ("anonymised" unless parity), the source
     per instance (anonymised / dataset / missing) and instances not generated for lack of a topic."""
     sources = Counter(generation_topic(bench, i)[1] for i in instances)
-    generated = {i for i, _, d in bench.store.records("ideas") if d.get("source") == "generator"}
+    generated = {i for i, _, d in bench.store.records("ideas") if d.get("source") in ("generator", "system")}
     return {
         "shown_to_generators": "published" if bench.config.parity else "anonymised",
         "sources": dict(sorted(sources.items())),
-        "generation_skipped_no_topic": 0 if bench.config.ideas_file else sum(
-            1 for i in instances if generation_topic(bench, i)[0] is None and i.id not in generated),
+        "generation_skipped_no_topic": sum(
+            1 for i in instances
+            if generation_topic(bench, i)[0] is None and i.id not in generated and not bench.unanswered(i)),
     }
 
 

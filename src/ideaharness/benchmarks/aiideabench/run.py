@@ -2,7 +2,8 @@
 topic and its inspiration papers, scored against the target paper.
 
 Per instance: (0) ground truth by decomposition when the data has none (TOMATO-Chem), optional
-inspiration digests; (1) ``n_ideas`` ideas from the generator, or imported external ideas;
+inspiration digests; (1) ``n_ideas`` ideas from the generator: a model, or a system
+(``--ideas FILE``, ``cmd:``, ``http://``) answering the tasks of :mod:`.contract`;
 (2) IMCQ per component (Eq. 2), I2I per component (1-5, max over ideas, Eq. 3), I2T (1-5, max over
 ideas, Eq. 4); (3) novelty NA (Eq. 7) and feasibility FA (Eq. 8-10) against Semantic Scholar, or
 skipped with a note; (4) with ``compare`` run directories, a Swiss tournament and a Bradley-Terry
@@ -26,6 +27,7 @@ from ideaharness.benchmarks.aiideabench.blinding import (
     parse_blind_decomposition,
 )
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION, AIIdeaBenchConfig
+from ideaharness.benchmarks.aiideabench.contract import generation_task
 from ideaharness.benchmarks.aiideabench.decompose import (
     DECOMPOSITION_SCHEMA,
     DIGEST_SCHEMA,
@@ -57,7 +59,6 @@ from ideaharness.generation.aiideabench import (
     idea_from_parsed,
     parse_idea,
 )
-from ideaharness.generation.external import load_external_ideas
 from ideaharness.metrics.choice import MCQuestion
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, RunContext
@@ -65,6 +66,7 @@ from ideaharness.runner.registry import register_benchmark, register_metric
 from ideaharness.runner.steps import Reask, Reorder
 from ideaharness.runs.scores import Record, Score
 from ideaharness.schema import Idea, Instance
+from ideaharness.systems.spec import is_system, split_ideas_spec, system_kind
 
 Phase = tuple[str, Callable[[Instance], Awaitable[None]]]
 
@@ -84,8 +86,10 @@ def input_files(config: AIIdeaBenchConfig) -> dict[str, list[Path]]:
     from ideaharness.data.registry import data_files
 
     files = {"--data": [Path(config.data)] if config.data.endswith(".json") else data_files(config.data)}
-    if config.ideas_file:
-        files["--ideas"] = [Path(config.ideas_file)]
+    if config.ideas:
+        files["--ideas"] = config.ideas_files()
+    elif system_kind(config.generator) == "ideas-file":
+        files["--ideas"] = [Path(split_ideas_spec(config.generator)[0])]
     return files
 
 
@@ -143,16 +147,17 @@ class AIIdeaBench(Benchmark):
         super().__init__(config, **extras)
         self._embed_fn: Callable[[Sequence[str]], Any] | None = extras.get("embed_fn")
         self._embeddings: dict[str, Any] = {}
-        self.external: dict[str, list[Idea]] | None = None
+        self.answered: set[str] | None = None
+        """With an ideas file: the instance ids it has rows for (None: any generator)."""
         self.competition: dict[str, Any] | None = None
         self.pool: list[Instance] = []
         self.distractor_tasks: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
         """Distractor paper id -> its decomposition in flight (one request per paper, :mod:`.imcq`)."""
 
     def model_roles(self) -> dict[str, str]:
-        """The judge always; the generator only without ``--ideas`` (an imported run never calls it)."""
-        roles = {} if self.config.ideas_file else {"generator": self.config.generator}
-        return {**roles, "judge": self.config.judge}  # generator first: a shared client counts there
+        """The generator (a model, or a system: ``--ideas FILE`` is ``ideas:FILE``) and the judge."""
+        return {"generator": self.config.generator_role,  # first: a shared client counts there
+                "judge": self.config.judge}
 
     def identity_keys(self) -> tuple[str, ...]:
         """Every config key but the Semantic Scholar root and the compared runs."""
@@ -163,28 +168,38 @@ class AIIdeaBench(Benchmark):
         return input_files(self.config)
 
     def load(self) -> list[Instance]:
-        """The instances to score: every instance of the data, or with ``--ideas`` only those the
-        file has ideas for (an instance without ideas has nothing to score, so its ground truth is
-        not decomposed and no judge call is spent on it). ``self.pool`` keeps every instance: the
-        IMCQ distractors are chosen among all the data's inspiration papers, and only the papers
-        picked for a scored instance's questions are decomposed (:mod:`.imcq`).
+        """Every instance of the data (``self.pool`` too: the IMCQ distractors are chosen among all
+        the data's inspiration papers, and only those a scored instance's questions use are
+        decomposed, :mod:`.imcq`).
+
+        With an ideas file (``--ideas``, ``--generator ideas:FILE``) every instance is still asked
+        (one without an answer is a failed unit: the run is partial, exit 3), but the instance
+        ids the file answers are read first (:attr:`answered`), so an instance the file does not
+        answer spends no judge call on its ground truth, topic or digests.
 
         Raises:
-            UserError: a missing ideas file; DataError: bad data or ideas, or an ideas file with
-                no idea for any instance of the data.
+            UserError: a missing ideas file; DataError: bad data or an unreadable ideas file, or
+                one with no answer for any instance of the data.
         """
-        if self.config.ideas_file and not Path(self.config.ideas_file).exists():
-            raise UserError(f"--ideas {self.config.ideas_file}: no such file")
         self.pool = load_aiideabench_instances(self.config)
-        if not self.config.ideas_file:
+        spec = self.config.generator_role
+        if system_kind(spec) != "ideas-file":
             return self.pool
-        self.external = load_external_ideas(self.config.ideas_file, system=self.config.system_name,
-                                            instance_ids=[i.id for i in self.pool])
-        covered = [i for i in self.pool if self.external.get(i.id)]
-        if not covered:
-            raise DataError(self.config.ideas_file, f"no idea for any of the {len(self.pool)} instance(s) "
-                            f"of --data {self.config.data}")
-        return covered
+        path, fmt = split_ideas_spec(spec)
+        if not Path(path).exists():
+            raise UserError(f"--ideas {path}: no such file")
+        from ideaharness.systems.converters import read_idea_rows
+
+        self.answered = {str(r["instance_id"]) for r in read_idea_rows(Path(path), fmt)}
+        if not any(i.id in self.answered for i in self.pool):
+            example = f" (the data's ids look like {self.pool[0].id!r})" if self.pool else ""
+            raise DataError(path, f"no idea for any of the {len(self.pool)} instance(s) of --data "
+                            f"{self.config.data}{example}")
+        return self.pool
+
+    def unanswered(self, inst: Instance) -> bool:
+        """Whether the ideas file has no answer for ``inst`` (its ground truth is not needed)."""
+        return self.answered is not None and inst.id not in self.answered
 
     async def setup(self, ctx: RunContext) -> None:
         """Bind the run's store, steps and models; open the Semantic Scholar gate."""
@@ -245,7 +260,7 @@ class AIIdeaBench(Benchmark):
 
     # -- steps ---------------------------------------------------------------
     async def decompose(self, inst: Instance) -> None:
-        if not needs_decomposition(inst):
+        if not needs_decomposition(inst) or self.unanswered(inst):
             return
         parse = parse_decomposition if self.config.parity else parse_blind_decomposition
         await self.steps.judge_step(
@@ -255,7 +270,7 @@ class AIIdeaBench(Benchmark):
 
     async def digest(self, inst: Instance) -> None:
         topic, _ = generation_topic(self, inst)
-        if not self.config.digest_inspirations or topic is None:
+        if not self.config.digest_inspirations or topic is None or self.unanswered(inst):
             return
         await asyncio.gather(*(
             self.steps.judge_step(
@@ -266,46 +281,70 @@ class AIIdeaBench(Benchmark):
         ))
 
     async def generate(self, inst: Instance) -> None:
+        """The instance's ``n_ideas`` ideas (tasks of :mod:`.contract` for a system), then its
+        ``ideas`` record."""
         cached = self.store.has("ideas", inst.id)
         if cached and not any(self.steps.reaskable("generate", inst.id, str(k))
                               for k in range(self.config.n_ideas)):
             for k in range(self.config.n_ideas):  # a reply that never parsed stays listed
                 self.steps.note_recorded("generate", inst.id, str(k))
             return  # done (a generation that did not parse is re-asked while rounds are left)
-        if self.external is not None:
-            ideas = self.external.get(inst.id, [])
-            self.store.put("ideas", inst.id, {"source": "external", "ideas": [i.model_dump(mode="json")
-                                                                              for i in ideas]})
-            return
         generator = self.generator
         if generator is None:
             raise UserError("no generator model and no --ideas file: nothing produces ideas")
+        if self.unanswered(inst):
+            self._missing(inst)
+            return
         topic, topic_source = generation_topic(self, inst)
         if topic is None:  # never generate from the published topic (it may name the target's method)
             return
-        messages = generation_messages(inst, self.inspirations(inst), topic=topic)
+        inspirations = self.inspirations(inst)
+        messages = generation_messages(inst, inspirations, topic=topic)
 
         async def one(k: int) -> None:
-            await self.steps.judge_step(
-                "generate", inst.id, str(k), generator, messages, parse_idea, json_schema=IDEA_SCHEMA,
-                temperature=self.config.generation_temperature, max_tokens=self.config.generation_max_tokens,
-                seed=self.config.seed, sample_index=k,
+            await self.steps.generate_step(
+                "generate", inst.id, str(k), generator, messages, parse_idea,
+                task=generation_task(inst.id, k, topic=topic, inspirations=inspirations,
+                                     seed=self.config.seed),
+                json_schema=IDEA_SCHEMA, temperature=self.config.generation_temperature,
+                max_tokens=self.config.generation_max_tokens, seed=self.config.seed, sample_index=k,
             )
 
         await asyncio.gather(*(one(k) for k in range(self.config.n_ideas)))
+        if self.steps.exporting:
+            return
         recs = [self.store.get("generate", inst.id, str(k)) for k in range(self.config.n_ideas)]
         if all(r is not None for r in recs):
+            system = is_system(generator.model)
             ideas_json = [
-                idea_from_parsed(inst, r["judgment"]["parsed"], model=generator.model,
-                                 prompt_hash=r["judgment"]["prompt_hash"], seed=self.config.seed,
-                                 sample_index=k).model_dump(mode="json")
+                self._idea(inst, r, k, generator.model, system).model_dump(mode="json")
                 for k, r in enumerate(recs) if r and r["judgment"]["parse_ok"]
             ]
-            record = {"source": "generator", "topic_source": topic_source, "ideas": ideas_json}
+            record: dict[str, Any] = {"source": "system" if system else "generator",
+                                      "topic_source": topic_source, "ideas": ideas_json}
+            if system:
+                record.update(system=self.config.system_label, kind=system_kind(generator.model))
             if cached:  # a re-asked generation: the ideas it now gives replace the cached list
                 await self.store.areplace("ideas", inst.id, record)
             else:
                 self.store.put("ideas", inst.id, record)
+
+    def _idea(self, inst: Instance, rec: dict[str, Any], k: int, model: str, system: bool) -> Idea:
+        idea = idea_from_parsed(inst, rec["judgment"]["parsed"], model=None if system else model,
+                                prompt_hash=rec["judgment"]["prompt_hash"], seed=self.config.seed,
+                                sample_index=k)
+        if system:  # the system, not the baseline prompt, wrote it
+            idea.provenance.generator = self.config.system_label
+        return idea
+
+    def _missing(self, inst: Instance) -> None:
+        """An instance the ideas file has no row for: each of its ideas is a failed unit (as the
+        ``ideas:`` system reports it), without asking for the ground truth it would be scored on."""
+        path, _ = split_ideas_spec(self.config.generator_role)
+        for k in range(self.config.n_ideas):
+            if not self.store.has("generate", inst.id, str(k)):
+                self.steps.fail("generate", inst.id, str(k),
+                                f"no answer for instance {inst.id} (sample {k}) in {path}")
 
     async def imcq(self, inst: Instance) -> None:
         ideas = self.ideas(inst) or []
@@ -438,6 +477,8 @@ class AIIdeaBench(Benchmark):
         metrics = set(self.config.metrics)
         await self.steps.run_phases(instances, [("decompose", self.decompose), ("digest", self.digest),
                                                 ("generate", self.generate)])
+        if self.steps.exporting:  # tasks export: the topics and digests the tasks show, nothing after
+            return
         if "imcq" in metrics:
             await self.steps.run_phases(instances, [("imcq questions",
                                                      lambda i: build_question(self, i, self.pool))])
@@ -480,9 +521,9 @@ class AIIdeaBench(Benchmark):
         surface features that tell the ground-truth option apart."""
         notes = []
         if results.get("instances_not_in_ideas_file"):
-            notes.append(f"--ideas covers {results['instances']} of the data's "
-                         f"{results['instances'] + results['instances_not_in_ideas_file']} instances: only "
-                         "those are decomposed and scored")
+            notes.append(f"--ideas covers {results['instances'] - results['instances_not_in_ideas_file']} "
+                         f"of the data's {results['instances']} instances: the others are failed units "
+                         "(listed), not decomposed and not scored")
         if results["instances_without_ground_truth"]:
             notes.append(f"{results['instances_without_ground_truth']} instance(s) without a ground truth "
                          "(decomposition failed or not done): no IMCQ/I2I for them")

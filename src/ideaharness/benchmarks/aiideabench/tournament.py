@@ -37,9 +37,9 @@ from typing import Any
 from ideaharness.analysis.compare import settings_mismatch
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.competition import (
+    _load_run,
     _separation_note,
     compete_text,
-    load_run_ideas,
     verdict,
 )
 from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
@@ -52,7 +52,6 @@ from ideaharness.metrics.tournament import Battle, Outcome, bradley_terry_topic_
 from ideaharness.runner.models import build_model
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import Competition
-from ideaharness.runner.registry import get_benchmark
 from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RunStore
@@ -263,12 +262,14 @@ async def run_tournament_async(
     run_dirs = [Path(r) for r in runs]
     systems: dict[str, dict[str, list[Idea]]] = {}
     names: dict[str, str] = {}
+    kinds: dict[str, str] = {}
     for run_dir in run_dirs:
-        name, ideas = load_run_ideas(run_dir)
+        name, ideas, kind = _load_run(run_dir)
         if name in systems:
             name = f"{name} ({run_dir.name})"
         systems[name] = ideas
         names[name] = str(run_dir)
+        kinds[name] = kind
     if len(systems) < 2:
         raise UserError("compare --judge: give AI Idea Bench runs of at least 2 systems")
     configs = [_read_config(d) for d in run_dirs]
@@ -287,7 +288,9 @@ async def run_tournament_async(
         )
     judge = judge or cfg.judge
     options = options or ExecutionOptions(progress=False)
-    instances = get_benchmark("aiideabench")(cfg).load()
+    from ideaharness.benchmarks.aiideabench.run import load_aiideabench_instances
+
+    instances = load_aiideabench_instances(cfg)  # the data alone: a run's --ideas file is not read
     topics = [i for i in instances if all(s.get(i.id) for s in systems.values())]
     if not topics:
         raise UserError(f"compare --judge: no topic of --data {cfg.data} has ideas from every system")
@@ -315,6 +318,7 @@ async def run_tournament_async(
         game = _Tournament(store, steps, judge_model, cfg, recorded, decomposed)
         results = await _play(game, systems, topics, n_resamples, confidence)
         results.update(
+            system_kinds=kinds,
             run_dirs=names,
             judge=judge,
             tournament_dir=str(folder),
@@ -427,6 +431,7 @@ def tournament_table(t: dict[str, Any]) -> Table:
         [
             t["rank"][n],
             n,
+            (t.get("system_kinds") or {}).get(n),
             t["points"][n],
             (bt.get(n) or {}).get("rating"),
             _ci([bt[n]["lower"], bt[n]["upper"]]) if n in bt else None,
@@ -446,7 +451,7 @@ def tournament_table(t: dict[str, Any]) -> Table:
         note += " " + t["bradley_terry_note"]
     return Table(
         title=f"Competition (judge {t['judge']})",
-        columns=["Swiss rank", "system", "Swiss points", "Bradley-Terry", "95% CI"],
+        columns=["Swiss rank", "system", "kind", "Swiss points", "Bradley-Terry", "95% CI"],
         rows=rows,
         note=note,
     )

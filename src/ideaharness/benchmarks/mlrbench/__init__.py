@@ -18,14 +18,17 @@ Protocol per task (published code chchenhui/mlrbench, stepwise evaluation):
 4. scores (:mod:`.scores`): per task the judges' mean of each dimension; the headline per stage
    and dimension is the mean over tasks with a percentile-bootstrap 95% interval.
 
-``--ideas FILE`` scores given ideas and proposals (:mod:`.ideas`) instead of generating. The
+Any idea-generation system can be the generator (:mod:`.contract`: the idea and proposal tasks it
+answers): ``--ideas FILE`` scores a file's ideas and proposals (MLR-Bench's own JSON Lines of
+``task_id``, ``idea``, ``proposal``, ``model``, or the contract's), ``--ideas published:<model>``
+a bundled published model's ideas, ``--generator cmd:...`` / ``http://...`` a live system. The
 prompts are ours (``prompts/mlrbench_*.j2``), not the published wording. Every step is a record in
 the run directory; a re-run resumes. Parse failures are counted and never scored. Run it with
 ``ideaharness run mlrbench`` or ``ideaharness.run("mlrbench", ...)``.
 """
 
 from ideaharness.benchmarks.mlrbench.config import MLRBenchConfig
-from ideaharness.benchmarks.mlrbench.ideas import GivenTexts, load_given
+from ideaharness.benchmarks.mlrbench.contract import CONTRACT, MLRBenchAnswer
 from ideaharness.benchmarks.mlrbench.parsers import DIMENSIONS, parse_idea, parse_proposal, parse_review
 from ideaharness.benchmarks.mlrbench.run import MLRBench
 from ideaharness.benchmarks.mlrbench.tasks import TASK_COUNT, Task, bundled_tasks, select_tasks
@@ -33,12 +36,12 @@ from ideaharness.benchmarks.mlrbench.tasks import TASK_COUNT, Task, bundled_task
 __all__ = [
     "DIMENSIONS",
     "TASK_COUNT",
-    "GivenTexts",
+    "CONTRACT",
     "MLRBench",
+    "MLRBenchAnswer",
     "MLRBenchConfig",
     "Task",
     "bundled_tasks",
-    "load_given",
     "parse_idea",
     "parse_proposal",
     "parse_review",

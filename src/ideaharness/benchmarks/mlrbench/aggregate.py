@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ideaharness.benchmarks.mlrbench.parsers import DIMENSIONS
 from ideaharness.benchmarks.mlrbench.published import published_comparison, published_model
+from ideaharness.systems.spec import is_system, system_kind
 
 if TYPE_CHECKING:
     from ideaharness.benchmarks.mlrbench.run import MLRBench
@@ -22,7 +23,7 @@ def aggregate_run(bench: MLRBench, items: Sequence[Task]) -> dict[str, Any]:
     """The run's results block.
 
     Returns:
-        ``{"system", "generator" (None with --ideas), "judges", "stage", "stages", "given",
+        ``{"system", "generator" (None for a system), "system_kind", "judges", "stage", "stages", "given",
         "per_task": {task: {"title", <stage>: {"scores": {dim: mean over parsed judges} | None,
         "judges": n parsed, "why": reason when unscored}}}, "per_judge": {judge: {stage:
         {"reviews", "parse_failures", dim: mean over tasks}}}, "counts": {...},
@@ -75,15 +76,16 @@ def aggregate_run(bench: MLRBench, items: Sequence[Task]) -> dict[str, Any]:
         for stage, entry in judge_block.items():
             for dim in DIMENSIONS[stage]:
                 entry[dim] = _mean(entry[dim])
-    model = published_model(cfg.ideas_file)
+    model = published_model(cfg.ideas)
     return {
         "published_judges": published_comparison(model, per_task) if model else None,
         "system": cfg.system_name(),
-        "generator": None if cfg.ideas_file else cfg.generator,
+        "generator": None if is_system(cfg.generator_role) else cfg.generator,
+        "system_kind": system_kind(cfg.generator_role),
         "judges": judges,
         "stage": cfg.stage,
         "stages": list(stages),
-        "given": bool(cfg.ideas_file),
+        "given": system_kind(cfg.generator_role) == "ideas-file",
         "per_task": per_task,
         "per_judge": per_judge,
         "counts": counts,

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from ideaharness.benchmarks.mlrbench.published import ideas_path, published_model
 from ideaharness.runner.protocol import GeneratorJudgeConfig
+from ideaharness.systems.config import SystemFields
+from ideaharness.systems.spec import IDEAS_PREFIX
 
 BENCHMARK_VERSION = "1"
 Stage = Literal["idea", "proposal"]
 
 
-class MLRBenchConfig(GeneratorJudgeConfig):
-    """Everything that determines an MLR-Bench run's results (recorded in config.json)."""
+class MLRBenchConfig(SystemFields, GeneratorJudgeConfig):
+    """Everything that determines an MLR-Bench run's results (recorded in config.json).
+
+    ``ideas`` (:class:`SystemFields`, ``--ideas``): a system's texts asked through the ``ideas:``
+    system (:mod:`.contract`; MLR-Bench's own JSON Lines of ``task_id``, ``idea``, ``proposal``,
+    ``model`` among the formats), or ``published:<model>``: a bundled published model's ideas
+    (first 5 tasks, ``--stage idea``).
+    """
 
     benchmark: Literal["mlrbench"] = "mlrbench"
     benchmark_version: str = BENCHMARK_VERSION
@@ -22,12 +31,6 @@ class MLRBenchConfig(GeneratorJudgeConfig):
                              description="Task ids to run (default: all 201 bundled workshop tasks).")
     stage: Stage = Field("proposal", description="Last stage: idea (ideas, reviewed) or proposal (ideas, "
                          "then a proposal from each idea; both reviewed).")
-    ideas_file: str | None = Field(None, json_schema_extra={"cli": "--ideas"}, description="Given texts "
-                                   "to score instead of generating: JSON Lines of task_id, idea, proposal "
-                                   "(needed for --stage proposal), optional model; or published:<model> for "
-                                   "a bundled model's published ideas (first 5 tasks, --stage idea).")
-    system: str | None = Field(None, description="Name of the scored system (default: the generator "
-                               "model, or the --ideas file's name).")
     also_judge: list[str] = Field(default_factory=list, json_schema_extra={"cli": "--also-judge"},
                                   description="Further judge models; each text is reviewed by --judge and "
                                   "these; a task's score: the mean over the judges whose review parsed.")
@@ -54,11 +57,38 @@ class MLRBenchConfig(GeneratorJudgeConfig):
         """The stages run, in order: ``("idea",)`` or ``("idea", "proposal")``."""
         return ("idea",) if self.stage == "idea" else ("idea", "proposal")
 
-    def system_name(self) -> str:
-        """``system``, else the ``--ideas`` file's stem (``published:<model>`` as given), else the
-        generator model (as :func:`ideaharness.analysis.load.run_system` names the run's system)."""
-        if self.system:
-            return self.system
-        if self.ideas_file:  # "published:<model>" stays as given: those are the published texts
-            return Path(self.ideas_file).stem
-        return self.generator
+    @model_validator(mode="before")
+    @classmethod
+    def _saved_before_systems(cls, data: Any) -> Any:
+        """A config.json saved before issue 20 named the given texts ``ideas_file`` (its generator,
+        never asked, is dropped: ``--ideas`` and ``--generator`` are now one role)."""
+        if isinstance(data, dict) and "ideas_file" in data:
+            data = dict(data)
+            old = data.pop("ideas_file")
+            if old and not data.get("ideas"):
+                data["ideas"] = old
+                data.pop("generator", None)
+        return data
+
+    def generator_spec(self, generator: str) -> str:
+        """As :meth:`SystemFields.generator_spec`; ``published:<model>`` is the bundled file."""
+        if self.ideas and published_model(self.ideas):
+            fmt = f"#format={self.ideas_format}" if self.ideas_format != "auto" else ""
+            return f"{IDEAS_PREFIX}{ideas_path(self.ideas)}{fmt}"
+        return super().generator_spec(generator)
+
+    def ideas_files(self) -> list[Path]:
+        """The ``--ideas`` file (the bundled one for ``published:<model>``), or none."""
+        return [ideas_path(self.ideas)] if self.ideas else []
+
+    @property
+    def generator_role(self) -> str:
+        """The ``generator`` role's spec: ``ideas:<file>`` with ``--ideas``, else ``generator``."""
+        return self.generator_spec(self.generator)
+
+    def system_name(self, generator: str | None = None) -> str:
+        """``system``, else ``published:<model>`` as given (those are the published texts), else the
+        generator's or ideas file's name (:meth:`SystemFields.system_name`)."""
+        if not self.system and self.ideas and published_model(self.ideas):
+            return self.ideas
+        return super().system_name(self.generator if generator is None else generator)

@@ -46,7 +46,8 @@ _TITLE = re.compile(r"^[#*\s]*title[*\s]*[:：][*\s]*(?P<t>.+?)[*\s]*$", re.IGNO
 _HEADING = re.compile(r"^#+\s*(?P<t>.+?)\s*$", re.MULTILINE)
 
 
-def _title(text: str) -> str | None:
+def title_of(text: str) -> str | None:
+    """A text's title: its ``Title:`` line or first Markdown heading; None when it has neither."""
     found = _TITLE.search(text) or _HEADING.search(text)
     return found.group("t").strip() if found else None
 
@@ -63,7 +64,7 @@ def parse_idea(text: str) -> dict[str, Any]:
             than :data:`IDEA_MAX_WORDS` words, a refusal.
     """
     idea = check_text(text, "idea", min_words=IDEA_MIN_WORDS, max_words=IDEA_MAX_WORDS)
-    return {"idea": idea, "title": _title(idea), "words": len(idea.split())}
+    return {"idea": idea, "title": title_of(idea), "words": len(idea.split())}
 
 
 def parse_proposal(text: str) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def parse_proposal(text: str) -> dict[str, Any]:
             :data:`PROPOSAL_MAX_WORDS` words, a refusal.
     """
     proposal = check_text(text, "proposal", min_words=PROPOSAL_MIN_WORDS, max_words=PROPOSAL_MAX_WORDS)
-    return {"proposal": proposal, "title": _title(proposal), "words": len(proposal.split())}
+    return {"proposal": proposal, "title": title_of(proposal), "words": len(proposal.split())}
 
 
 def _dimension(key: Any) -> str:

@@ -52,6 +52,15 @@ def ideas_path(value: str) -> Path:
     return published_dir() / "ideas" / f"{model}.jsonl"
 
 
+def published_task_ids(value: str) -> list[str]:
+    """The task ids the published ideas of ``published:<model>`` cover, in file order.
+
+    Raises:
+        UserError: no published ideas of that model are bundled.
+    """
+    return [str(row["task_id"]) for _, row in iter_jsonl(ideas_path(value))]
+
+
 @lru_cache(maxsize=1)
 def _reviews() -> tuple[dict[str, Any], ...]:
     return tuple(row for _, row in iter_jsonl(published_dir() / "idea_reviews.jsonl"))

@@ -12,8 +12,9 @@ step                            kind      metric
 A review shows one text (no positions, so no consistency re-ask); the panel's judges of one text
 share a unit (``<task>|<stage>``), so the block's panel agreement is theirs. ``idea`` and
 ``proposal`` are the generations: not judgments; their model is the judged texts' generator
-(self-preference when a judge is the generator). With ``--ideas`` the review records carry the
-file's ``model`` as ``generator_model``.
+(self-preference when a judge is the generator). For a system (``--ideas``, ``cmd:``, ``http://``)
+the review records carry the model its answer names (``provenance.model``; an ``--ideas`` file's
+``model``) as ``generator_model``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def generator_models(records: Sequence[Record]) -> dict[str, str]:
         if step.startswith("review/") and data.get("generator_model"):
             out.setdefault(f"{iid}/{data.get('stage', step.split('/', 1)[1])}", str(data["generator_model"]))
     for step, iid, _key, data in records:
-        if step in DIMENSIONS and isinstance(data.get("judgment"), dict):
+        # a system's generation record names the system, not a model: the model its answer names
+        # (the reviews' generator_model), if any, stands
+        if step in DIMENSIONS and isinstance(data.get("judgment"), dict) and not data.get("system_task"):
             out[f"{iid}/{step}"] = data["judgment"]["judge_model"]
     return out
 

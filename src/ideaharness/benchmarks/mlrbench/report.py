@@ -72,7 +72,8 @@ def result_notes(results: dict[str, Any]) -> list[str]:
         notes.append("proposals are written and reviewed from the task and the idea only: the published "
                      "pipeline also gives a literature review (lit_review.py), which is not run here")
     if results.get("given"):
-        notes.append("texts given with --ideas: no generation was run; the judges scored them as given")
+        notes.append("texts given with --ideas: no model was asked; the judges scored the file's texts "
+                     "(checked as a generated text is)")
     return notes
 
 

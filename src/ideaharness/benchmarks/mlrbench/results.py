@@ -41,6 +41,7 @@ class MLRBenchResults(BenchmarkResults):
 
     system: str
     generator: str | None
+    system_kind: str = "model"
     judges: list[str]
     stage: Literal["idea", "proposal"]
     stages: list[Literal["idea", "proposal"]]

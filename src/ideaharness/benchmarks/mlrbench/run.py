@@ -10,13 +10,13 @@ from typing import Any
 from ideaharness.benchmarks.mlrbench import reliability
 from ideaharness.benchmarks.mlrbench.aggregate import aggregate_run
 from ideaharness.benchmarks.mlrbench.config import BENCHMARK_VERSION, MLRBenchConfig
-from ideaharness.benchmarks.mlrbench.ideas import GivenTexts, load_given
+from ideaharness.benchmarks.mlrbench.contract import generation_task
 from ideaharness.benchmarks.mlrbench.parsers import parse_idea, parse_proposal, parse_review
-from ideaharness.benchmarks.mlrbench.published import ideas_path, published_model
+from ideaharness.benchmarks.mlrbench.published import published_model, published_task_ids
 from ideaharness.benchmarks.mlrbench.report import example_sections, result_notes, results_tables
 from ideaharness.benchmarks.mlrbench.results import MLRBenchResults
 from ideaharness.benchmarks.mlrbench.scores import mlrbench_scores, register_metrics
-from ideaharness.benchmarks.mlrbench.tasks import Task, bundled_tasks, select_tasks, task_files
+from ideaharness.benchmarks.mlrbench.tasks import Task, select_tasks, task_files
 from ideaharness.errors import UserError
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
@@ -24,11 +24,24 @@ from ideaharness.runner import Benchmark, RunContext
 from ideaharness.runner.registry import register_benchmark
 from ideaharness.runs.scores import Score
 from ideaharness.seeding import derive_seed
+from ideaharness.systems.spec import is_system
 from ideaharness.tables import Section, Table
 
 register_metrics()
 
 _TEXT_FIELD = {"idea": "idea", "proposal": "proposal"}
+
+
+def answer_model(rec: dict[str, Any] | None) -> str | None:
+    """The ``provenance.model`` of a system's answer in a generation record, None when absent."""
+    import json
+
+    try:
+        answer = json.loads((rec or {})["judgment"]["raw_text"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    model = (answer.get("provenance") or {}).get("model") if isinstance(answer, dict) else None
+    return model.strip() if isinstance(model, str) and model.strip() else None
 
 
 @register_benchmark("mlrbench")
@@ -53,36 +66,33 @@ class MLRBench(Benchmark):
         return reliability.generator_models(records)
 
     def model_roles(self) -> dict[str, str]:
-        """``generator`` (unless --ideas) and one ``judge:<model>`` role per judge."""
-        roles = {} if self.config.ideas_file else {"generator": self.config.generator}
-        return {**roles, **{f"judge:{j}": j for j in self.config.judges()}}
+        """``generator`` (a model, or a system: ``--ideas FILE`` is ``ideas:FILE``) and one
+        ``judge:<model>`` role per judge."""
+        return {"generator": self.config.generator_role, **{f"judge:{j}": j for j in self.config.judges()}}
 
     def input_files(self) -> Mapping[str, Sequence[Path]]:
         """The bundled files of the tasks ``--task`` names (all 201 by default), and the --ideas file."""
         chosen = {t.id for t in select_tasks(self.config.tasks)}
         files: dict[str, list[Path]] = {"--task": [p for p in task_files() if p.stem in chosen]}
-        if self.config.ideas_file:
-            files["--ideas"] = [ideas_path(self.config.ideas_file)]
+        if self.config.ideas:
+            files["--ideas"] = self.config.ideas_files()
         return files
 
     def load(self) -> list[Task]:
-        """The tasks of the run (``--task``, else all 201), and the given texts (``--ideas``).
+        """The tasks of the run (``--task``, else all 201; ``--ideas published:<model>`` without
+        ``--task``: the 5 tasks the published ideas cover). With an ``--ideas`` file every task is
+        asked; one the file has no text for is a failed unit (the run is partial, exit 3).
 
         Raises:
             UserError: an unknown task id; published ideas with ``--stage proposal``.
-            DataError: an invalid --ideas file.
         """
-        tasks = select_tasks(self.config.tasks)
-        self.given: dict[str, GivenTexts] = {}
-        if self.config.ideas_file:
-            if published_model(self.config.ideas_file) and self.config.stage == "proposal":
-                raise UserError(f"--ideas {self.config.ideas_file}: the bundled published texts are ideas "
+        if published_model(self.config.ideas):
+            if self.config.stage == "proposal":
+                raise UserError(f"--ideas {self.config.ideas}: the bundled published texts are ideas "
                                 "only; add --stage idea")
-            known = [t.id for t in bundled_tasks()]
-            self.given = load_given(ideas_path(self.config.ideas_file), task_ids=known,
-                                    need_proposal=self.config.stage == "proposal")
-            tasks = [t for t in tasks if t.id in self.given]
-        return tasks
+            if not self.config.tasks:
+                return select_tasks(published_task_ids(str(self.config.ideas)))
+        return select_tasks(self.config.tasks)
 
     async def setup(self, ctx: RunContext) -> None:
         """Bind the run's store, steps and models."""
@@ -92,28 +102,25 @@ class MLRBench(Benchmark):
 
     # -- texts -------------------------------------------------------------------
     def text(self, task_id: str, stage: str) -> str | None:
-        """The task's idea or proposal: the given one (--ideas), else the parsed generation; None
-        when there is none."""
-        if self.config.ideas_file:
-            given = self.given.get(task_id)
-            return None if given is None else given.idea if stage == "idea" else given.proposal
+        """The task's idea or proposal (the parsed generation: a model's reply or a system's
+        answer); None when there is none."""
         rec = self.store.get(stage, task_id, "")
         if rec and rec["judgment"]["parse_ok"]:
             return str(rec["judgment"]["parsed"][_TEXT_FIELD[stage]])
         return None
 
-    def generator_of(self, task_id: str) -> str | None:
-        """The model that wrote the task's texts (the generator; with --ideas the file's model)."""
-        if self.config.ideas_file:
-            given = self.given.get(task_id)
-            return given.model if given else None
-        return self.config.generator
+    def generator_of(self, task_id: str, stage: str = "idea") -> str | None:
+        """The model that wrote the task's text: the generator model; for a system, the model its
+        answer names (``provenance.model``, e.g. an ``--ideas`` file's ``model``), else None."""
+        rec = self.store.get(stage, task_id, "")
+        if not is_system(self.config.generator_role) and not (rec or {}).get("system_task"):
+            return self.config.generator
+        return answer_model(rec)
 
     # -- steps -------------------------------------------------------------------
     async def generate(self, task: Task, stage: str) -> None:
         cfg = self.config
-        if cfg.ideas_file:
-            return
+        idea: str | None = None
         if stage == "idea":
             messages, parse, tokens = render("mlrbench_idea", task=task.text), parse_idea, cfg.idea_max_tokens
         else:
@@ -122,10 +129,12 @@ class MLRBench(Benchmark):
                 return
             messages = render("mlrbench_proposal", task=task.text, idea=idea)
             parse, tokens = parse_proposal, cfg.proposal_max_tokens
-        await self.steps.judge_step(
+        seed = derive_seed(cfg.seed, task.id, stage) % 2**31
+        await self.steps.generate_step(
             stage, task.id, "", self.ctx.model("generator"), messages, parse,
+            task=generation_task(task.id, stage, call=task.text, idea=idea, seed=seed),
             temperature=cfg.generation_temperature, max_tokens=tokens,
-            seed=derive_seed(cfg.seed, task.id, stage) % 2**31, extra={"system": cfg.system_name()})
+            seed=seed, extra={"system": cfg.system_name()})
 
     async def review(self, task: Task, stage: str) -> None:
         cfg = self.config
@@ -146,7 +155,7 @@ class MLRBench(Benchmark):
                 parse, temperature=cfg.judge_temperature,
                 max_tokens=cfg.judge_max_tokens, seed=cfg.seed,
                 extra={"judge": judge, "stage": stage, "system": cfg.system_name(),
-                       "generator_model": self.generator_of(task.id)})
+                       "generator_model": self.generator_of(task.id, stage)})
 
     async def generate_idea(self, task: Task) -> None:
         await self.generate(task, "idea")
@@ -161,12 +170,16 @@ class MLRBench(Benchmark):
         await self.review(task, "proposal")
 
     async def execute(self, ctx: RunContext, items: Sequence[Task]) -> None:
-        """Ideas, then proposals (stage proposal), then the reviews of each stage."""
-        phases: list[tuple[str, Any]] = []
-        if not self.config.ideas_file:
-            phases.append(("ideas", self.generate_idea))
-            if self.config.stage == "proposal":
-                phases.append(("proposals", self.generate_proposal))
+        """Ideas, then proposals (stage proposal), then the reviews of each stage (``tasks export``:
+        the idea tasks only)."""
+        phases: list[tuple[str, Any]] = [("ideas", self.generate_idea)]
+        if self.config.stage == "proposal":
+            phases.append(("proposals", self.generate_proposal))
+        if self.steps.exporting:
+            # tasks export: the idea tasks. A proposal task carries the system's own idea, unknown
+            # before it answers: an answer row holds both texts (``idea`` and ``proposal``)
+            await self.steps.run_phases(items, phases[:1])
+            return
         phases.append(("idea reviews", self.review_idea))
         if self.config.stage == "proposal":
             phases.append(("proposal reviews", self.review_proposal))

@@ -1,0 +1,135 @@
+"""MLR-Bench's idea contract: the two generation stages a system answers (issue 20).
+
+One contract, the stage in the task: per workshop task (instance id = the task id, e.g.
+``iclr2023_bands``), step ``idea`` (key ``""``) with ``inputs = {"stage": "idea", "task": <the
+workshop call, Markdown, unchanged>}``, then (``--stage proposal``) step ``proposal`` with
+``inputs = {"stage": "proposal", "task": ..., "idea": <the idea the proposal develops: the same
+system's parsed idea>}``; seed ``derive_seed(run seed, task id, stage) % 2**31`` as for a model.
+
+The answer holds the stage's text in ``text`` (idea stage: title, motivation, main idea, at most
+200 words asked; proposal stage: about 2,000 words asked), plus the envelope
+(``instance_id``, ``title``, ``system``, ``provenance``; ``provenance.model``, when given, names the
+model that wrote it, for the self-preference check). It is checked by the same rules as a
+generated text (:func:`~.parsers.parse_idea`, :func:`~.parsers.parse_proposal`: real prose, 30-1200
+words for an idea, 100-8000 for a proposal); ``to_parsed`` returns what those parsers return.
+A ``title`` given beside a text without a ``Title:`` line is put at its head, as the prompt asks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ideaharness.benchmarks.mlrbench.parsers import (
+    IDEA_MAX_WORDS,
+    IDEA_MIN_WORDS,
+    PROPOSAL_MAX_WORDS,
+    PROPOSAL_MIN_WORDS,
+    title_of,
+)
+from ideaharness.errors import ParseError
+from ideaharness.llm.parsing import check_text
+from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract
+from ideaharness.systems.task import GenerationTask
+
+BENCHMARK = "mlrbench"
+_BOUNDS = {"idea": (IDEA_MIN_WORDS, IDEA_MAX_WORDS), "proposal": (PROPOSAL_MIN_WORDS, PROPOSAL_MAX_WORDS)}
+
+
+class MLRBenchAnswer(IdeaAnswer):
+    """The text of one MLR-Bench stage for one workshop task (the stage ``inputs.stage`` names)."""
+
+    text: str = Field(description="The stage's text, at least 100 words for a proposal, 30 for an idea. "
+                      "Stage 'idea': one research idea for the workshop call (inputs.task) in three "
+                      "labelled parts, Title, Motivation, Main Idea (at most 200 words asked, 1200 "
+                      "accepted). Stage 'proposal': the idea in inputs.idea developed into a proposal of "
+                      "about 2,000 words: Title, Introduction, Methodology, Expected Outcomes & Impact "
+                      "(8000 words accepted).")
+
+
+def stage_of(task: GenerationTask) -> str:
+    """The task's stage, ``"idea"`` or ``"proposal"`` (``inputs.stage``, else the step)."""
+    stage = str(task.inputs.get("stage") or task.step)
+    if stage not in _BOUNDS:
+        raise ParseError(f"task {task.task_id}: unknown MLR-Bench stage {stage!r}")
+    return stage
+
+
+def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> dict[str, Any]:
+    """The answer as :func:`~.parsers.parse_idea` / :func:`~.parsers.parse_proposal` parse a reply:
+    ``{<stage>: text, "title": str | None, "words": int}``.
+
+    Raises:
+        ParseError: ``text`` is not prose of the stage's length (names the field).
+    """
+    assert isinstance(answer, MLRBenchAnswer)
+    stage = stage_of(task)
+    low, high = _BOUNDS[stage]
+    checked = check_text(answer.text, f"field 'text' ({stage})", min_words=low, max_words=high)
+    title = title_of(checked)
+    if title is None and answer.title and answer.title.strip():
+        title = answer.title.strip()
+        checked = f"Title: {title}\n{checked}"
+    return {stage: checked, "title": title, "words": len(checked.split())}
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, list):
+        value = "\n".join(str(v) for v in value if str(v).strip())
+    return str(value).strip() if value is not None and str(value).strip() else None
+
+
+def _first(row: dict[str, Any], *keys: str) -> str | None:
+    return next((t for t in (_text(row.get(k)) for k in keys) if t), None)
+
+
+def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
+    """A converted row as this contract's answer (``text``): the stage's own field (``idea`` /
+    ``proposal``, as MLR-Bench's ``--ideas`` files hold them) first; else, for the idea stage,
+    ``text``, else the common vocabulary in the prompt's three parts (Title; Motivation: ``motivation`` or
+    ``problem``; Main Idea: ``method``, ``hypothesis``, ``experiment_plan`` or ``abstract``). A
+    proposal comes only from ``proposal`` (a row without one leaves it out: that task's proposal
+    is then a parse failure naming the field). A row's ``model`` (who wrote it) goes into
+    ``provenance``."""
+    stage = stage_of(task)
+    out: dict[str, Any] = {}
+    title = _first(row, "title")
+    text = _first(row, stage)
+    if text is None and stage == "idea":
+        text = _first(row, "text")
+        if text is None:
+            motivation = _first(row, "motivation", "problem")
+            main = _first(row, "method", "hypothesis", "experiment_plan", "abstract")
+            parts = [f"Title: {title}" if title else "", f"Motivation: {motivation}" if motivation else "",
+                     f"Main Idea: {main}" if main else ""]
+            text = "\n".join(p for p in parts if p) if motivation or main else None
+    if text is not None:
+        out["text"] = text
+    if title:
+        out["title"] = title
+    if _first(row, "system"):
+        out["system"] = _first(row, "system")
+    model = row.get("model")
+    if isinstance(model, str) and model.strip():
+        out["provenance"] = {**(row.get("provenance") or {}), "model": model.strip()}
+    return out
+
+
+CONTRACT = register_contract(IdeaContract(
+    benchmark=BENCHMARK, version=1, answer=MLRBenchAnswer, to_parsed=to_parsed, from_row=from_row,
+    group="one",
+    description=("MLR-Bench (idea and proposal stages): per workshop call (inputs.task), a research idea "
+                 "(inputs.stage 'idea'), then a proposal developing that idea (inputs.stage 'proposal', "
+                 "inputs.idea the idea); the answer's 'text' is the stage's text. Each is reviewed by LLM "
+                 "judges on the published 1-10 rubric."),
+))
+
+
+def generation_task(task_id: str, stage: str, *, call: str, idea: str | None, seed: int) -> GenerationTask:
+    """The task of one stage of one workshop task (inputs: what the stage's prompt shows)."""
+    inputs: dict[str, Any] = {"stage": stage, "task": call}
+    if stage == "proposal":
+        inputs["idea"] = idea
+    return GenerationTask(benchmark=BENCHMARK, step=stage, instance_id=task_id, key="", sample_index=0,
+                          inputs=inputs, seed=seed)
