@@ -7,9 +7,24 @@ A *row* is a dict with ``instance_id`` (text), optional ``sample_index``, ``syst
 ``_where`` (the idea's place for messages: ``"line 3"``, ``"item 2"``, ``"key 'x', idea 2"``) and
 ``_source`` (the file). A benchmark's idea contract (:mod:`ideaharness.systems.contract`) turns a
 row into its answer; nothing here judges quality (empty or degenerate text is the contract's parse
-failure of that one unit). Native rows also carry ``provenance``: ``format``, ``where`` (the
-idea's place in the file: ``"line 3"``, ``"item 2"``, ``"key 'x', idea 2"``) and the system's own
-metadata (its scores, the idea's short name).
+failure of that one unit). Native rows also carry ``provenance``: ``format``, ``where`` (as
+``_where``) and the system's own metadata (its scores, the idea's short name).
+
+Mapping (native field -> row field; ``text`` is the labelled fields joined, unless given):
+
+* aiscientist: Title (else Name) -> title, Motivation -> motivation, Experiment ->
+  experiment_plan; Name, Interestingness, Feasibility, Novelty, novel, Score -> provenance.
+* aiscientist-v2: Title (else Name) -> title, Short Hypothesis -> hypothesis, Related Work ->
+  related_work, Abstract -> abstract, Experiments -> experiment_plan, Risk Factors and
+  Limitations -> risks (a list becomes one item per line); Name -> provenance.
+* ai-researcher: target -> title, task1 -> text and method, task2 -> problem, abstract ->
+  abstract; url, year, venue -> provenance. Agent cache: the last assistant message -> text.
+* researchagent: problem -> problem, problem_rationale -> motivation, method -> method,
+  experiment -> experiment_plan (method/experiment rationales only in text); paper title and the
+  reviewers' ratings (``*_feedbacks``) -> provenance.
+* moose-chem: the hypothesis -> hypothesis and text; average score, scores, inspiration, round
+  (evaluate.py), matched inspirations and score (expert files; never the ground truth) ->
+  provenance.
 
 Formats (:data:`FORMATS`; ``--ideas-format``, ``ideas:FILE#format=NAME``):
 
@@ -19,9 +34,10 @@ Formats (:data:`FORMATS`; ``--ideas-format``, ``ideas:FILE#format=NAME``):
   ``{instance_id: row | [rows]}``.
 * ``aiscientist`` -- AI-Scientist v1 (SakanaAI/AI-Scientist ``ideas.json`` / ``seed_ideas.json``:
   ``Name``, ``Title``, ``Experiment``, ``Interestingness``, ``Feasibility``, ``Novelty``,
-  ``novel``) and AI Idea Bench 2025's variant with ``Motivation``, including its output files
-  (``[{"index": i, "model_result": [ideas]}]``, instance id ``aiib-<i>``: the id ideaharness gives
-  the AI Idea Bench target paper ``index`` i).
+  ``novel``; also the lowercase ``name``, ``title``, ``motivation``, ``experiment`` /
+  ``experiment_plan``) and AI Idea Bench 2025's variant with ``Motivation``, including its output
+  files (``[{"index": i, "model_result": [ideas]}]``, instance id ``aiib-<i>``: the id ideaharness
+  gives the AI Idea Bench target paper ``index`` i).
 * ``aiscientist-v2`` -- AI-Scientist-v2 ideation (``Name``, ``Title``, ``Short Hypothesis``,
   ``Related Work``, ``Abstract``, ``Experiments``, ``Risk Factors and Limitations``).
 * ``ai-researcher`` -- HKUDS/AI-Researcher: a benchmark proposal (``instance_id``, ``target``,
@@ -45,8 +61,8 @@ Formats (:data:`FORMATS`; ``--ideas-format``, ``ideas:FILE#format=NAME``):
   file: a one-line error asking for ``--ideas-format``.
 
 Native ideas rarely carry an instance id: a file is ``{instance_id: idea | [ideas]}``, a list of
-ideas each with ``instance_id`` (also ``instanceId``, ``instance``, ``sample_id``, ``task_id``), or JSON Lines
-of either. Errors are one line naming the file, the line (JSON Lines) or item / key, and the field.
+ideas each with ``instance_id`` (also ``instanceId``, ``instance``, ``sample_id``, ``task_id``), or
+JSON Lines of either. Errors are one line naming the file, the line (JSON Lines) or item / key, and the field.
 """
 
 from __future__ import annotations
