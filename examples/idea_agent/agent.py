@@ -506,7 +506,11 @@ def run_once(drafter: Drafter, faults: Faults) -> int:
         if fault == "garbage":
             print(GARBAGE)
             return 0
-        print(dumps(answer_task(task, drafter)))
+        answer = answer_task(task, drafter)
+        print(dumps(answer))
+        retrieved = len((answer.get("provenance") or {}).get("retrieved") or [])
+        print(f"{AGENT}: {task.get('task_id')}: {retrieved} texts retrieved, drafted by {drafter.name}",
+              file=sys.stderr)  # a cmd: system's stderr is kept in the run's record
     except (ValueError, KeyError, TypeError) as exc:
         print(f"{AGENT}: {exc}", file=sys.stderr)
         return 1
