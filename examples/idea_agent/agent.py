@@ -253,20 +253,23 @@ class ModelDrafter:
 
     def draft(self, field: str, context: Context, offset: int, min_words: int) -> str:
         related = "\n".join(f"- {phrase(p, 80)}" for p in context.texts) or "- (no related texts given)"
+        a, b = context.terms[offset % len(context.terms)], context.terms[(offset + 1) % len(context.terms)]
         text = self._ask(
             f"Write the {field.replace('_', ' ')} of a new research idea on: {context.topic}.\n"
             f"Related work:\n{related}\n"
-            f"Write {min_words} to {2 * min_words} words of plain prose in full sentences, "
-            "no heading, no list, nothing else.")
-        return top_up(text, min_words, context.terms, offset)
+            f"Focus on {a} and {b}. Write {min_words} to {2 * min_words} words of plain prose in full "
+            "sentences, no heading, no list, nothing else.")
+        tidied = tidy(text, min_words)
+        if tidied is None:  # the model's draft fails the critique: fall back on the template draft
+            return TemplateDrafter().draft(field, context, offset, min_words)
+        return tidied
 
     def revise(self, field: str, text: str, min_words: int) -> str:
         revised = self._ask(
             f"Here is the {field.replace('_', ' ')} of a research idea:\n\n{text}\n\n"
             "Critique it silently, then rewrite it: remove repetition and vague claims, keep it "
             f"specific, at least {min_words} words of plain prose. Reply with the rewritten text only.")
-        return revised if len(words(revised)) >= min_words else text
-
+        return tidy(revised, min_words) or text
 
 Drafter = TemplateDrafter | ModelDrafter
 
@@ -375,6 +378,17 @@ def dedupe_sentences(text: str) -> str:
         if kept:
             lines.append(" ".join(kept))
     return "\n".join(lines)
+
+
+def tidy(text: str, min_words: int) -> str | None:
+    """A model's prose cut after its last full sentence, repeats dropped; None when that leaves
+    fewer than ``min_words`` words or the text loops (under 40% of its words distinct)."""
+    end = max(text.rfind(mark) for mark in ".!?")
+    text = dedupe_sentences(text[: end + 1] if end > 0 else text)
+    tokens = [w.lower() for w in words(text)]
+    if len(tokens) < min_words or len(set(tokens)) < 0.4 * len(tokens):
+        return None
+    return text
 
 
 def top_up(text: str, min_words: int, terms: list[str], offset: int) -> str:
