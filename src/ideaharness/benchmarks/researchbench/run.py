@@ -261,8 +261,9 @@ class ResearchBench(Benchmark):
     def methods_run(self) -> list[str]:
         """The composition methods a run performs: the configured ones with a model generator; with
         a system, one task per paper with the one-step inputs (group ``one_step``): the pipeline
-        (mutate, refine, recombine) is a model's method, not the system's."""
-        if self.config.is_system_generator():
+        (mutate, refine, recombine) is a model's method, not the system's; exporting tasks, the
+        same (what a system would be asked)."""
+        if self.config.is_system_generator() or self.steps.exporting:
             return ["one_step"]
         return list(self.config.methods)
 
