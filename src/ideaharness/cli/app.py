@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "ideaharness.cli.analysis",
     "ideaharness.cli.batch",
     "ideaharness.cli.doctor",
+    "ideaharness.cli.tasks",
 )
 """Modules that register commands on the apps below when imported."""
 ENTRY_POINT_GROUP = "ideaharness.commands"

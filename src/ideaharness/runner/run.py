@@ -39,7 +39,14 @@ from ideaharness.runner.models import build_models
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, MetricSpec, MetricValue, RunContext
 from ideaharness.runner.registry import enrichers, metrics
-from ideaharness.runner.sources import config_defaults, extras_line, idea_sources_block, identity_inputs
+from ideaharness.runner.sources import (
+    CaptureClient,
+    config_defaults,
+    extras_line,
+    idea_sources_block,
+    identity_inputs,
+    is_generator_role,
+)
 from ideaharness.runner.steps import StepRunner, UnparsedUnit, unparsed_note
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.scores import Score, scored_records, summarise_scores, write_scores
@@ -65,13 +72,18 @@ def default_out(name: str) -> Path:
 
 
 async def arun_benchmark(
-    bench_cls: type[Benchmark], args: RunArguments, *, handle_sigterm: bool = False
+    bench_cls: type[Benchmark], args: RunArguments, *, handle_sigterm: bool = False,
+    capture: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) one benchmark; returns the results dict also written to ``results.json``.
 
     Args:
         handle_sigterm: treat SIGTERM like Ctrl-C (stop, keep records, write results and report)
             and raise :class:`~ideaharness.errors.Terminated` (exit 143). Main thread only.
+        capture: capture mode (``ideaharness tasks export``): the generators are not built (never
+            asked), :attr:`StepRunner.capture` is this list and every generation task is appended
+            to it; the phases before generation run and are recorded as usual; no results or
+            report are written. Returns ``{"tasks": n}``.
 
     Raises:
         UserError: no items to run, bad models, a run directory that cannot be used.
@@ -92,7 +104,7 @@ async def arun_benchmark(
             loop.add_signal_handler(signal.SIGTERM, on_sigterm)
             installed = True
     try:
-        return await _run(bench_cls, args, terminated)
+        return await _run(bench_cls, args, terminated, capture)
     except asyncio.CancelledError:
         if terminated:
             raise Terminated() from None
@@ -102,7 +114,8 @@ async def arun_benchmark(
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[bool]) -> dict[str, Any]:
+async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[bool],
+               capture: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     bench = bench_cls(args.config, **args.extras)
     available = list(bench.load())
     items = select_items(available, args.options)
@@ -111,6 +124,8 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
                         f"--shard {_shard_text(args.options)}, --limit {args.options.limit})")
     roles = bench.model_roles()
     given = {r: m for r, m in args.models.items() if r in roles}
+    if capture is not None:  # the generators are never asked: not built (no weights, no key, no agent)
+        given.update({r: CaptureClient(m) for r, m in roles.items() if is_generator_role(r)})
     models = build_models(roles, args.options, given)
     out = args.options.out or default_out(bench_cls.name)
     store = RunStore(out, args.config.model_dump(mode="json"), identity_keys=bench.identity_keys(),
@@ -123,6 +138,16 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
     models = install_executor(steps, args.options, models, roles, Path(out), given=list(given))
     ctx = RunContext(config=args.config, options=args.options, store=store, steps=steps, models=models,
                      extras=args.extras, out=Path(out))
+    if capture is not None:
+        steps.capture = capture
+        with store:
+            try:
+                await bench.setup(ctx)
+                await bench.execute(ctx, items)
+                await store.drain()
+            finally:
+                await bench.aclose(ctx)
+        return {"tasks": len(capture)}
     ended = "complete"
     with store:
         try:

@@ -36,6 +36,25 @@ def is_generator_role(role: str) -> bool:
     return role == "generator" or role.startswith("generator:")
 
 
+class CaptureClient:
+    """The generator of a capture run (``tasks export``): carries the role's model string and is
+    never asked (:meth:`~ideaharness.runner.steps.StepRunner.generate_step` captures the task)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    async def chat(self, messages: Any, **sampling: Any) -> Any:
+        """Refuses: a benchmark asked its generator outside ``generate_step``.
+
+        Raises:
+            UserError: always.
+        """
+        from ideaharness.errors import UserError
+
+        raise UserError(f"tasks export: the generator {self.model} was asked outside generate_step "
+                        "(this benchmark cannot export its tasks)")
+
+
 def config_defaults(config: BaseModel) -> dict[str, Any]:
     """Config key -> its default in JSON form (fields without a default are left out): a key an old
     run's config.json lacks is compared as its default on resume."""

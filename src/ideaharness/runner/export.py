@@ -1,0 +1,125 @@
+"""Generation tasks for systems outside ideaharness: ``ideaharness tasks schema`` and ``tasks export``.
+
+:func:`export_tasks` runs a benchmark in *capture mode* (:attr:`StepRunner.capture
+<ideaharness.runner.steps.StepRunner.capture>`): every phase before generation runs as in a real
+run (selection, blinding, inspiration digests: the judge is asked and recorded), and each
+generation call, instead of being asked, is written as the task JSON a ``cmd:`` system would read
+on stdin (one per line, the same bytes). A system answers them offline; ``run <benchmark> --ideas
+answers.jsonl`` then scores the answers.
+
+Reuse of the pre-generation work: it goes through the response cache like every model call. A later
+``run`` with the same data, flags, judge and seed sends the identical judge requests and is answered
+from the cache, so its tasks' inputs are identical to the exported ones (also for a sampled judge;
+with ``--no-cache`` only deterministic judges, temperature 0 and seeded, give them again). ``--work
+DIR`` is the run directory of the export (default: a temporary one, removed afterwards); exporting
+again with the same ``--work`` resumes it (its judge records are reused, nothing is asked twice).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ideaharness.errors import UserError, storage_error
+from ideaharness.fileio import atomic_write_text
+from ideaharness.runner.arguments import resolve
+from ideaharness.runner.registry import benchmarks, get_benchmark
+from ideaharness.runner.run import arun_benchmark
+from ideaharness.systems.contract import IdeaContract, contracts, get_contract
+
+SCHEMA_DIR = Path("docs") / "schemas"
+"""Where the committed answer schemas live (``<benchmark>.idea.v<N>.json``)."""
+
+
+def schema_file_name(contract: IdeaContract) -> str:
+    """``"<benchmark>.idea.v<version>.json"``."""
+    return f"{contract.benchmark}.idea.v{contract.version}.json"
+
+
+def schema_text(contract: IdeaContract) -> str:
+    """The contract's JSON Schema as written to files and printed (2-space indent, a final newline)."""
+    return json.dumps(contract.json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def benchmark_contract(name: str) -> IdeaContract:
+    """The idea contract of benchmark ``name`` (the benchmark packages are imported first).
+
+    Raises:
+        UserError: unknown benchmark (lists the known ones), or a benchmark without a contract.
+    """
+    get_benchmark(name)
+    return get_contract(name)
+
+
+def all_contracts() -> dict[str, IdeaContract]:
+    """Every registered benchmark's contract, by name (benchmark packages imported first; a
+    contract whose benchmark is not registered is left out)."""
+    known = benchmarks()
+    return {name: c for name, c in sorted(contracts().items()) if name in known}
+
+
+def write_schemas(folder: Path) -> list[Path]:
+    """Write ``<benchmark>.idea.v<N>.json`` for every contract into ``folder``; returns the paths.
+
+    Raises:
+        StorageError: a file cannot be written.
+    """
+    return [atomic_write_text(folder / schema_file_name(c), schema_text(c)) for c in all_contracts().values()]
+
+
+def check_writable(path: Path) -> None:
+    """Refuse an output file that cannot be written, before any work.
+
+    Raises:
+        UserError: ``path`` is a folder, or its folder does not exist or cannot be written.
+    """
+    if path.is_dir():
+        raise UserError(f"--out {path}: is a folder; give the tasks file to write")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"--out {path}: the folder {parent} does not exist")
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{path.name}.", suffix=".tmp"):
+            pass
+    except OSError as exc:
+        raise storage_error(path, exc) from None
+
+
+async def export_tasks(benchmark: str, out: Path, *, work: Path | None = None, config: Any = None,
+                       **kwargs: Any) -> dict[str, Any]:
+    """Write the generation tasks of a run of ``benchmark`` to ``out`` (JSON Lines).
+
+    Args:
+        out: the tasks file (one task JSON per line, sorted keys: the exact text a ``cmd:``
+            system receives on stdin).
+        work: the capture run's directory (resumable); None: a temporary one, removed after.
+        config, kwargs: the run's settings, as :func:`ideaharness.run` takes them (``out`` excluded).
+
+    Returns:
+        ``{"tasks": n, "out": str, "work": str | None, "contract": schema id}``.
+
+    Raises:
+        UserError: unknown benchmark, a benchmark without contract, an unwritable ``out``, bad
+            settings, or no task captured (the benchmark's generation does not go through
+            ``generate_step``).
+    """
+    bench = get_benchmark(benchmark)
+    contract = get_contract(benchmark)
+    check_writable(out)
+    captured: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="ideaharness-export-") as scratch:
+        run_dir = work if work is not None else Path(scratch) / "run"
+        args = resolve(bench, config=config, **{**kwargs, "out": run_dir})
+        await arun_benchmark(bench, args, capture=captured)
+    unique: dict[str, dict[str, Any]] = {}
+    for task in captured:
+        unique.setdefault(str(task["task_id"]), task)
+    if not unique:
+        raise UserError(f"tasks export {benchmark}: no generation task was captured (the selection is empty, "
+                        "or this benchmark's generation does not go through StepRunner.generate_step)")
+    text = "".join(json.dumps(t, sort_keys=True, ensure_ascii=False) + "\n" for t in unique.values())
+    atomic_write_text(out, text)
+    return {"tasks": len(unique), "out": str(out), "work": str(work) if work is not None else None,
+            "contract": contract.schema_id}
