@@ -241,3 +241,31 @@ def test_contract_parse_and_from_row() -> None:
                                                                                "title": "T"}
     assert from_row({"instance_id": CHEM, "motivation": "m", "method": "x"}, task) == {"hypothesis": "m x"}
     assert from_row({"instance_id": CHEM, "abstract": "a"}, task) == {}
+
+
+def test_tasks_export_lists_every_condition_and_answers_them_by_sample_index(
+    judge: OpenAICompatServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tasks export`` (a model generator left at its default): the one-step task and the negatives'
+    tasks of each paper, no pipeline, nothing asked; answering them row by row runs complete."""
+    out = tmp_path / "tasks.jsonl"
+    with pytest.raises(SystemExit) as exc:
+        main(["tasks", "export", "researchbench", "--data", str(RELEASE), "--task", "all",
+              "--ranking-negatives", "generated", "--n-negatives", "2", "--out", str(out)])
+        raise SystemExit(0)
+    assert exc.value.code == 0, capsys.readouterr().err
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted((t["instance_id"], t["key"], t["sample_index"]) for t in tasks) == sorted(
+        (i, k, n) for i in HYPOTHESES for n, k in enumerate(("one_step", "negative0", "negative1")))
+    negative = next(t for t in tasks if t["key"] == "negative0")
+    gold_titles = {i["title"] for t in tasks if t["key"] == "one_step" for i in t["inputs"]["inspirations"]}
+    assert negative["inputs"]["condition"] == "negative0" and len(negative["inputs"]["inspirations"]) == 2
+    assert not gold_titles & {i["title"] for i in negative["inputs"]["inspirations"]}  # non-gold candidates
+    rows = [{"instance_id": t["instance_id"], "sample_index": t["sample_index"],
+             "hypothesis": f"{HYPOTHESES[t['instance_id']]} Condition {t['key']}."} for t in tasks]
+    ideas = write_ideas(tmp_path / "ideas.jsonl", rows)
+    flags = ["--ideas", str(ideas), "--ranking-negatives", "generated", "--n-negatives", "2"]
+    code, results, err = run(flags, judge, tmp_path / "run", capsys, task="all")
+    assert code == 0, err
+    assert results["idea_sources"][0]["answers"]["missing"] == []
+    assert all(len(results["per_instance"][i]["ranking"]["pairs"]) == 2 for i in HYPOTHESES)
