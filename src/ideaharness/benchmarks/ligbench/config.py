@@ -20,6 +20,7 @@ from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.parsing import check_text
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
 from ideaharness.runner.protocol import BenchmarkConfig
+from ideaharness.systems import SystemFields, default_system_name, is_system
 
 BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
@@ -59,18 +60,24 @@ def read_topics(path: str) -> list[str]:
     return topics
 
 
-class LigBenchConfig(BenchmarkConfig):
+class LigBenchConfig(SystemFields, BenchmarkConfig):
     """Everything that determines a LigBench run's results (recorded in config.json).
 
     ``parity`` applies the paper's scoring choices (one fixed order, the bound C at every Elo
     step); ``online`` takes novelty's related papers from Semantic Scholar.
+
+    Systems (:mod:`.contract`): a ``--generator`` may be a system spec (``ideas:FILE``, ``cmd:...``,
+    ``http(s)://...``); ``--ideas FILE`` adds one system after the generators, and alone (no
+    ``--generator`` given) it is the run's only system. :meth:`generator_specs` lists them all,
+    :meth:`system_names` names them.
     """
 
     benchmark: Literal["ligbench"] = "ligbench"
     benchmark_version: str = BENCHMARK_VERSION
     generators: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL],
                                   json_schema_extra={"cli": "--generator"},
-                                  description="Generator model (one system each).")
+                                  description="Generator model or system (ideas:FILE, cmd:..., http://...), "
+                                  "one system each.")
     judge: str = Field(DEFAULT_MODEL, description="Judge model.")
     corpus: str = Field(description="PAIR-IQ-format reference corpus (.json/.jsonl file or directory).")
     topics: list[str] = Field(default_factory=lambda: list(DEFAULT_TOPICS), json_schema_extra={"cli": False},
@@ -103,6 +110,46 @@ class LigBenchConfig(BenchmarkConfig):
     def _scoring(self) -> LigBenchConfig:
         self.scoring = scoring_settings(self.scoring, seed=self.seed, parity=self.parity, online=self.online)
         return self
+
+    @model_validator(mode="after")
+    def _systems(self) -> LigBenchConfig:
+        if self.ideas is not None and "generators" not in self.model_fields_set:
+            self.generators = []  # --ideas alone: the file is the only system (not the default model too)
+        self.system_names()  # names: one each, unique
+        return self
+
+    def generator_specs(self) -> list[str]:
+        """Every system's spec: the generators, then the ``--ideas`` file's ``ideas:`` spec."""
+        return [*self.generators, *([self.generator_spec("")] if self.ideas else [])]
+
+    def system_names(self) -> dict[str, str]:
+        """Spec -> the system's name (its ideas' ids are ``<name>::t<NN>::<k>``): a model by its
+        model string; ``--system`` names the ``--ideas`` file (or the one system spec among the
+        generators); any other system spec its default name (the file stem, the script, the URL's
+        host, port and path).
+
+        Raises:
+            UserError: ``--system`` with several system specs and no ``--ideas``; two systems of
+                one name; a name holding ``::``.
+        """
+        specs = self.generator_specs()
+        named = [s for s in specs if is_system(s)]
+        target = self.generator_spec("") if self.ideas else (named[0] if len(named) == 1 else None)
+        if self.system is not None and target is None:
+            raise UserError(f"--system {self.system}: names one system spec (ideas:, cmd:, http://), and "
+                            f"--generator gives {len(named)}; give each one its own run, or use --ideas")
+        names: dict[str, str] = {}
+        for spec in specs:
+            name = (self.system if spec == target and self.system else
+                    default_system_name(spec) if is_system(spec) else spec)
+            if spec in names:
+                raise UserError(f"--generator {spec} given twice")
+            if "::" in name:
+                raise UserError(f"system name {name!r} holds '::' (the separator of LigBench's idea ids)")
+            if name in names.values() or name == SCHOLARIDEAS_SYSTEM:
+                raise UserError(f"two systems named {name!r} ({spec}); name the file apart or give --system")
+            names[spec] = name
+        return names
 
 
 def scoring_settings(scoring: ScoringSettings, *, seed: int, parity: bool, online: bool) -> ScoringSettings:
@@ -146,7 +193,12 @@ class ScoreIdeaConfig(BenchmarkConfig):
 
 
 class IdeaSpec(BaseModel):
-    """One idea to score: who made it, for which topic, and (once known) its text."""
+    """One idea to score: who made it, for which topic, and (once known) its text.
+
+    ``id``: ``<system>::t<NN>::<k>`` for a generated idea (``scholarideas::<id>`` for a plan);
+    ``generator``: the spec that generates it (the model string or the system spec; None for a
+    plan); ``topic_index``: the topic's place in the run's list (the task's instance id ``t<NN>``).
+    """
 
     id: str
     system: str
@@ -154,6 +206,8 @@ class IdeaSpec(BaseModel):
     text: str | None = None
     cutoff: str | None = None
     sample_index: int = 0
+    generator: str | None = None
+    topic_index: int | None = None
 
 
 GENERATED_IDEA_MIN_WORDS = 20

@@ -24,6 +24,7 @@ from ideaharness.benchmarks.ligbench.config import (
     LigBenchConfig,
     parse_generated_idea,
 )
+from ideaharness.benchmarks.ligbench.contract import generation_task, topic_id
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.benchmarks.ligbench.scores import ligbench_scores
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_text
@@ -46,6 +47,8 @@ __all__ = ["DEFAULT_MODEL", "DEFAULT_TOPICS", "LigBench", "LigBenchConfig", "res
 def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:
     """The files a run reads, by flag (their sha256 is part of the run's identity)."""
     files = {"--corpus": pairiq_files(config.corpus)}
+    if config.ideas_files():
+        files["--ideas"] = config.ideas_files()
     if config.scholarideas and config.scholarideas_root:
         from ideaharness.data.scholarideas import scholarideas_files
 
@@ -85,10 +88,23 @@ class LigBench(Benchmark):
         self.corpus_size: int | None = None
 
     def model_roles(self) -> dict[str, str]:
-        """The judge, and one ``generator:<model>`` role per generator when there are topics (a
-        run of ScholarIdeas plans alone builds none)."""
-        roles = {f"generator:{g}": g for g in self.config.generators} if self.config.topics else {}
+        """The judge, and one ``generator:<spec>`` role per generator (a model or a system, and the
+        ``--ideas`` file's ``ideas:`` spec) when there are topics (a run of ScholarIdeas plans alone
+        builds none)."""
+        specs = self.config.generator_specs()
+        roles = {f"generator:{g}": g for g in specs} if self.config.topics else {}
         return {**roles, "judge": self.config.judge}
+
+    @staticmethod
+    def task_instance_id(spec: IdeaSpec) -> str | None:
+        """The instance id of ``spec``'s generation task (:mod:`.contract`): its topic's ``t<NN>``;
+        None for a ScholarIdeas plan (never generated)."""
+        return None if spec.topic_index is None or spec.text is not None else topic_id(spec.topic_index)
+
+    def system_names(self) -> dict[str, str]:
+        """Generator spec -> the system's name, the key of ``results["systems"]`` and the first
+        part of its ideas' ids (:meth:`LigBenchConfig.system_names`)."""
+        return self.config.system_names()
 
     def input_files(self) -> Mapping[str, Sequence[Path]]:
         """The corpus files, and the ScholarIdeas files when plans are scored."""
@@ -102,8 +118,12 @@ class LigBench(Benchmark):
         """
         if not self.config.topics and not self.config.scholarideas:
             raise UserError("--topics: no topics given (and no --scholarideas plans)")
-        out = [IdeaSpec(id=f"{system}::t{ti:02d}::{k}", system=system, topic=topic, sample_index=k)
-               for system in self.config.generators for ti, topic in enumerate(self.config.topics)
+        if self.config.topics and not self.config.generator_specs() and not self.config.scholarideas:
+            raise UserError("--generator: no generator given (and no --ideas file)")
+        names = self.config.system_names()
+        out = [IdeaSpec(id=f"{names[spec]}::{topic_id(ti)}::{k}", system=names[spec], topic=topic,
+                        sample_index=k, generator=spec, topic_index=ti)
+               for spec in self.config.generator_specs() for ti, topic in enumerate(self.config.topics)
                for k in range(self.config.ideas_per_topic)]
         if self.config.scholarideas:
             from ideaharness.data.scholarideas import load_scholarideas
@@ -118,22 +138,30 @@ class LigBench(Benchmark):
 
     async def setup(self, ctx: RunContext) -> None:
         """Load the reference corpus; bind the store, steps, generators and the scorer."""
-        corpus = ReferenceCorpus.load(self.config.corpus, embedding_model=self.config.embedding_model,
-                                      debias_means=self.config.debias_means)
-        self.corpus_size = len(corpus)
         self.store = ctx.store
         self.steps = ctx.steps
         self.generators = {role.split(":", 1)[1]: m for role,
                            m in ctx.models.items() if role.startswith("generator:")}
+        if ctx.steps.exporting:  # tasks export: generation only, no corpus to embed
+            return
+        corpus = ReferenceCorpus.load(self.config.corpus, embedding_model=self.config.embedding_model,
+                                      debias_means=self.config.debias_means)
+        self.corpus_size = len(corpus)
         self.scorer = IdeaScorer(corpus, ctx.model("judge"), self.steps, self.config.scoring,
                                  timeout_s=ctx.options.timeout)
 
     async def generate(self, spec: IdeaSpec) -> None:
+        """Generate one idea (a model: the prompt; a system: the topic's task, :mod:`.contract`)."""
         if spec.text is not None:
             return
-        await self.steps.judge_step(
-            "ligbench/generate", spec.id, "", self.generators[spec.system],
-            render("ligbench_generate", topic=spec.topic), parse_generated_idea,
+        generator = spec.generator or spec.system
+        if self.steps.exporting and generator != self.config.generator_specs()[0]:
+            return  # tasks export: every system is asked the same tasks; one copy of them
+        task = generation_task(spec.topic_index or 0, spec.sample_index, topic=spec.topic,
+                               seed=self.config.seed)
+        await self.steps.generate_step(
+            "ligbench/generate", spec.id, "", self.generators[generator],
+            render("ligbench_generate", topic=spec.topic), parse_generated_idea, task=task,
             temperature=self.config.generation_temperature, max_tokens=self.config.generation_max_tokens,
             seed=self.config.seed, sample_index=spec.sample_index, extra={"system": spec.system,
                                                                           "topic": spec.topic})
@@ -153,7 +181,10 @@ class LigBench(Benchmark):
             self.idea_scores[spec.id] = await self.scorer.score(spec.id, text, cutoff=spec.cutoff)
 
     async def execute(self, ctx: RunContext, specs: Sequence[IdeaSpec]) -> None:
-        """Generate the ideas, then score each against the corpus."""
+        """Generate the ideas, then score each against the corpus (exporting tasks: generation only)."""
+        if ctx.steps.exporting:
+            await self.steps.run_phases(specs, [("generate ideas", self.generate)])
+            return
         await self.steps.run_phases(specs, [("generate ideas", self.generate), ("score ideas", self.score)])
 
     async def aclose(self, ctx: RunContext) -> None:
