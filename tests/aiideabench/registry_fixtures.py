@@ -24,7 +24,6 @@ def data_args(tmp_path: Path) -> list[str]:
     return ["--data", DATA, "--metric", "i2t", "--metric", "imcq", "--n-ideas", "1"]
 
 
-FIXTURES = {"aiideabench": RegistryFixture(
-    data_args=data_args, reply=reply, reask_steps=("imcq",), batch=False,
-    batch_note="IMCQ question building under --batch stops on a deferred distractor decomposition "
-               "(imcq.build_question, before any re-ask): found by this test, not yet fixed")}
+FIXTURES = {"aiideabench": RegistryFixture(data_args=data_args, reply=reply, reask_steps=("imcq",))}
+"""``batch`` holds: IMCQ question building under ``--batch`` once stopped on a distractor
+decomposition deferred in the collecting pass (imcq._decompose kept the ended request; fixed)."""

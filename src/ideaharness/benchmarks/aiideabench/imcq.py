@@ -59,7 +59,10 @@ async def _decompose(bench: AIIdeaBench, inst: Instance, paper: Reference) -> di
         if key == paper.id:
             return data
     tasks = bench.distractor_tasks
-    if paper.id not in tasks:
+    known = tasks.get(paper.id)
+    # a request that ended without a record is asked again: under --batch the collecting pass ends
+    # it with a Deferred signal (the answer is then in the cache for the normal pass)
+    if known is None or (known.done() and (known.cancelled() or known.exception() is not None)):
         tasks[paper.id] = asyncio.ensure_future(bench.steps.judge_step(
             STEP_DISTRACTOR, inst.id, paper.id, bench.judge, paper_decomposition_messages(paper),
             parse_blind_decomposition, json_schema=DECOMPOSITION_SCHEMA, extra={"title": paper.title},
