@@ -71,7 +71,8 @@ class ResearchBenchConfig(SystemFields, BenchmarkConfig):
     corpus_size: int = Field(1000, description="Bundled MOOSE-Chem corpus size (150, 300, 1000).")
     dedupe: bool = Field(False, description="Keep one row per DOI across discipline sheets.")
     generator: str = Field(DEFAULT_MODEL, description="Generator (screening, composition, negatives): "
-                           "local/qwen2.5-coder-1.5b, local/qwen2.5-coder-0.5b or openai/<model>.")
+                           "local/qwen2.5-coder-1.5b, local/qwen2.5-coder-0.5b, openai/<model>, or a system "
+                           "(ideas:FILE, cmd:..., http://...: composition and negatives only).")
     judge: str = Field(DEFAULT_MODEL, description="Judge (matched score, ranking), same forms.")
     # retrieval
     pool_size: int = Field(DEFAULT_POOL_SIZE, ge=2, description="Candidates per pool, gold included.")
