@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, field_validator
 from ideaharness.errors import UserError
 from ideaharness.metrics.similarity import DEFAULT_BERTSCORE_MODEL
 from ideaharness.runner.protocol import GeneratorJudgeConfig
+from ideaharness.systems.config import SystemFields
 
 BENCHMARK_VERSION = "3"  # 2: references blinded by default (issue 9); 3: rewriter role, faithful bounds
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
@@ -52,8 +53,9 @@ def parse_indicator(value: Any) -> Any:
     return Indicator(name=name, definition=definition.strip() or default)
 
 
-class IdeaBenchConfig(GeneratorJudgeConfig):
-    """Everything that determines an IdeaBench run's results (recorded in config.json)."""
+class IdeaBenchConfig(SystemFields, GeneratorJudgeConfig):
+    """Everything that determines an IdeaBench run's results (recorded in config.json); the
+    generator may be a system (``--ideas FILE``, ``--generator cmd:...``/``http://...``)."""
 
     benchmark: Literal["ideabench"] = "ideabench"
     benchmark_version: str = BENCHMARK_VERSION
@@ -76,7 +78,7 @@ class IdeaBenchConfig(GeneratorJudgeConfig):
     rewriter: str | None = Field(None, description="Model that rewrites the target idea for the blind "
                                  "ranking (default: a bundled local model that is neither judge nor "
                                  "generator when the run uses one, else the generator if it is not the "
-                                 "judge, else the judge).")
+                                 "judge, else the judge; a system generator never rewrites).")
     bertscore_model: str = Field(DEFAULT_BERTSCORE_MODEL, description="BERTScore model name or directory.")
     bertscore_layers: int | None = Field(None, description="BERTScore layer (default: the model's).")
     generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")

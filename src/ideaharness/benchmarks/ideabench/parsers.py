@@ -57,11 +57,31 @@ def parse_ideas(text: str, n_ideas: int) -> list[dict[str, str]]:
             )
         else:
             raise ParseError(f"idea {k} is a {type(item).__name__}, not text")
-        body = check_text(body, f"idea {k}", min_words=IDEA_MIN_WORDS)
-        ideas.append({"title": title.strip(), "idea": body})
+        ideas.append(checked_idea(title, body, f"idea {k}"))
+    check_idea_count(ideas, n_ideas)
+    return ideas
+
+
+def checked_idea(title: str, body: str, what: str) -> dict[str, str]:
+    """``{"title", "idea"}`` of one idea, if its text is an idea: real prose
+    (:func:`~ideaharness.llm.parsing.check_text`) of at least :data:`IDEA_MIN_WORDS` words, cleaned;
+    the title stripped. The rule of :func:`parse_ideas`, shared with a system's answers
+    (:mod:`.contract`).
+
+    Raises:
+        ParseError: a degenerate idea (the message names ``what``).
+    """
+    return {"title": title.strip(), "idea": check_text(body, what, min_words=IDEA_MIN_WORDS)}
+
+
+def check_idea_count(ideas: Sequence[object], n_ideas: int) -> None:
+    """The count rule of :func:`parse_ideas`: exactly ``n_ideas`` ideas.
+
+    Raises:
+        ParseError: another number of ideas.
+    """
     if len(ideas) != n_ideas:
         raise ParseError(f"expected {n_ideas} ideas, got {len(ideas)}")
-    return ideas
 
 
 def parse_overlap(text: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from ideaharness.benchmarks.ideabench.config import (
     Indicator,
     Scenario,
 )
+from ideaharness.benchmarks.ideabench.contract import generation_task
 from ideaharness.benchmarks.ideabench.parsers import (
     OVERLAP_SCHEMA,
     ideas_schema,
@@ -38,7 +39,7 @@ from ideaharness.metrics.reliability.sampling import (
 )
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
-from ideaharness.prompts import CHARS_PER_TOKEN, render
+from ideaharness.prompts import CHARS_PER_TOKEN, TRUNCATION_MARK, render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
@@ -46,6 +47,7 @@ from ideaharness.runner.steps import Reask
 from ideaharness.runs.scores import Score
 from ideaharness.schema import Idea, Instance, Provenance, Reference
 from ideaharness.seeding import rng_for
+from ideaharness.systems import GenerationTask, is_system, system_kind
 
 SIMILARITY_BATCH = 16
 """Instances scored by BERTScore per batch; each batch is recorded before the next starts."""
@@ -114,6 +116,30 @@ def truncate_references(
     return kept, False
 
 
+def shown_references(domain: str, references: list[Reference],
+                     truncations: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """The domain and the ``{id, title, abstract}`` of ``references`` as the generation prompt shows
+    them: a text the prompt budget cut (``truncations``, one ``{"field", "chars", "kept_chars"}``
+    per cut data text in render order, :func:`~ideaharness.prompts.fit_prompt`) ends with the
+    prompt's truncation mark after its kept characters. The texts are walked in the order the
+    built-in template shows them (field, then each reference's title and abstract); a cut is
+    matched by its field name and original length."""
+    cuts = list(truncations)
+
+    def shown(name: str, text: str) -> str:
+        if cuts and cuts[0].get("field") == name and cuts[0].get("chars") == len(text):
+            kept = int(cuts.pop(0)["kept_chars"])
+            return text[:kept] + TRUNCATION_MARK
+        return text
+
+    field = shown("field", domain)
+    refs = []
+    for ref in references:
+        title = shown("title", ref.title) if ref.title else ref.title
+        refs.append({"id": ref.id, "title": title, "abstract": shown("abstract", ref.abstract or "")})
+    return field, refs
+
+
 # ----------------------------------------------------------------------------- the run
 
 
@@ -147,23 +173,36 @@ class IdeaBench(Benchmark):
     config: IdeaBenchConfig
 
     @property
+    def generator_spec(self) -> str:
+        """The generator: the model string, or a system's spec (``--ideas FILE`` gives ``ideas:FILE``)."""
+        return self.config.generator_spec(self.config.generator)
+
+    @property
+    def system(self) -> str | None:
+        """The name of the system that generates (``--system``, else from its spec), None for a model."""
+        return self.config.system_name(self.config.generator) if is_system(self.generator_spec) else None
+
+    @property
     def rewriter_model(self) -> str | None:
         """The model string that rewrites target ideas (None under parity: nothing is rewritten);
-        the rule is :func:`~ideaharness.benchmarks._blinding.default_rewriter`."""
+        the rule is :func:`~ideaharness.benchmarks._blinding.default_rewriter`, with no generator
+        model when a system generates (a system never rewrites: the rule then picks a bundled
+        local model besides a local judge, else the judge; recorded in results.json ``rewriter``)."""
         if self.config.parity:
             return None
-        return default_rewriter(self.config.judge, self.config.generator, self.config.rewriter)
+        generator = None if self.system else self.config.generator
+        return default_rewriter(self.config.judge, generator, self.config.rewriter)
 
     def model_roles(self) -> dict[str, str]:
-        """``generator`` and ``judge``; ``rewriter`` too when it is a model of its own (a rewriter
-        that is the judge or the generator uses that role's client)."""
-        roles = {"generator": self.config.generator, "judge": self.config.judge}
+        """``generator`` (a model or a system) and ``judge``; ``rewriter`` too when it is a model of
+        its own (a rewriter that is the judge or the generator uses that role's client)."""
+        roles = {"generator": self.generator_spec, "judge": self.config.judge}
         if self.rewriter_model is not None and self.rewriter_model not in roles.values():
             roles["rewriter"] = self.rewriter_model
         return roles
 
     def input_files(self) -> Mapping[str, Sequence[Path]]:
-        """``--data`` files (their sha256 is part of the run's identity)."""
+        """``--data`` files (their sha256 is part of the run's identity; the runner adds ``--ideas``)."""
         return {"--data": data_files(self.config.data)}
 
     def load(self) -> list[Instance]:
@@ -178,7 +217,7 @@ class IdeaBench(Benchmark):
         self.judge = ctx.model("judge")
         rewriter = self.rewriter_model
         self.rewriter = (self.judge if rewriter in (None, self.config.judge) else
-                         self.generator if rewriter == self.config.generator else ctx.model("rewriter"))
+                         self.generator if rewriter == self.generator_spec else ctx.model("rewriter"))
         self.scorer = BertScorer(self.config.bertscore_model, self.config.bertscore_layers)
 
     # -- steps ---------------------------------------------------------------
@@ -209,31 +248,35 @@ class IdeaBench(Benchmark):
 
     async def generate(self, inst: Instance, scenario: Scenario) -> None:
         step = f"generate/{scenario}"
-        if self.store.has(step, inst.id) and not self.steps.reaskable(step, inst.id):
+        exporting = self.steps.exporting  # `tasks export`: every task, asked or recorded before
+        if not exporting and self.store.has(step, inst.id) and not self.steps.reaskable(step, inst.id):
             self.steps.note_recorded(step, inst.id)  # a reply that never parsed stays listed
             return  # done (a reply that did not parse is re-asked while rounds are left)
         refs, skip = select_references(inst, scenario, self.config)
         if skip:
-            self.store.put(step, inst.id, {"skipped": skip})
+            if not exporting:
+                self.store.put(step, inst.id, {"skipped": skip})
             return
         refs, truncated = truncate_references(
             refs, self.config.max_prompt_tokens, min(len(refs), self.config.k_references)
         )
+        domain = inst.domain or "scientific"
         messages = render(
             "ideabench_generate",
-            domain=inst.domain or "scientific",
+            domain=domain,
             references=[{"title": r.title, "abstract": r.abstract} for r in refs],
             n_ideas=self.config.n_ideas,
         )
         n = self.config.n_ideas
         max_tokens = self.config.generation_max_tokens or 80 + 220 * n
-        await self.steps.judge_step(
+        await self.steps.generate_step(
             step,
             inst.id,
             "",
             self.generator,
             messages,
             lambda t: parse_ideas(t, n),
+            task=self.generation_task(inst, scenario, domain, refs, messages),
             temperature=self.config.generation_temperature,
             max_tokens=max_tokens,
             seed=self.config.seed,
@@ -241,16 +284,34 @@ class IdeaBench(Benchmark):
             extra={"references": [r.id for r in refs], "truncated": truncated},
         )
 
+    def generation_task(self, inst: Instance, scenario: Scenario, domain: str, refs: list[Reference],
+                        messages: list[Any]) -> GenerationTask:
+        """The generation as a system's task: the inputs the prompt ``messages`` was rendered from,
+        with the prompt budget's cuts (:func:`shown_references`)."""
+        from ideaharness.llm.errors import ContextLengthError
+
+        try:
+            truncations = getattr(self.steps.fit(messages), "truncations", [])
+        except ContextLengthError:  # the generation step fails the unit the same way
+            truncations = []
+        field, shown = shown_references(domain, refs, truncations)
+        return generation_task(inst.id, scenario, domain=field, references=shown,
+                               n_ideas=self.config.n_ideas, seed=self.config.seed)
+
     def ideas(self, inst: Instance, scenario: Scenario) -> list[Idea] | None:
         record = self.store.get(f"generate/{scenario}", inst.id)
         if not record or "judgment" not in record or not record["judgment"]["parse_ok"]:
             return None
-        provenance = Provenance(
-            generator="ideabench-baseline",
-            model=self.config.generator,
-            prompt_hash=record["judgment"]["prompt_hash"],
-            seed=self.config.seed,
-        )
+        if self.system:  # a system's answer, through the idea contract
+            provenance = Provenance(generator=self.system, model=system_kind(self.generator_spec),
+                                    prompt_hash=record["judgment"]["prompt_hash"], seed=self.config.seed)
+        else:
+            provenance = Provenance(
+                generator="ideabench-baseline",
+                model=self.config.generator,
+                prompt_hash=record["judgment"]["prompt_hash"],
+                seed=self.config.seed,
+            )
         return [
             Idea(
                 id=f"{inst.id}/{scenario}/{i}",
@@ -407,9 +468,13 @@ class IdeaBench(Benchmark):
         self._instance_ids = [inst.id for inst in instances]
         self._balanced: dict[int, dict[str, int]] = {}
         phases: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [("target ideas", self.target_idea)]
+        if self.steps.exporting:  # `tasks export`: only the generation tasks (they need no target idea)
+            phases = []
         for scenario in cfg.scenarios:
             phases.append((f"generate ({scenario})", functools.partial(self.generate, scenario=scenario)))
         await self.steps.run_phases(instances, phases)
+        if self.steps.exporting:
+            return
         if not cfg.parity:
             await self.steps.run_phases(instances, [
                 (f"rewrite targets ({s})", functools.partial(rewrite_target, self, scenario=s))
@@ -435,7 +500,7 @@ class IdeaBench(Benchmark):
             "benchmark": "ideabench",
             "benchmark_version": BENCHMARK_VERSION,
             "bootstrap": bootstrap_settings(cfg.bootstrap_resamples, cfg.seed),
-            "generator": cfg.generator,
+            "generator": self.system or cfg.generator,
             "judge": cfg.judge,
             "rewriter": self.rewriter_model,
             "seed": cfg.seed,

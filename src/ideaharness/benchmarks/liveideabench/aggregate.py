@@ -253,7 +253,8 @@ def aggregate_run(bench: LiveIdeaBench, items: Sequence[Keyword]) -> dict[str, A
             categories.setdefault(b["category"] or "(custom keyword)", []).append(b["mean"])
     return {
         "benchmark": "liveideabench", "benchmark_version": BENCHMARK_VERSION,
-        "generator": cfg.generator, "judges": cfg.eligible_judges(), "fluency_judges": cfg.fluency_panel(),
+        "generator": cfg.generator_label(), "judges": cfg.eligible_judges(),
+        "fluency_judges": cfg.fluency_panel(),
         "judge_exclusion": cfg.judge_exclusion(),
         "protocol": cfg.protocol, "parity": cfg.parity, "seed": cfg.seed,
         "bootstrap": {**bootstrap_settings(cfg.bootstrap_resamples, cfg.seed), "resampled_unit": "keyword"},

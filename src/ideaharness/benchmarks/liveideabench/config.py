@@ -9,6 +9,8 @@ from pydantic import Field, field_validator
 
 from ideaharness.errors import UserError
 from ideaharness.runner.protocol import MODEL_FORMS, BenchmarkConfig
+from ideaharness.systems.config import SystemFields
+from ideaharness.systems.spec import is_system
 
 BENCHMARK_VERSION = "1"
 Protocol = Literal["v2", "v1"]
@@ -70,8 +72,9 @@ def same_family(a: str, b: str) -> bool:
     return family_key(a) == family_key(b)
 
 
-class LiveIdeaBenchConfig(BenchmarkConfig):
-    """Everything that determines a LiveIdeaBench run's results (recorded in config.json)."""
+class LiveIdeaBenchConfig(SystemFields, BenchmarkConfig):
+    """Everything that determines a LiveIdeaBench run's results (recorded in config.json); the
+    generator may be a system (``--ideas FILE``, ``--generator cmd:...``/``http://...``)."""
 
     benchmark: Literal["liveideabench"] = "liveideabench"
     benchmark_version: str = BENCHMARK_VERSION
@@ -112,17 +115,31 @@ class LiveIdeaBenchConfig(BenchmarkConfig):
             raise UserError("--judge: give at least one judge model")
         return panel
 
+    def generator_model(self) -> str:
+        """The generator role's spec: the model string, or a system's (``--ideas FILE`` gives
+        ``ideas:FILE``)."""
+        return self.generator_spec(self.generator)
+
+    def generator_is_system(self) -> bool:
+        """Whether a system generates (``--ideas``, ``cmd:``, ``http(s)://``), not a model."""
+        return is_system(self.generator_model())
+
+    def generator_label(self) -> str:
+        """Who generates, as results.json names it: the model string, or the system's name."""
+        return self.system_name(self.generator) if self.generator_is_system() else self.generator
+
     def eligible_judges(self) -> list[str]:
         """The panel members that may judge this generator's ideas, in panel order.
 
         Default: every judge not of the generator's family (:func:`same_family`); ``parity``:
         every judge whose model string differs from the generator's (published ``run.py``);
-        ``allow_self_judging``: the whole panel.
+        ``allow_self_judging``, or a system generator (whose own models the run does not know):
+        the whole panel.
 
         Raises:
             UserError: no panel member is eligible (naming the generator and the rule).
         """
-        if self.allow_self_judging:
+        if self.allow_self_judging or self.generator_is_system():
             return list(self.judges)
         if self.parity:
             out = [j for j in self.judges if j != self.generator]
@@ -142,10 +159,13 @@ class LiveIdeaBenchConfig(BenchmarkConfig):
     def judge_exclusion(self) -> dict[str, Any]:
         """The self-judging rule as applied, for results.json: ``{"rule", "generator",
         "generator_family", "families": {judge: family}, "excluded": [judges left out]}``; rule is
-        ``"family"`` (default, :func:`same_family`), ``"exact name"`` (``--parity``, as published)
-        or ``"none"`` (``--allow-self-judging``)."""
-        rule = "none" if self.allow_self_judging else "exact name" if self.parity else "family"
+        ``"family"`` (default, :func:`same_family`), ``"exact name"`` (``--parity``, as published),
+        ``"none"`` (``--allow-self-judging``) or ``"system"`` (a system generates: its models are
+        unknown, no judge is left out); ``generator`` is then the system's name."""
+        rule = ("none" if self.allow_self_judging else "system" if self.generator_is_system()
+                else "exact name" if self.parity else "family")
         eligible = set(self.eligible_judges())
-        return {"rule": rule, "generator": self.generator, "generator_family": model_family(self.generator),
+        return {"rule": rule, "generator": self.generator_label(),
+                "generator_family": None if rule == "system" else model_family(self.generator),
                 "families": {j: model_family(j) for j in self.judges},
                 "excluded": [j for j in self.judges if j not in eligible]}

@@ -59,6 +59,9 @@ def result_notes(results: dict[str, Any]) -> list[str]:
             f"family {exclusion['generator_family']!r}"
         notes.append(f"judge(s) left out as the generator's own model ({how}): "
                      + ", ".join(exclusion["excluded"]))
+    if exclusion.get("rule") == "system":
+        notes.append(f"the generator is a system ({exclusion['generator']}): no judge is left out as its own "
+                     "model (the models it uses are unknown to the run; give judges of other families)")
     for what, key in (("idea", "idea_parse_failures"), ("critique", "critique_parse_failures"),
                       ("fluency", "fluency_parse_failures")):
         if c.get(key):

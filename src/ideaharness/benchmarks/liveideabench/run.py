@@ -15,6 +15,7 @@ from ideaharness.benchmarks.liveideabench.aggregate import (
     parity_headline,
 )
 from ideaharness.benchmarks.liveideabench.config import BENCHMARK_VERSION, LiveIdeaBenchConfig
+from ideaharness.benchmarks.liveideabench.contract import generation_task
 from ideaharness.benchmarks.liveideabench.keywords import Keyword, select_keywords
 from ideaharness.benchmarks.liveideabench.parsers import parse_critique, parse_fluency, parse_idea
 from ideaharness.benchmarks.liveideabench.report import example_sections, result_notes, results_tables
@@ -80,9 +81,9 @@ class LiveIdeaBench(Benchmark):
     config: LiveIdeaBenchConfig
 
     def model_roles(self) -> dict[str, str]:
-        """``generator`` plus one ``judge:<model>`` role per judge that may be asked."""
+        """``generator`` (a model or a system) plus one ``judge:<model>`` role per judge that may be asked."""
         judges = dict.fromkeys([*self.config.eligible_judges(), *self.config.fluency_panel()])
-        return {"generator": self.config.generator, **{f"judge:{j}": j for j in judges}}
+        return {"generator": self.config.generator_model(), **{f"judge:{j}": j for j in judges}}
 
     def load(self) -> list[Keyword]:
         """The keywords of the run (``--keyword``, else the bundled list; ``--category``)."""
@@ -120,19 +121,32 @@ class LiveIdeaBench(Benchmark):
 
     # -- steps -------------------------------------------------------------------
     async def generate(self, kw: Keyword) -> None:
+        """Each idea of ``kw``; v2 asks a model's idea that never parsed again with the fallback
+        prompt (never a system's: its task is the first prompt's, and an answer that is no idea
+        is a parse failure)."""
         cfg = self.config
+        generator = self.ctx.model("generator")
         for k in range(cfg.ideas_per_keyword):
-            for step, fallback in (("idea", False), ("idea_fallback", True)):
-                if fallback and (cfg.protocol != "v2" or self.idea(kw.id, k, first_only=True) is not None
-                                 or not self.store.has("idea", kw.id, idea_key(k))):
-                    break
-                await self.steps.judge_step(
-                    step, kw.id, idea_key(k), self.ctx.model("generator"),
-                    render("liveideabench_idea", keyword=kw.id, protocol=cfg.protocol, fallback=fallback,
-                           parity=cfg.parity),
-                    parse_idea, temperature=cfg.generation_temperature, max_tokens=cfg.generation_max_tokens,
-                    seed=derive_seed(cfg.seed, kw.id, k) % 2**31, extra={"fallback": fallback},
-                )
+            seed = derive_seed(cfg.seed, kw.id, k) % 2**31
+            await self.steps.generate_step(
+                "idea", kw.id, idea_key(k), generator,
+                render("liveideabench_idea", keyword=kw.id, protocol=cfg.protocol, fallback=False,
+                       parity=cfg.parity),
+                parse_idea, task=generation_task(kw.id, k, protocol=cfg.protocol, seed=seed),
+                temperature=cfg.generation_temperature, max_tokens=cfg.generation_max_tokens,
+                seed=seed, extra={"fallback": False},
+            )
+            if (cfg.protocol != "v2" or cfg.generator_is_system() or self.steps.exporting
+                    or self.idea(kw.id, k, first_only=True) is not None
+                    or not self.store.has("idea", kw.id, idea_key(k))):
+                continue
+            await self.steps.judge_step(
+                "idea_fallback", kw.id, idea_key(k), generator,
+                render("liveideabench_idea", keyword=kw.id, protocol=cfg.protocol, fallback=True,
+                       parity=cfg.parity),
+                parse_idea, temperature=cfg.generation_temperature, max_tokens=cfg.generation_max_tokens,
+                seed=seed, extra={"fallback": True},
+            )
 
     def idea(self, keyword: str, k: int, *, first_only: bool = False) -> dict[str, Any] | None:
         """``{"idea", "words", "fallback"}`` of idea ``k`` (the fallback prompt's when the first
@@ -199,8 +213,10 @@ class LiveIdeaBench(Benchmark):
                 )
 
     async def execute(self, ctx: RunContext, items: Sequence[Keyword]) -> None:
-        """Generation, then critiques and fluency pairs."""
+        """Generation, then critiques and fluency pairs (`tasks export`: generation only)."""
         await self.steps.run_phases(items, [("ideas", self.generate)])
+        if self.steps.exporting:
+            return
         await self.steps.run_phases(items, [("critiques", self.critique), ("fluency pairs", self.fluency)])
 
     def aggregate(self, ctx: RunContext, items: Sequence[Keyword]) -> dict[str, Any]:
