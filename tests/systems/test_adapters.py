@@ -335,6 +335,29 @@ def test_rows_are_picked_by_sample_index_or_merged_for_group_all(tmp_path: Path)
     assert issubclass(MissingAnswer, LLMError)
 
 
+def test_provenance_merges_from_row_and_names_the_place_in_a_json_file(tmp_path: Path) -> None:
+    from tests.systems.test_core import ToyAnswer, toy_to_parsed
+
+    def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
+        return {"idea": row.get("idea") or "", "provenance": {"model": row.get("model")}}
+
+    register_contract(TOY_CONTRACT.__class__("toyprov", 1, ToyAnswer, toy_to_parsed, from_row))
+    ideas = tmp_path / "ideas.json"
+    ideas.write_text(json.dumps({"i1": [{"idea": "good enough idea text", "model": "gpt-x"},
+                                        {"idea": "short"}]}))
+    steps = asyncio.run(generate(get_llm(f"ideas:{ideas}#format=jsonl"), tmp_path / "run", ["i1"],
+                                 contract_task=lambda iid: toy_task(iid, benchmark="toyprov")))
+    record = records(tmp_path / "run")["i1"]["judgment"]
+    provenance = json.loads(record["raw_text"])["provenance"]
+    assert provenance["model"] == "gpt-x" and provenance["source"] == str(ideas)
+    assert provenance["where"] == "key 'i1', idea 1"
+    asyncio.run(generate(get_llm(f"ideas:{ideas}#format=jsonl"), tmp_path / "run2", ["i1"],
+                         contract_task=lambda iid: toy_task(iid, sample_index=1, benchmark="toyprov")))
+    error = records(tmp_path / "run2")["i1"]["judgment"]["errors"][-1]
+    assert f"{ideas} key 'i1', idea 2, field 'idea': fewer than 3 words" in error
+    assert not steps.failures
+
+
 def test_an_unreadable_ideas_file_is_one_line_at_start(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="nothere.jsonl"):
         get_llm(f"ideas:{tmp_path / 'nothere.jsonl'}")

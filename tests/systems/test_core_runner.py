@@ -141,6 +141,20 @@ def test_a_command_system_run_with_its_name_and_a_model_source(tmp_path: Path) -
     assert own["kind"] == "model" and own["system"] == "scripted/echo"
 
 
+def test_a_unit_the_benchmark_knows_is_missing_counts_as_missing(tmp_path: Path) -> None:
+    """StepRunner.missing_answer: a benchmark that skips an instance the file lacks (no judge work
+    for it) lists it as failed and missing, under the task's instance id."""
+    from ideaharness.runner.steps import StepRunner
+    from ideaharness.runs.store import RunStore
+
+    with RunStore(tmp_path / "run", {"command": "t"}) as store:
+        steps = StepRunner(store, progress=False)
+        steps.missing_answer("generate", "sys::t1::0", "0", "ideas:f.jsonl",
+                             "no answer for instance t1 in f.jsonl", task_instance_id="t1")
+    assert steps.missing_answers == {"ideas:f.jsonl": {"t1"}} and steps.generated == {"ideas:f.jsonl": {"t1"}}
+    assert steps.failures[("generate", "sys::t1::0", "0")].error == "no answer for instance t1 in f.jsonl"
+
+
 def test_ideas_and_generator_together_are_refused_in_one_line(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     ideas = ideas_file(tmp_path / "mine.jsonl", ["t0"])

@@ -24,10 +24,15 @@ class LLMError(UserError):
 class MissingAnswer(LLMError):
     """A system has no answer for a task (an ``ideas:`` file without the instance): that unit
     fails, is listed with this message, and does not count toward the run's stop after repeated
-    failures (an outage); ``retryable`` and ``outage`` are False."""
+    failures (an outage); ``retryable`` and ``outage`` are False. ``instance_id`` is the task's
+    instance id (which may differ from the unit's record id), or None."""
 
     retryable = False
     outage = False
+
+    def __init__(self, message: str, *, instance_id: str | None = None) -> None:
+        super().__init__(message)
+        self.instance_id = instance_id
 
 
 class ContextLengthError(LLMError):

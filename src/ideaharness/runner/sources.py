@@ -11,7 +11,10 @@ Every generator-like role (``generator``, ``generator:<...>``) of a run is an *i
 ``asked`` counts the distinct instances the benchmark asked the source for (resumed ones
 included), ``missing`` the instances an ``ideas:`` file had no answer for (failed units, exit 3),
 ``extra_instances`` the instances of the file nobody asked for (ignored; instances of the data left
-out by ``--limit``/``--shard`` are not extra).
+out by ``--limit``/``--shard`` are not extra: an item's task instance id is
+``bench.task_instance_id(item)`` when the benchmark defines it, else ``item.id``). A benchmark that
+does not ask a unit because it knows the file lacks it calls
+:meth:`~ideaharness.runner.steps.StepRunner.missing_answer`.
 """
 
 from __future__ import annotations
@@ -116,8 +119,16 @@ def idea_sources_block(bench: Any, ctx: Any, available: Sequence[Any],
                        items: Sequence[Any]) -> list[dict[str, Any]]:
     """The ``idea_sources`` block (module docstring) of a run: one entry per generator-like role."""
     steps = ctx.steps
-    selected = {str(getattr(i, "id", i)) for i in items}
-    left_out = {str(getattr(i, "id", i)) for i in available} - selected
+    ids = getattr(bench, "task_instance_id", None)
+
+    def task_id(item: Any) -> str | None:
+        if callable(ids):
+            value = ids(item)
+            return None if value is None else str(value)
+        return str(getattr(item, "id", item))
+
+    selected = {task_id(i) for i in items}
+    left_out = {task_id(i) for i in available} - selected - {None}
     out = []
     for role, model in ctx.models.items():
         if not is_generator_role(role):

@@ -183,7 +183,7 @@ class StepRunner:
         self.reasks = 0
         self._consecutive_errors = 0
         self.generated: dict[str, set[str]] = {}
-        """Generator model string -> the instance ids :meth:`generate_step` asked it for in this
+        """Generator model string -> the task instance ids :meth:`generate_step` asked it for in this
         process (recorded ones included): a system's ``asked`` answers."""
         self.missing_answers: dict[str, set[str]] = {}
         """Model string -> instance ids whose answer the system lacked (:class:`MissingAnswer`)."""
@@ -304,7 +304,8 @@ class StepRunner:
             return None
         except MissingAnswer as exc:  # a system without this answer: this unit's failure, no outage
             self.fail(step, instance_id, key, exc)
-            self.missing_answers.setdefault(str(getattr(model, "model", "")), set()).add(instance_id)
+            self.missing_answers.setdefault(str(getattr(model, "model", "")), set()).add(
+                exc.instance_id or instance_id)
             return None
         except LLMError as exc:
             self.fail(step, instance_id, key, exc)
@@ -337,6 +338,16 @@ class StepRunner:
             await self.store.aput(step, instance_id, record, key)
         self._note_parse(step, instance_id, key, record)
         return record
+
+    def missing_answer(self, step: str, instance_id: str, key: str, generator: str, error: str, *,
+                       task_instance_id: str | None = None) -> None:
+        """List a generation unit the benchmark did not ask because the system has no answer for it
+        (an ``--ideas`` file without the instance, known up front): a failed unit with ``error``,
+        counted as asked and missing for ``generator`` (the model string) in ``idea_sources``."""
+        iid = task_instance_id or instance_id
+        self.fail(step, instance_id, key, error)
+        self.generated.setdefault(generator, set()).add(iid)
+        self.missing_answers.setdefault(generator, set()).add(iid)
 
     async def generate_step(
         self,
@@ -374,7 +385,7 @@ class StepRunner:
         model = str(getattr(generator, "model", ""))
         system = is_system(model)
         if self.capture is None:
-            self.generated.setdefault(model, set()).add(instance_id)
+            self.generated.setdefault(model, set()).add(task.instance_id)
         if not system and self.capture is None:
             return await self.judge_step(step, instance_id, key, generator, messages, parse, extra=extra,
                                          **sampling)

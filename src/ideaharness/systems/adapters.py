@@ -9,7 +9,9 @@ benchmark's contract in the step.
 
 * :class:`IdeasFileProvider` (``ideas:PATH`` or ``ideas:PATH#format=F``): answers looked up in a file
   read once (:func:`ideaharness.systems.converters.read_idea_rows`); not cached (``cacheable =
-  False``: the file is the cache); an instance the file lacks raises
+  False``: the file is the cache); the answer's ``provenance`` is the row's, then what the
+  contract's ``from_row`` put there, then ``source``, ``line`` and ``where`` (the idea's place: "line
+  3", "item 2", "key 'x', idea 2"); an instance the file lacks raises
   :class:`~ideaharness.llm.errors.MissingAnswer` (that unit fails; the run goes on).
 * :class:`CommandProvider` (``cmd:COMMAND ARGS``, shlex-split, no shell): one process per task,
   the task JSON on stdin, the answer JSON on stdout, ``IDEAHARNESS_TASK_ID`` in its environment; a
@@ -156,9 +158,11 @@ class IdeasFileProvider:
         if not rows:
             self._missing.add(task.instance_id)
             sample = f" (sample {task.sample_index})" if contract.group == "one" else ""
-            raise MissingAnswer(f"no answer for instance {task.instance_id}{sample} in {self.path}")
+            raise MissingAnswer(f"no answer for instance {task.instance_id}{sample} in {self.path}",
+                                instance_id=task.instance_id)
         first = rows[0]
-        where = f"{first.get('_source') or self.path} line {first.get('_line', '?')}"
+        place = first.get("_where") or f"line {first.get('_line', '?')}"
+        where = f"{first.get('_source') or self.path} {place}"
         try:
             if contract.group == "all":
                 assert contract.from_rows is not None
@@ -168,12 +172,13 @@ class IdeasFileProvider:
         except Exception as exc:  # a row the contract cannot map: this unit's failure, named
             raise ProviderError(redact(f"{where}: {exc}"), retryable=False) from None
         provenance: dict[str, Any] = {"source": str(first.get("_source") or self.path),
-                                      "line": first.get("_line")}
+                                      "line": first.get("_line"), "where": place}
         if contract.group == "all" and len(rows) > 1:
             provenance["lines"] = [row.get("_line") for row in rows]
         own = first.get("provenance")
-        if isinstance(own, dict):
-            provenance = {**own, **provenance}
+        mapped = fields.get("provenance")
+        provenance = {**(own if isinstance(own, dict) else {}),
+                      **(mapped if isinstance(mapped, dict) else {}), **provenance}
         answer = {**fields, "instance_id": task.instance_id, "provenance": provenance}
         text = json.dumps(answer, ensure_ascii=False, sort_keys=True)
         return Completion(text=text, model=self.label, finish_reason="stop")

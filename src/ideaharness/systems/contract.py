@@ -121,8 +121,9 @@ class IdeaContract:
     def parse(self, text: str, task: GenerationTask, *, where: str = "") -> Any:
         """Answer JSON text -> the parsed value the benchmark records (``to_parsed``'s output).
 
-        ``where`` names the answer in errors; default: the answer's provenance
-        (``"ideas.jsonl line 3"``) when it has ``source`` and ``line``, else ``"answer of <task_id>"``.
+        ``where`` names the answer in errors; default: the answer's provenance ``source`` with its
+        ``where`` (``"ideas.json item 2"``) or ``line`` (``"ideas.jsonl line 3"``), else
+        ``"answer of <task_id>"``.
 
         Raises:
             ParseError: one line ``"<where>, field 'x': ..."``: the text is not one JSON object, the
@@ -146,8 +147,11 @@ class IdeaContract:
 
 
 def _default_where(provenance: Any, task: GenerationTask) -> str:
-    if isinstance(provenance, dict) and provenance.get("source") and provenance.get("line") is not None:
-        return f"{provenance['source']} line {provenance['line']}"
+    if isinstance(provenance, dict) and provenance.get("source"):
+        if isinstance(provenance.get("where"), str) and provenance["where"]:
+            return f"{provenance['source']} {provenance['where']}"
+        if provenance.get("line") is not None:
+            return f"{provenance['source']} line {provenance['line']}"
     return f"answer of {task.task_id}"
 
 
