@@ -213,6 +213,42 @@ def test_cancelling_a_call_kills_the_process_group(agent: Path, tmp_path: Path) 
     assert wait_dead(pids), "a cancelled agent (or its child) survived"
 
 
+def test_ctrl_c_leaves_no_agent_behind(agent: Path, tmp_path: Path) -> None:
+    """SIGINT to a process whose call runs an agent (its own session, so the terminal's Ctrl-C
+    never reaches it): the process exits and the agent and its child are gone."""
+    import signal
+    import subprocess
+
+    pid_file = tmp_path / "pids"
+    script = tmp_path / "caller.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
+        "from ideaharness.llm import get_llm\n"
+        "from ideaharness.systems import register_contract, task_message\n"
+        "from tests.systems.test_core import PROMPT, TOY_CONTRACT, toy_task\n"
+        "register_contract(TOY_CONTRACT)\n"
+        f"llm = get_llm('cmd:{sys.executable} {agent}', use_cache=False, max_retries=0)\n"
+        "data = toy_task('hang-int').to_json(prompt=PROMPT, contract=TOY_CONTRACT)\n"
+        "asyncio.run(llm.chat(task_message(data)))\n")
+    caller = subprocess.Popen([sys.executable, str(script)], env={**os.environ, "PID_FILE": str(pid_file)},
+                              stderr=subprocess.PIPE)
+    try:
+        for _ in range(400):
+            if pid_file.exists() and len(pid_file.read_text().split()) == 2:
+                break
+            time.sleep(0.05)
+        pids = [int(p) for p in pid_file.read_text().split()]
+        assert all(alive(p) for p in pids)
+        caller.send_signal(signal.SIGINT)
+        caller.wait(timeout=30)
+    finally:
+        if caller.poll() is None:
+            caller.kill()
+    assert caller.returncode != 0
+    assert wait_dead(pids), "an agent outlived the Ctrl-C of its caller"
+
+
 def test_a_key_the_agent_prints_never_reaches_the_record(agent: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     key = "sk-" + "t3st" * 6  # made at run time: no key-like literal in the source
@@ -223,6 +259,18 @@ def test_a_key_the_agent_prints_never_reaches_the_record(agent: Path, tmp_path: 
     for path in (tmp_path / "run").rglob("*"):
         if path.is_file():
             assert key not in path.read_text(errors="replace"), path
+
+
+def test_a_spec_holding_a_secret_is_refused(agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-" + "k3y" * 8
+    with pytest.raises(UserError, match="holds a secret") as info:
+        get_llm(f"cmd:{sys.executable} {agent} --api-key {key}", use_cache=False)
+    assert key not in str(info.value)
+    with pytest.raises(UserError, match="holds a secret"):
+        get_llm("https://me:hunter2pass@agents.example.org/ideas", use_cache=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "plainsecretvalue42")
+    with pytest.raises(UserError, match="holds a secret"):
+        get_llm(f"cmd:{sys.executable} {agent} --token-value plainsecretvalue42", use_cache=False)
 
 
 def test_a_command_that_does_not_exist_is_one_line_at_start(tmp_path: Path) -> None:

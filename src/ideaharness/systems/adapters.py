@@ -23,7 +23,8 @@ benchmark's contract in the step.
   body is the answer; 408/429/5xx, timeouts and connection errors are retryable, any other status
   is not (the error names the status and the body's first 200 characters, redacted).
 
-No provider stores a key: every error and stderr text goes through :func:`ideaharness.redaction.redact`.
+No provider stores a key: every error and stderr text goes through :func:`ideaharness.redaction.redact`,
+and a spec holding a secret is refused (it would be recorded with the run).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from ideaharness.systems.spec import CMD_PREFIX, IDEAS_PREFIX, split_ideas_spec
 from ideaharness.systems.task import GenerationTask, read_task
 
 __all__ = ["STDERR_CHARS", "CommandProvider", "HTTPSystemProvider", "IdeasFileProvider", "MissingAnswer",
-           "redact_spec"]
+           "redact_spec", "refuse_secrets"]
 
 STDERR_CHARS = 4000
 """How much of a command's stderr is kept with its reply (the end of it)."""
@@ -78,6 +79,19 @@ def redact_spec(spec: str) -> str:
         query = "&".join(f"{kv.partition('=')[0]}=…" for kv in parts.query.split("&") if kv)
         spec = urlunsplit((parts.scheme, netloc, parts.path, query, ""))
     return redact(spec)
+
+
+def refuse_secrets(spec: str) -> None:
+    """Refuse a system spec that holds a secret: the spec is recorded (config.json, records, results).
+
+    Raises:
+        UserError: a key-like token or a known secret value (:func:`~ideaharness.redaction.redact`
+            changes the spec), or a URL with a password.
+    """
+    has_password = spec.startswith(("http://", "https://")) and urlsplit(spec).password is not None
+    if has_password or redact(spec) != spec:
+        raise UserError(f"{redact_spec(spec)}: the system spec holds a secret, and the spec is recorded "
+                        "with the run; give the secret to the system in its environment instead")
 
 
 # --------------------------------------------------------------------------------------- ideas file
@@ -205,12 +219,14 @@ class CommandProvider:
         timeout_s: per-task limit (``--timeout``), seconds.
 
     Raises:
-        UserError: an empty or unsplittable command, or a program that is not found.
+        UserError: an empty or unsplittable command, a program that is not found, or a secret in
+            the command (:func:`refuse_secrets`).
     """
 
     cacheable = True
 
     def __init__(self, spec: str, *, timeout_s: float = 300.0) -> None:
+        refuse_secrets(spec)
         body = spec.removeprefix(CMD_PREFIX).strip()
         try:
             self.argv = shlex.split(body)
@@ -321,12 +337,13 @@ class HTTPSystemProvider:
         timeout_s: per-attempt timeout (``--timeout``), seconds.
 
     Raises:
-        UserError: a URL without a host.
+        UserError: a URL without a host, or with a secret (:func:`refuse_secrets`).
     """
 
     cacheable = True
 
     def __init__(self, url: str, *, timeout_s: float = 300.0) -> None:
+        refuse_secrets(url)
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UserError(f"{redact_spec(url)}: a system URL is http(s)://HOST[:PORT]/PATH")
