@@ -247,3 +247,13 @@ def test_tasks_export_ids_are_the_topics(tmp_path: Path, capsys: pytest.CaptureF
     required = set(tasks[0]["answer_schema"]["required"])
     assert required == {"instance_id", "problem", "method", "experiment_design"}
     assert not list((tmp_path / "corpus").glob("*.npy"))  # nothing embedded
+
+
+def test_topics_left_out_by_limit_are_not_extra(
+    judge: OpenAICompatServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ideas = write_ideas(tmp_path / "ideas.jsonl", rows_of(IDEAS))
+    code, results, err = run(["--ideas", str(ideas), "--limit", "1"], judge, tmp_path / "run", capsys)
+    assert code == 0, err
+    answers = results["idea_sources"][0]["answers"]
+    assert answers["asked"] == 1 and answers["missing"] == [] and answers["extra_instances"] == []
