@@ -164,6 +164,19 @@ def test_a_degenerate_idea_is_an_unparsed_unit_naming_file_line_and_field(tmp_pa
     assert results["scenarios"]["low"]["instances_generated"] == 1
 
 
+def test_a_file_of_one_row_per_idea_scores_as_contract_rows(tmp_path: Path) -> None:
+    contract_rows = run(tmp_path / "contract", ideas=str(answers(tmp_path)))
+    rows = [{"instance_id": i, "title": idea["title"], "text": idea["idea"]}
+            for i in IDS for idea in ideas_of(i)]
+    per_idea = run(tmp_path / "per-idea", ideas=str(write_jsonl(tmp_path / "rows.jsonl", rows)))
+    assert per_idea["status"] == contract_rows["status"] == "complete"
+    assert scores(tmp_path / "per-idea") == scores(tmp_path / "contract")
+    rows[4]["text"] = "Too short."  # line 5: idea 2 of the second instance, whose rows start at line 4
+    broken = run(tmp_path / "broken", ideas=str(write_jsonl(tmp_path / "broken.jsonl", rows)))
+    error = next(u["error"] for u in broken["unparsed_units"] if u["step"] == "generate/low")
+    assert "broken.jsonl line 4, field 'ideas[1].idea' (line 5): idea 2 is too short" in error, error
+
+
 def test_one_row_per_idea_names_the_row_of_a_degenerate_idea(tmp_path: Path) -> None:
     task = GenerationTask("ideabench", "generate/low", IDS[0], inputs={"n_ideas": 3, "scenario": "low"})
     rows = [{"instance_id": IDS[0], "title": "A", "text": IDEA.format(i=0, iid="x", salt="LiCl"),
@@ -178,6 +191,10 @@ def test_one_row_per_idea_names_the_row_of_a_degenerate_idea(tmp_path: Path) -> 
     with pytest.raises(ParseError, match=r"^ideas.jsonl line 1, field 'ideas\[2\].idea' \(line 7\): "
                        "idea 3 is too short"):
         CONTRACT.parse(json.dumps(answer), task)
+    rows[2]["_where"] = "key 'runs', idea 3"  # a JSON file's place of an idea (the converters' _where)
+    with pytest.raises(ParseError, match=r"field 'ideas\[2\].idea' \(key 'runs', idea 3\): idea 3 is too "
+                       "short"):
+        CONTRACT.parse(json.dumps({**from_rows(rows, task), "instance_id": IDS[0]}), task)
     rows[2]["text"] = "Idea two: a third gel doped with cesium chloride should raise thermopower further."
     parsed = CONTRACT.parse(json.dumps({**from_rows(rows, task), "instance_id": IDS[0]}), task)
     assert [p["title"] for p in parsed] == ["A", "", "Only a title"]

@@ -54,8 +54,12 @@ class IdeaBenchAnswer(IdeaAnswer):
                                                      "when given it must be the task's).")
 
 
-def _line(provenance: dict[str, Any] | None) -> Any:
-    return (provenance or {}).get("line")
+def _place(provenance: dict[str, Any] | None) -> str | None:
+    """An idea's place in its file (``"line 3"``, ``"item 2"``, ``"key 'x', idea 2"``), if known."""
+    prov = provenance or {}
+    if prov.get("where"):
+        return str(prov["where"])
+    return None if prov.get("line") is None else f"line {prov['line']}"
 
 
 def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> list[dict[str, str]]:
@@ -63,7 +67,7 @@ def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> list[dict[str, str]]:
 
     Raises:
         ParseError: another scenario than the task's, a degenerate idea (naming ``ideas[i].idea``
-            and, for a file of one row per idea, that idea's line) or not exactly ``n_ideas`` ideas.
+            and, for a file of one row per idea, that idea's place) or not exactly ``n_ideas`` ideas.
     """
     assert isinstance(answer, IdeaBenchAnswer)
     scenario = task.inputs.get("scenario")
@@ -71,8 +75,8 @@ def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> list[dict[str, str]]:
         raise ParseError(f"field 'scenario': {answer.scenario!r}, but the task is the {scenario!r} scenario")
     ideas = []
     for i, item in enumerate(answer.ideas):
-        line = _line(item.provenance)
-        at = f" (line {line})" if line is not None and line != _line(answer.provenance) else ""
+        place = _place(item.provenance)
+        at = f" ({place})" if place and place != _place(answer.provenance) else ""
         ideas.append(checked_idea(item.title or "", item.idea, f"field 'ideas[{i}].idea'{at}: idea {i + 1}"))
     try:
         check_idea_count(ideas, int(task.inputs["n_ideas"]))
@@ -100,16 +104,19 @@ def idea_text(row: dict[str, Any]) -> str:
 
 
 def _where(row: dict[str, Any]) -> dict[str, Any] | None:
-    if row.get("_line") is None:
+    """A row's place as an idea's provenance: ``source``, ``line`` and ``where`` (the converters'
+    ``_where``: ``"line 3"``, ``"item 2"``, ``"key 'x', idea 2"``)."""
+    if row.get("_line") is None and not row.get("_where"):
         return None
-    return {"source": row.get("_source"), "line": row["_line"]}
+    out = {"source": row.get("_source"), "line": row.get("_line")}
+    return {**out, "where": row["_where"]} if row.get("_where") else out
 
 
 def from_rows(rows: list[dict[str, Any]], task: GenerationTask) -> dict[str, Any]:
     """Every converted row of an instance (the common vocabulary of
     :mod:`ideaharness.systems.converters`) as one answer: the rows whose ``scenario`` is the task's
     or unset, in order; a row with ``ideas`` (a contract row) gives its ideas, any other row one
-    idea (:func:`idea_text`, its ``title``). Each idea keeps its row's line in ``provenance``."""
+    idea (:func:`idea_text`, its ``title``). Each idea keeps its row's place in ``provenance``."""
     scenario = task.inputs.get("scenario")
     ideas: list[Any] = []
     for row in rows:
