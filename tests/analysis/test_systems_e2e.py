@@ -158,6 +158,7 @@ def test_export_and_viewer_of_a_command_system(saved: dict[str, Any], tmp_path: 
     table = read_export(judgments)
     asked = table[table["system_task"].astype(bool)]
     assert len(asked) and (asked["model"].str.startswith("cmd:")).all()
+    assert asked["stderr"].str.startswith("idea_agent: ").all()  # what the agent wrote on stderr, kept
     run = load_run(saved["cmd"])
     tasks = run.judgments[run.judgments["system_task"]]
     prompts = prompt_map([run])
