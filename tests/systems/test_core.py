@@ -299,3 +299,18 @@ def test_a_benchmark_without_contract_cannot_take_a_system(tmp_path: Path) -> No
     model = ScriptedModel(["{}"], model="cmd:toy-agent")
     with pytest.raises(UserError, match="no idea contract"):
         ask_generation(tmp_path, model, task=toy_task(benchmark="nobench"))
+
+
+def test_get_contract_imports_the_benchmarks_first() -> None:
+    """A process that has not imported a benchmark yet (a Ray worker) still finds its contract."""
+    from ideaharness.systems.contract import _CONTRACTS, _DISCOVERY, set_discovery
+
+    def discover() -> None:
+        register_contract(IdeaContract("latebench", 1, ToyAnswer, toy_to_parsed, toy_from_row))
+
+    set_discovery(discover)
+    try:
+        assert get_contract("latebench").benchmark == "latebench"
+    finally:
+        _DISCOVERY.remove(discover)
+        _CONTRACTS.pop("latebench", None)

@@ -25,6 +25,7 @@ from ideaharness.systems import GenerationTask, SystemFields, register_contract
 from tests.systems.test_core import TOY_CONTRACT
 
 NAME = "toybench"
+register_contract(TOY_CONTRACT)  # at import, as a benchmark package does (a Ray worker imports this module)
 
 
 class ToyConfig(SystemFields, BenchmarkConfig):
@@ -198,3 +199,24 @@ def test_systems_are_never_wrapped_for_a_batch(tmp_path: Path) -> None:
     system, model = get_llm(f"ideas:{ideas}"), get_llm("scripted/echo", cache_path=tmp_path / "c.sqlite")
     wrapped_system, wrapped_model = batchable_models(system, model)
     assert wrapped_system is system and isinstance(wrapped_model, BatchableModel)
+
+
+@pytest.mark.ray
+def test_a_system_under_the_ray_runner_reports_what_a_local_run_does(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    import ray
+
+    from ideaharness.runs.ray_runner import ray_init
+
+    ideas = ideas_file(tmp_path / "mine.jsonl", ["t0", "t1", "t3", "zz-extra"])
+    ray_init(None, num_cpus=2)
+    try:
+        results = {runner: ideaharness.run(NAME, ideas=str(ideas), runner=runner, progress=False,
+                                           out=tmp_path / runner)
+                   for runner in ("local", "ray")}
+    finally:
+        ray.shutdown()
+    assert results["ray"]["idea_sources"] == results["local"]["idea_sources"]
+    assert results["ray"]["idea_sources"][0]["answers"] == {"asked": 4, "missing": ["t2"],
+                                                            "extra_instances": ["zz-extra"]}
+    assert [u["instance_id"] for u in results["ray"]["failed_units"]] == ["t2"]

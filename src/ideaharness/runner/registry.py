@@ -22,6 +22,7 @@ from typing import TypeVar
 from ideaharness.errors import UserError
 from ideaharness.prompts import add_template_package, package_of
 from ideaharness.runner.protocol import Benchmark, Enricher, MetricSpec
+from ideaharness.systems.contract import set_discovery
 
 ENTRY_POINT_GROUP = "ideaharness.benchmarks"
 
@@ -66,6 +67,9 @@ def discover() -> None:
         if module.ispkg and not module.name.startswith("_"):
             importlib.import_module(f"{package.__name__}.{module.name}")
     load_entry_points()
+
+
+set_discovery(discover)  # a contract is looked up after its benchmark's package is imported
 
 
 def load_entry_points() -> None:

@@ -8,8 +8,9 @@ Every generator-like role (``generator``, ``generator:<...>``) of a run is an *i
     {"role": "generator", "system": name, "kind": "ideas-file", "spec": spec (secrets redacted),
      "answers": {"asked": n, "missing": [instance ids], "extra_instances": [instance ids]}}
 
-``asked`` counts the distinct instances the benchmark asked the source for (resumed ones
-included), ``missing`` the instances an ``ideas:`` file had no answer for (failed units, exit 3),
+``asked`` counts the distinct task instances the benchmark asked the source for (this process's
+``generate_step`` calls and every generation record of the run directory: resumed units and Ray
+workers' included), ``missing`` the instances an ``ideas:`` file had no answer for (failed units, exit 3),
 ``extra_instances`` the instances of the file nobody asked for (ignored; instances of the data left
 out by ``--limit``/``--shard`` are not extra: an item's task instance id is
 ``bench.task_instance_id(item)`` when the benchmark defines it, else ``item.id``). A benchmark that
@@ -26,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from ideaharness.runner.steps import TASK_INSTANCE_KEY
 from ideaharness.systems.adapters import redact_spec
 from ideaharness.systems.config import SystemFields
 from ideaharness.systems.spec import default_system_name, is_system, split_ideas_spec, system_kind
@@ -129,12 +131,17 @@ def idea_sources_block(bench: Any, ctx: Any, available: Sequence[Any],
 
     selected = {task_id(i) for i in items}
     left_out = {task_id(i) for i in available} - selected - {None}
+    recorded: dict[str, set[str]] = {}  # generator spec -> task instance ids of its generation records
+    for _step, _iid, _key, data in ctx.store.iter_records():
+        if isinstance(data, dict) and TASK_INSTANCE_KEY in data and isinstance(data.get("judgment"), dict):
+            spec = str(data["judgment"].get("judge_model"))
+            recorded.setdefault(spec, set()).add(str(data[TASK_INSTANCE_KEY]))
     out = []
     for role, model in ctx.models.items():
         if not is_generator_role(role):
             continue
         spec = str(getattr(model, "model", type(model).__name__))
-        asked = set(getattr(steps, "generated", {}).get(spec, set()))
+        asked = set(getattr(steps, "generated", {}).get(spec, set())) | recorded.get(spec, set())
         missing = sorted(getattr(steps, "missing_answers", {}).get(spec, set()))
         provider = getattr(getattr(model, "inner", model), "provider", None)
         unused = getattr(provider, "rows_unused", None)

@@ -58,6 +58,9 @@ T = TypeVar("T")
 Phase = tuple[str, Callable[[Any], Awaitable[None]]]
 """A phase of a run: its name (shown in the progress bar) and the coroutine run once per item."""
 
+TASK_INSTANCE_KEY = "task_instance_id"
+"""The key of a generation record (:meth:`StepRunner.generate_step`) holding its task's instance id."""
+
 MAX_CONSECUTIVE_ERRORS = 5
 """A run stops (keeping everything done) after this many model calls in a row failed for good:
 the endpoint is down or misconfigured, and retrying every remaining item would only burn time."""
@@ -366,6 +369,8 @@ class StepRunner:
         :meth:`judge_step`'s), or None when the unit failed or in capture mode.
 
         * a model generator: exactly :meth:`judge_step` with ``messages`` and ``parse``;
+          every generation record carries ``"task_instance_id"`` (:data:`TASK_INSTANCE_KEY`: the
+          task's instance id, what ``idea_sources`` counts as asked, also on resume and under Ray);
         * a system generator (:func:`~ideaharness.systems.is_system` of ``generator.model``): the
           task JSON (``task.to_json(prompt=<messages fitted to the budget>, contract=...)``) is sent
           as the one user message, unfitted, and the answer parsed by the benchmark's contract
@@ -386,6 +391,7 @@ class StepRunner:
         system = is_system(model)
         if self.capture is None:
             self.generated.setdefault(model, set()).add(task.instance_id)
+        extra = {**(extra or {}), TASK_INSTANCE_KEY: task.instance_id}
         if not system and self.capture is None:
             return await self.judge_step(step, instance_id, key, generator, messages, parse, extra=extra,
                                          **sampling)
@@ -400,7 +406,7 @@ class StepRunner:
             return None
         return await self.judge_step(
             step, instance_id, key, generator, task_message(task_json),
-            lambda text: contract.parse(text, task), extra={**(extra or {}), "system_task": True},
+            lambda text: contract.parse(text, task), extra={**extra, "system_task": True},
             fit=False, max_attempts=1 if system_kind(model) == "ideas-file" else None, **sampling)
 
     def reask_candidates(self) -> list[str]:

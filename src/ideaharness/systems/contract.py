@@ -169,6 +169,17 @@ def _first_error(exc: ValidationError) -> str:
 
 
 _CONTRACTS: dict[str, IdeaContract] = {}
+_DISCOVERY: list[Callable[[], None]] = []
+"""Callables that import the benchmark packages (which register their contracts at import); the
+runner's registry installs its ``discover`` (:func:`set_discovery`), so a process that has not
+imported a benchmark yet (a Ray worker) finds its contract."""
+
+
+def set_discovery(discover: Callable[[], None]) -> None:
+    """Install ``discover`` (imports the benchmark packages), called by :func:`get_contract` when a
+    contract is not registered yet."""
+    if discover not in _DISCOVERY:
+        _DISCOVERY.append(discover)
 
 
 def register_contract(contract: IdeaContract) -> IdeaContract:
@@ -178,11 +189,15 @@ def register_contract(contract: IdeaContract) -> IdeaContract:
 
 
 def get_contract(benchmark: str) -> IdeaContract:
-    """The contract of ``benchmark``.
+    """The contract of ``benchmark`` (the benchmark packages are imported first when it is not
+    registered yet: :func:`set_discovery`).
 
     Raises:
         UserError: none is registered (the benchmark cannot score a system's ideas).
     """
+    if benchmark not in _CONTRACTS:
+        for discover in _DISCOVERY:
+            discover()
     try:
         return _CONTRACTS[benchmark]
     except KeyError:
