@@ -213,3 +213,20 @@ def test_the_contract_check_fails_for_a_benchmark_without_contract(toyexport: st
     _CONTRACTS.pop(NAME)
     with pytest.raises(AssertionError, match=NAME):
         test_every_generating_benchmark_registers_a_contract()
+
+
+def test_under_batch_the_judge_is_batched_and_the_system_is_asked_live(
+        toyexport: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    judge = Judge()
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"instance_id": f"e{i}", "idea": f"an idea number {i} here"}) + "\n"
+                               for i in range(3)))
+    with judge.server:
+        code, _, err = run_cli(["run", NAME, "--ideas", str(answers), "--batch", "--batch-poll", "0.05",
+                                "--base-url", judge.server.base_url, "--no-progress",
+                                "--out", str(tmp_path / "run")], capsys)
+        assert code == 0, err
+        assert len(judge.server.batches) == 1 and judge.server.requests == []  # the judge went as a batch
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["generated"] == 3 and results["batch"]["submitted"] == 3
+    assert results["idea_sources"][0]["answers"]["asked"] == 3
