@@ -105,8 +105,8 @@ def export(
                                                          "and --work DIR.")] = None,
 ) -> None:
     """Write a run's generation tasks (one task JSON per line) for a system to answer offline:
-    ``tasks export BENCHMARK [the flags of run BENCHMARK] --out tasks.jsonl [--work DIR]``;
-    ``tasks export BENCHMARK --help`` lists the flags."""
+    tasks export BENCHMARK [the flags of run BENCHMARK] --out tasks.jsonl [--work DIR];
+    'tasks export BENCHMARK --help' lists the flags."""
     if benchmark in (None, "--help", "-h"):
         typer.echo(ctx.get_help())
         return
