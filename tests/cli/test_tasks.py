@@ -58,7 +58,10 @@ class ExportBench(Benchmark):
                                        lambda t: t.strip(), temperature=0.9, max_tokens=32)
 
         async def generate(item: Item) -> None:
-            topic = ctx.store.get("blind", item.id)["judgment"]["parsed"]
+            blinded = ctx.store.get("blind", item.id)
+            if blinded is None:  # its blinding failed: no task
+                return
+            topic = blinded["judgment"]["parsed"]
             task = GenerationTask(NAME, "generate", item.id, "", 0, {"topic": topic}, self.config.seed)
             await ctx.steps.generate_step("generate", item.id, "", generator,
                                           [{"role": "user", "content": f"An idea on {topic}"}],
@@ -230,3 +233,14 @@ def test_under_batch_the_judge_is_batched_and_the_system_is_asked_live(
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["generated"] == 3 and results["batch"]["submitted"] == 3
     assert results["idea_sources"][0]["answers"]["asked"] == 3
+
+
+def test_an_export_whose_pre_generation_unit_failed_writes_the_rest_and_exits_3(
+        toyexport: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "rules.jsonl"
+    rules.write_text(json.dumps({"reply": "blinded", "match": "secret method [02]"}) + "\n")
+    out = tmp_path / "t.jsonl"
+    code, _, err = run_cli(["tasks", "export", NAME, "--judge", f"scripted/{rules}", "--no-progress",
+                            "--out", str(out)], capsys)
+    assert code == 3 and "1 unit(s) before generation failed" in err and "blind e1" in err, err
+    assert sorted(json.loads(x)["instance_id"] for x in out.read_text().splitlines()) == ["e0", "e2"]

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ideaharness.errors import UserError, storage_error
+from ideaharness.errors import PartialRunError, UserError, storage_error
 from ideaharness.fileio import atomic_write_text
 from ideaharness.runner.arguments import resolve
 from ideaharness.runner.registry import benchmarks, get_benchmark
@@ -104,6 +104,8 @@ async def export_tasks(benchmark: str, out: Path, *, work: Path | None = None, c
         UserError: unknown benchmark, a benchmark without contract, an unwritable ``out``, bad
             settings, or no task captured (the benchmark's generation does not go through
             ``generate_step``).
+        PartialRunError: units before generation failed (exit 3): the tasks captured are written,
+            theirs are missing; the same command again retries them.
     """
     bench = get_benchmark(benchmark)
     contract = get_contract(benchmark)
@@ -112,7 +114,7 @@ async def export_tasks(benchmark: str, out: Path, *, work: Path | None = None, c
     with tempfile.TemporaryDirectory(prefix="ideaharness-export-") as scratch:
         run_dir = work if work is not None else Path(scratch) / "run"
         args = resolve(bench, config=config, **{**kwargs, "out": run_dir})
-        await arun_benchmark(bench, args, capture=captured)
+        outcome = await arun_benchmark(bench, args, capture=captured)
     unique: dict[str, dict[str, Any]] = {}
     for task in captured:
         unique.setdefault(str(task["task_id"]), task)
@@ -121,5 +123,11 @@ async def export_tasks(benchmark: str, out: Path, *, work: Path | None = None, c
                         "or this benchmark's generation does not go through StepRunner.generate_step)")
     text = "".join(json.dumps(t, sort_keys=True, ensure_ascii=False) + "\n" for t in unique.values())
     atomic_write_text(out, text)
+    failed = [u for u in outcome.get("failed_units") or [] if u.get("status") != "skipped"]
+    if failed:
+        shown = "; ".join(f"{u['step']} {u['instance_id']}: {u['error']}" for u in failed[:3])
+        raise PartialRunError(f"tasks export {benchmark}: wrote {len(unique)} task(s) to {out}, but "
+                              f"{len(failed)} unit(s) before generation failed and their tasks are missing "
+                              f"({shown}); run the same command again to retry them")
     return {"tasks": len(unique), "out": str(out), "work": str(work) if work is not None else None,
             "contract": contract.schema_id}

@@ -83,7 +83,8 @@ async def arun_benchmark(
         capture: capture mode (``ideaharness tasks export``): the generators are not built (never
             asked), :attr:`StepRunner.capture` is this list and every generation task is appended
             to it; the phases before generation run and are recorded as usual; no results or
-            report are written. Returns ``{"tasks": n}``.
+            report are written. Returns ``{"tasks": n, **StepRunner.outcome()}`` (the failed units
+            of the phases before generation).
 
     Raises:
         UserError: no items to run, bad models, a run directory that cannot be used.
@@ -147,7 +148,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
                 await store.drain()
             finally:
                 await bench.aclose(ctx)
-        return {"tasks": len(capture)}
+        return {"tasks": len(capture), **steps.outcome()}
     ended = "complete"
     with store:
         try:
