@@ -125,7 +125,7 @@ def test_external_ideas_with_unknown_or_empty_instance_id(tmp_path: Path) -> Non
         load_external_ideas(path)
     as_json = tmp_path / "ideas.json"
     as_json.write_text(json.dumps({"aiib-0": [good], "aiib-9": [good]}))
-    with pytest.raises(DataError, match=r"ideas\.json: .*field 'instance_id': unknown instance id 'aiib-9'"):
+    with pytest.raises(DataError, match=r"key 'aiib-9', idea 1, field 'instance_id': unknown instance id"):
         load_external_ideas(as_json, instance_ids=known)
 
 

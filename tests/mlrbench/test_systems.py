@@ -5,6 +5,7 @@ unparsed unit naming file, line and field, an extra task is reported. Scripted j
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import sys
@@ -150,3 +151,46 @@ def test_an_extra_task_is_reported_and_ignored(tmp_path: Path) -> None:
     res = _run(tmp_path, "extra", ideas=str(answers), stage="idea")
     assert res["status"] == "complete" and sorted(res["per_task"]) == TASKS
     assert _generator(res)["answers"]["extra_instances"] == ["iclr2024_mefomo"]
+
+
+DRAFT = '''import json, sys
+sys.path.insert(0, {root!r})
+from tests.mlrbench.test_systems import draft
+print(json.dumps(draft(json.loads(sys.stdin.read()))))
+'''
+
+
+def draft(task: dict[str, Any]) -> dict[str, Any]:
+    """A deterministic system: the scripted idea of the call, then a proposal naming its idea."""
+    iid, inputs = task["instance_id"], task["inputs"]
+    if inputs["stage"] == "idea":
+        return {"instance_id": iid, "text": IDEA.format(topic=iid)}
+    title = inputs["idea"].splitlines()[0].removeprefix("Title: ")
+    return {"instance_id": iid, "text": PROPOSAL.format(topic=title)}
+
+
+def test_export_then_ideas_covers_both_stages_as_the_cmd_system(tmp_path: Path) -> None:
+    """``tasks export`` gives the idea tasks; with ``--ideas`` (the answers to them) the proposal
+    tasks, each carrying its idea; the answers, one row per task in that order, score as the same
+    system asked live."""
+    from ideaharness.runner.export import export_tasks
+
+    common: dict[str, Any] = {"judge": "scripted/j1", "task": TASKS, "progress": False,
+                              "models": {"judge:scripted/j1": ScriptedModel(respond, model="scripted/j1")}}
+    asyncio.run(export_tasks("mlrbench", tmp_path / "ideas.tasks.jsonl", **common))
+    idea_tasks = [json.loads(x) for x in (tmp_path / "ideas.tasks.jsonl").read_text().splitlines()]
+    assert [t["task_id"] for t in idea_tasks] == [f"mlrbench/idea/{t}/" for t in TASKS]
+    answers = _write(tmp_path / "answers.jsonl", [draft(t) for t in idea_tasks])
+    asyncio.run(export_tasks("mlrbench", tmp_path / "proposals.tasks.jsonl", ideas=str(answers), **common))
+    proposal_tasks = [json.loads(x) for x in (tmp_path / "proposals.tasks.jsonl").read_text().splitlines()]
+    assert [t["task_id"] for t in proposal_tasks] == [f"mlrbench/proposal/{t}/" for t in TASKS]
+    assert [t["inputs"]["idea"] for t in proposal_tasks] == [draft(t)["text"] for t in idea_tasks]
+    _write(answers, [draft(t) for t in idea_tasks + proposal_tasks])
+    by_file = _run(tmp_path, "file", ideas=str(answers), system="drafter")
+    script = tmp_path / "drafter.py"
+    script.write_text(DRAFT.format(root=str(Path(__file__).parents[2])), encoding="utf-8")
+    by_cmd = _run(tmp_path, "cmd", generator="cmd:" + shlex.join([sys.executable, str(script)]),
+                  system="drafter")
+    for res in (by_file, by_cmd):
+        assert res["status"] == "complete" and res["counts"]["texts_proposal"] == 2
+    assert _scores(tmp_path / "file") == _scores(tmp_path / "cmd")

@@ -37,7 +37,8 @@ def _real_text(value: str | None, path: Path, where: str, field: str) -> str:
 
 
 def _where(row: dict[str, Any]) -> str:
-    where = (row.get("provenance") or {}).get("where")
+    """The idea's place in its file (``"line 3"``, ``"item 2"``, ``"key 'x', idea 2"``)."""
+    where = row.get("_where") or (row.get("provenance") or {}).get("where")
     return str(where) if where else f"line {row.get('_line')}"
 
 

@@ -39,31 +39,29 @@ from ideaharness.runner.steps import Reask
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR
 from ideaharness.schema import Idea, Instance
 from ideaharness.seeding import derive_seed
-from ideaharness.systems.spec import IDEAS_PREFIX, default_system_name, system_kind
+from ideaharness.systems.spec import system_kind
 
 if TYPE_CHECKING:
     from ideaharness.benchmarks.aiideabench.run import AIIdeaBench
 
 
 def run_system(run_dir: Path, config: dict[str, Any]) -> tuple[str, str]:
-    """(name, kind) of the system whose ideas an AI Idea Bench run holds: the runner's
-    ``results.json`` ``idea_sources`` entry of the ``generator`` role when there is one, else from the
-    config (``system``; the ideas file, ``ideas`` or, saved before issue 20, ``ideas_file``; the
-    generator, a model or a ``cmd:``/``http://`` system). Kind: ``model``, ``ideas-file``,
-    ``command`` or ``http``."""
+    """(name, kind) of the system whose ideas an AI Idea Bench run holds, as ``compare`` names it
+    (:func:`ideaharness.analysis.systems.run_systems`: results.json's ``idea_sources`` entry of
+    the ``generator`` role, else derived from the config: ``system``, the ideas file, a model or a
+    ``cmd:``/``http://`` spec). Kind: ``model``, ``ideas-file``, ``command`` or ``http``."""
+    from ideaharness.analysis.load import run_system as compare_name
+    from ideaharness.analysis.systems import run_systems
+
     try:
         results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         results = {}
-    for entry in (results.get("idea_sources") or []) if isinstance(results, dict) else []:
-        if isinstance(entry, dict) and entry.get("role") == "generator" and entry.get("system"):
-            return str(entry["system"]), str(entry.get("kind") or "model")
-    ideas = config.get("ideas") or config.get("ideas_file")
-    generator = str(config.get("generator") or "")
-    spec = f"{IDEAS_PREFIX}{ideas}" if ideas else generator
-    kind = system_kind(spec) if spec else "model"
-    name = config.get("system") or (default_system_name(spec) if spec else None) or run_dir.name
-    return str(name), kind
+    results = results if isinstance(results, dict) else {}
+    main = next((s for s in run_systems(config, results) if s.role == "generator"), None)
+    if main is not None:
+        return main.system, main.kind
+    return compare_name(config, results, run_dir), "model"
 
 
 def load_run_ideas(run_dir: Path) -> tuple[str, dict[str, list[Idea]]]:

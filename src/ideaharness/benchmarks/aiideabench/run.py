@@ -159,6 +159,12 @@ class AIIdeaBench(Benchmark):
         return {"generator": self.config.generator_role,  # first: a shared client counts there
                 "judge": self.config.judge}
 
+    def system_names(self) -> dict[str, str]:
+        """Generator spec -> the system's name in ``idea_sources`` (:attr:`AIIdeaBenchConfig.system_label`,
+        also for a client given in place of the configured generator)."""
+        specs = {self.config.generator_role, str(getattr(getattr(self, "generator", None), "model", ""))}
+        return {spec: self.config.system_label for spec in specs if spec}
+
     def identity_keys(self) -> tuple[str, ...]:
         """Every config key but the Semantic Scholar root and the compared runs."""
         return tuple(k for k in AIIdeaBenchConfig.model_fields if k not in ("scholar_base_url", "compare"))
@@ -341,10 +347,11 @@ class AIIdeaBench(Benchmark):
         """An instance the ideas file has no row for: each of its ideas is a failed unit (as the
         ``ideas:`` system reports it), without asking for the ground truth it would be scored on."""
         path, _ = split_ideas_spec(self.config.generator_role)
+        spec = str(getattr(self.generator, "model", self.config.generator_role))
         for k in range(self.config.n_ideas):
             if not self.store.has("generate", inst.id, str(k)):
-                self.steps.fail("generate", inst.id, str(k),
-                                f"no answer for instance {inst.id} (sample {k}) in {path}")
+                self.steps.missing_answer("generate", inst.id, str(k), spec,
+                                          f"no answer for instance {inst.id} (sample {k}) in {path}")
 
     async def imcq(self, inst: Instance) -> None:
         ideas = self.ideas(inst) or []

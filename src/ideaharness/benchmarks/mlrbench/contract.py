@@ -9,7 +9,9 @@ system's parsed idea>}``; seed ``derive_seed(run seed, task id, stage) % 2**31``
 The answer holds the stage's text in ``text`` (idea stage: title, motivation, main idea, at most
 200 words asked; proposal stage: about 2,000 words asked), plus the envelope
 (``instance_id``, ``title``, ``system``, ``provenance``; ``provenance.model``, when given, names the
-model that wrote it, for the self-preference check). It is checked by the same rules as a
+model that wrote it, for the self-preference check). An ideas file's rows of an instance answer
+its two tasks (:func:`stage_row`: a row's ``stage``, MLR-Bench's own ``idea`` / ``proposal``
+fields, or the order idea then proposal). It is checked by the same rules as a
 generated text (:func:`~.parsers.parse_idea`, :func:`~.parsers.parse_proposal`: real prose, 30-1200
 words for an idea, 100-8000 for a proposal); ``to_parsed`` returns what those parsers return.
 A ``title`` given beside a text without a ``Title:`` line is put at its head, as the prompt asks.
@@ -86,24 +88,21 @@ def _first(row: dict[str, Any], *keys: str) -> str | None:
 
 def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     """A converted row as this contract's answer (``text``): the stage's own field (``idea`` /
-    ``proposal``, as MLR-Bench's ``--ideas`` files hold them) first; else, for the idea stage,
-    ``text``, else the common vocabulary in the prompt's three parts (Title; Motivation: ``motivation`` or
+    ``proposal``, as MLR-Bench's ``--ideas`` files hold them), else ``text``; else, for the idea
+    stage, the common vocabulary in the prompt's three parts (Title; Motivation: ``motivation`` or
     ``problem``; Main Idea: ``method``, ``hypothesis``, ``experiment_plan`` or ``abstract``). A
-    proposal comes only from ``proposal`` (a row without one leaves it out: that task's proposal
-    is then a parse failure naming the field). A row's ``model`` (who wrote it) goes into
-    ``provenance``."""
+    row without the stage's text leaves it out (that task is then a parse failure naming the
+    field). A row's ``model`` (who wrote it) goes into ``provenance``."""
     stage = stage_of(task)
     out: dict[str, Any] = {}
     title = _first(row, "title")
-    text = _first(row, stage)
+    text = _first(row, stage) or (None if _first(row, *(set(_BOUNDS) - {stage})) else _first(row, "text"))
     if text is None and stage == "idea":
-        text = _first(row, "text")
-        if text is None:
-            motivation = _first(row, "motivation", "problem")
-            main = _first(row, "method", "hypothesis", "experiment_plan", "abstract")
-            parts = [f"Title: {title}" if title else "", f"Motivation: {motivation}" if motivation else "",
-                     f"Main Idea: {main}" if main else ""]
-            text = "\n".join(p for p in parts if p) if motivation or main else None
+        motivation = _first(row, "motivation", "problem")
+        main = _first(row, "method", "hypothesis", "experiment_plan", "abstract")
+        parts = [f"Title: {title}" if title else "", f"Motivation: {motivation}" if motivation else "",
+                 f"Main Idea: {main}" if main else ""]
+        text = "\n".join(p for p in parts if p) if motivation or main else None
     if text is not None:
         out["text"] = text
     if title:
@@ -116,9 +115,37 @@ def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     return out
 
 
+STAGE_ROW = {"idea": 0, "proposal": 1}
+"""Position of a stage's row among an instance's rows that name no stage (``tasks export``'s order:
+the idea task, then the proposal task)."""
+
+
+def stage_row(rows: list[dict[str, Any]], stage: str) -> dict[str, Any] | None:
+    """The row of an instance that answers ``stage``: one whose ``stage`` is it; else one holding
+    the stage's own field (``idea`` / ``proposal``: MLR-Bench's own format, one row for both
+    stages); else, among rows with neither, the first for the idea and the second for the
+    proposal (answers to ``tasks export``'s idea tasks, then its proposal tasks)."""
+    marked = [r for r in rows if r.get("stage") == stage]
+    if marked:
+        return marked[0]
+    own = [r for r in rows if "stage" not in r and _first(r, stage)]
+    if own:
+        return own[0]
+    plain = [r for r in rows if "stage" not in r and not _first(r, "idea") and not _first(r, "proposal")]
+    index = STAGE_ROW[stage]
+    return plain[index] if len(plain) > index else None
+
+
+def from_rows(rows: list[dict[str, Any]], task: GenerationTask) -> dict[str, Any]:
+    """The answer of a task from its instance's rows: :func:`from_row` of :func:`stage_row`
+    (nothing when no row answers the stage: the answer then lacks ``text``, named)."""
+    row = stage_row(rows, stage_of(task))
+    return from_row(row, task) if row is not None else {}
+
+
 CONTRACT = register_contract(IdeaContract(
     benchmark=BENCHMARK, version=1, answer=MLRBenchAnswer, to_parsed=to_parsed, from_row=from_row,
-    group="one",
+    group="all", from_rows=from_rows,
     description=("MLR-Bench (idea and proposal stages): per workshop call (inputs.task), a research idea "
                  "(inputs.stage 'idea'), then a proposal developing that idea (inputs.stage 'proposal', "
                  "inputs.idea the idea); the answer's 'text' is the stage's text. Each is reviewed by LLM "

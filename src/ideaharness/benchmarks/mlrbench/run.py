@@ -32,6 +32,35 @@ register_metrics()
 _TEXT_FIELD = {"idea": "idea", "proposal": "proposal"}
 
 
+def file_ideas(config: MLRBenchConfig, items: Sequence[Task]) -> dict[str, str]:
+    """Task id -> the idea an ``--ideas`` file answers the task's idea stage with, parsed by the
+    contract as a run would (``tasks export`` of the proposal tasks); a task the file has no
+    parsable idea for is left out (its proposal task is not exported: the run lists it)."""
+    import json
+
+    from ideaharness.benchmarks.mlrbench.contract import CONTRACT, from_rows
+    from ideaharness.errors import ParseError
+    from ideaharness.systems.converters import read_idea_rows
+    from ideaharness.systems.spec import split_ideas_spec
+
+    path, fmt = split_ideas_spec(config.generator_role)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for row in read_idea_rows(path, fmt):
+        rows.setdefault(str(row["instance_id"]), []).append(row)
+    out: dict[str, str] = {}
+    for task in items:
+        if task.id not in rows:
+            continue
+        asked = generation_task(task.id, "idea", call=task.text, idea=None,
+                                seed=derive_seed(config.seed, task.id, "idea") % 2**31)
+        answer = {**from_rows(rows[task.id], asked), "instance_id": task.id}
+        try:
+            out[task.id] = str(CONTRACT.parse(json.dumps(answer), asked)["idea"])
+        except ParseError:
+            continue
+    return out
+
+
 def answer_model(rec: dict[str, Any] | None) -> str | None:
     """The ``provenance.model`` of a system's answer in a generation record, None when absent."""
     import json
@@ -70,6 +99,13 @@ class MLRBench(Benchmark):
         ``judge:<model>`` role per judge."""
         return {"generator": self.config.generator_role, **{f"judge:{j}": j for j in self.config.judges()}}
 
+    def system_names(self) -> dict[str, str]:
+        """Generator spec -> the system's name in ``idea_sources`` (:meth:`MLRBenchConfig.system_name`:
+        ``published:<model>`` as given; also for a client given in place of the configured one)."""
+        client = getattr(self, "ctx", None) and self.ctx.models.get("generator")
+        specs = {self.config.generator_role, str(getattr(client, "model", "") or "")}
+        return {spec: self.config.system_name() for spec in specs if spec}
+
     def input_files(self) -> Mapping[str, Sequence[Path]]:
         """The bundled files of the tasks ``--task`` names (all 201 by default), and the --ideas file."""
         chosen = {t.id for t in select_tasks(self.config.tasks)}
@@ -96,6 +132,8 @@ class MLRBench(Benchmark):
 
     async def setup(self, ctx: RunContext) -> None:
         """Bind the run's store, steps and models."""
+        self.exported_ideas: dict[str, str] = {}
+        """``tasks export --stage proposal --ideas IDEAS``: task id -> the file's parsed idea."""
         self.store = ctx.store
         self.steps = ctx.steps
         self.ctx = ctx
@@ -124,7 +162,7 @@ class MLRBench(Benchmark):
         if stage == "idea":
             messages, parse, tokens = render("mlrbench_idea", task=task.text), parse_idea, cfg.idea_max_tokens
         else:
-            idea = self.text(task.id, "idea")
+            idea = self.text(task.id, "idea") or self.exported_ideas.get(task.id)
             if idea is None:
                 return
             messages = render("mlrbench_proposal", task=task.text, idea=idea)
@@ -176,9 +214,13 @@ class MLRBench(Benchmark):
         if self.config.stage == "proposal":
             phases.append(("proposals", self.generate_proposal))
         if self.steps.exporting:
-            # tasks export: the idea tasks. A proposal task carries the system's own idea, unknown
-            # before it answers: an answer row holds both texts (``idea`` and ``proposal``)
-            await self.steps.run_phases(items, phases[:1])
+            # tasks export: the idea tasks; a proposal task carries the system's own idea, so with
+            # --stage proposal --ideas IDEAS (the system's answers to the idea tasks) the proposal tasks
+            if self.config.stage == "proposal" and self.config.ideas:
+                self.exported_ideas = file_ideas(self.config, items)
+                await self.steps.run_phases(items, phases[1:])
+            else:
+                await self.steps.run_phases(items, phases[:1])
             return
         phases.append(("idea reviews", self.review_idea))
         if self.config.stage == "proposal":
