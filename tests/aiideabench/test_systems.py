@@ -198,3 +198,56 @@ async def test_the_competition_takes_an_ideas_run_and_a_cmd_run(tmp_path: Path) 
                                    tournament_dir=tmp_path / "t", n_resamples=20)
     assert t["system_kinds"] == {"my_agent.py": "command", "strong": "ideas-file"}
     assert t["points"]["strong"] > t["points"]["my_agent.py"]
+
+
+def test_tasks_export_shows_the_anonymised_topic_and_the_digests_and_asks_nothing_after(
+    tmp_path: Path,
+) -> None:
+    """``tasks export`` on TOMATO-Chem: the decomposition (for the anonymised topic) and the digests
+    are asked and recorded in the work directory; no judgment after generation; each task shows
+    exactly what the generation prompt is rendered from."""
+    import asyncio
+
+    from ideaharness.runner.export import export_tasks
+    from tests.aiideabench.test_aiib_blinding import ANON, decomposition
+
+    asked: list[str] = []
+
+    def judge(messages: list[dict[str, str]]) -> str:
+        user = messages[-1]["content"]
+        asked.append("decompose" if "Break the research below" in user else
+                     "digest" if "Summarise this paper" in user else "other")
+        return decomposition(user) if asked[-1] == "decompose" else responder()(messages)
+
+    cfg = AIIdeaBenchConfig(judge="scripted/judge", digest_inspirations=True, n_ideas=2)
+    asyncio.run(export_tasks("aiideabench", tmp_path / "tasks.jsonl", work=tmp_path / "work", config=cfg,
+                             limit=2, progress=False, judge=ScriptedModel(judge, model="scripted/judge")))
+    tasks = [json.loads(x) for x in (tmp_path / "tasks.jsonl").read_text().splitlines()]
+    assert [t["key"] for t in tasks] == ["0", "1", "0", "1"]
+    assert [t["sample_index"] for t in tasks] == [0, 1, 0, 1]
+    assert asked.count("decompose") == 2 and "digest" in asked and "other" not in asked
+    records = sorted(p.stem for p in (tmp_path / "work/records").glob("*.jsonl"))
+    assert records == ["decompose", "digest"]  # no generation, no IMCQ / I2I / I2T recorded
+    for task in tasks:
+        assert task["task_id"] == f"aiideabench/generate/{task['instance_id']}/{task['key']}"
+        assert task["contract"] == "ideaharness.idea/aiideabench/v1" and task["seed"] == 0
+        inputs = task["inputs"]
+        assert inputs["topic"].startswith(ANON)  # never the background question (it may name the method)
+        assert inputs["inspirations"] and all(i.startswith("DIGEST of ") for i in inputs["inspirations"])
+        user = task["prompt"][-1]["content"]
+        assert inputs["topic"] in user and all(i in user for i in inputs["inspirations"])
+
+
+def test_a_run_saved_before_systems_still_loads_and_is_named(tmp_path: Path) -> None:
+    """A config.json from before issue 20 (``ideas_file``, an unused generator): the config loads
+    with ``ideas``, and the competition names that run by its file and kind."""
+    from ideaharness.benchmarks.aiideabench.competition import run_system
+
+    old = {"benchmark": "aiideabench", "ideas_file": "runs/chunky.jsonl", "generator": "openai/unused",
+           "judge": "openai/j"}
+    cfg = AIIdeaBenchConfig.model_validate(old)
+    assert cfg.ideas == "runs/chunky.jsonl" and cfg.generator_role == "ideas:runs/chunky.jsonl"
+    assert cfg.system_label == "chunky"
+    assert run_system(tmp_path, old) == ("chunky", "ideas-file")
+    assert run_system(tmp_path, {"benchmark": "aiideabench", "generator": "openai/gpt-x"}) == (
+        "openai/gpt-x", "model")
