@@ -60,6 +60,11 @@ def test_report_and_viewer_show_the_system_panel_escaped(system_run: tuple[Path,
 
 def test_a_model_run_names_its_model_and_an_ideas_run_its_file(runs: dict[str, Path], tmp_path: Path) -> None:
     (view,) = system_views(load_run(runs["ideabench_a"]))
+    assert view["recorded"] and view["systems"][0]["answers"]["asked"] == 6  # the runner's idea_sources
+    assert [(s["system"], s["kind_label"], s["spec"]) for s in view["systems"]] == [
+        ("gen-strong", "model", "gen-strong")]
+    old = as_system(runs["ideabench_a"], tmp_path / "old", spec="gen-strong", kind="model", block=False)
+    (view,) = system_views(load_run(old))
     assert not view["recorded"]  # a run saved before the idea_sources block: derived from its config
     assert [(s["system"], s["kind_label"], s["spec"]) for s in view["systems"]] == [
         ("gen-strong", "model", "gen-strong")]
