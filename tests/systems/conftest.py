@@ -138,6 +138,21 @@ def judge_reply(name: str) -> Reply:
     return JUDGE_OVERRIDES[name](base) if name in JUDGE_OVERRIDES else base
 
 
+def docs_reply(body: dict[str, Any]) -> str:
+    """One loopback model for the examples of docs/systems.md (LiveIdeaBench and AI Idea Bench, as
+    judge and as generator): AI Idea Bench's scripted replies, else IdeaBench's, else
+    LiveIdeaBench's (which answers anything)."""
+    from tests.aiideabench.test_aiib_pipeline import responder
+    from tests.ideabench.conftest import ideabench_responder
+
+    for respond in (responder(), ideabench_responder()):
+        try:
+            return str(respond(body["messages"]))
+        except AssertionError:
+            continue
+    return judge_reply("liveideabench")(body)
+
+
 def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     """Run ``ideaharness ARGS``; (exit status, stderr)."""
     with pytest.raises(SystemExit) as exc:

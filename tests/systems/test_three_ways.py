@@ -13,19 +13,29 @@ same judgments (the same judge prompts).
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import socket
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ideaharness.systems import contracts
+from ideaharness.testing.openai_server import OpenAICompatServer
 from tests.systems.conftest import (
     MIN_GENERATING,
+    ROOT,
     SYSTEM,
     ThreeWays,
     WayRun,
+    cli,
     comparable,
+    docs_reply,
     generating_benchmarks,
 )
 
@@ -92,3 +102,93 @@ def test_three_ways_give_identical_scores(
     offline = set(ways.ideas.judge_prompts)
     assert offline <= asked <= offline | set(ways.export.judge_prompts), \
         f"{name}: --ideas judge prompts differ from cmd:"
+
+
+DOCS = ROOT / "docs" / "systems.md"
+
+
+def docs_commands() -> list[str]:
+    """The command lines of the ``bash`` blocks of docs/systems.md (continuations joined)."""
+    text = DOCS.read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    return [line.strip() for block in blocks for line in block.replace("\\\n", " ").splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_the_examples_of_docs_systems_md_run_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command of docs/systems.md, in order, in one folder (holding ``examples`` and ``tests``
+    of the checkout): ``ideaharness`` through the CLI with every model (``openai/...``) served by
+    one loopback server, ``--limit N`` cut to 2 at most (a partial
+    run, exit 3, passes); ``python`` by this
+    interpreter, the ``--serve`` port replaced by a free one; ``head`` as a shell command."""
+    commands = docs_commands()
+    assert any("--answer" in c for c in commands) and any("cmd:" in c for c in commands) and \
+        any("--serve" in c for c in commands), "docs/systems.md no longer shows the three ways"
+    monkeypatch.chdir(tmp_path)
+    for name in ("examples", "tests"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "S2_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    port = str(_free_port())
+    servers: list[subprocess.Popen[str]] = []
+    failures = []
+    try:
+        with OpenAICompatServer(docs_reply) as llm:
+            for line in commands:
+                failure = _run_docs_line(line.replace("8080", port), llm.base_url, servers, capsys)
+                if failure:
+                    failures.append(f"{line}\n    -> {failure}")
+    finally:
+        for proc in servers:
+            proc.terminate()
+            proc.wait(timeout=10)
+    assert not failures, "docs/systems.md examples that fail as written:\n" + "\n".join(failures)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run_docs_line(line: str, llm_url: str, servers: list[subprocess.Popen[str]],
+                   capsys: pytest.CaptureFixture[str]) -> str | None:
+    """Run one docs line; None when it worked, else why not."""
+    background = line.endswith("&")
+    words = shlex.split(line.rstrip("&"))
+    target = None
+    if ">" in words:
+        target = Path(words[words.index(">") + 1])
+        words = words[:words.index(">")]
+    if words[0] == "ideaharness":
+        args = words[1:]
+        for i, word in enumerate(args[:-1]):
+            if word == "--limit":
+                args[i + 1] = str(min(int(args[i + 1]), 2))
+        if any(w.startswith("openai/") for w in args):
+            args += ["--base-url", llm_url]
+        if args[:1] == ["run"]:
+            args += ["--no-progress", "--max-attempts", "1", "--max-retries", "0"]
+        code, err = cli(args, capsys)
+        return None if code in (0, 3) and "Traceback" not in err else f"exit {code}: {err.strip()[-600:]}"
+    if words[0] == "python":
+        argv = [sys.executable, *words[1:]]
+        if background:
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+            servers.append(proc)
+            assert proc.stdout is not None
+            address = proc.stdout.readline().strip()
+            return None if address.startswith("http://127.0.0.1:") else f"the server printed {address!r}"
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if target is not None:
+            target.write_text(done.stdout, encoding="utf-8")
+        return None if done.returncode == 0 else f"exit {done.returncode}: {done.stderr[-600:]}"
+    if words[0] == "head":
+        done = subprocess.run(words, capture_output=True, text=True, check=False)
+        if target is not None:
+            target.write_text(done.stdout, encoding="utf-8")
+        return None if done.returncode == 0 else f"exit {done.returncode}: {done.stderr[-300:]}"
+    return f"not a command this test knows how to run: {words[0]}"
