@@ -120,9 +120,8 @@ def test_the_examples_of_docs_systems_md_run_as_written(
 ) -> None:
     """Every command of docs/systems.md, in order, in one folder (holding ``examples`` and ``tests``
     of the checkout): ``ideaharness`` through the CLI with every model (``openai/...``) served by
-    one loopback server, ``--limit N`` cut to 2 at most (a partial
-    run, exit 3, passes); ``python`` by this
-    interpreter, the ``--serve`` port replaced by a free one; ``head`` as a shell command."""
+    one loopback server, ``--limit N`` cut to 2 at most (a partial run, exit 3, passes); ``python``
+    by this interpreter, the ``--serve`` port replaced by a free one; ``head`` as a shell command."""
     commands = docs_commands()
     assert any("--answer" in c for c in commands) and any("cmd:" in c for c in commands) and \
         any("--serve" in c for c in commands), "docs/systems.md no longer shows the three ways"
