@@ -31,6 +31,11 @@ class MLRBenchConfig(SystemFields, GeneratorJudgeConfig):
                              description="Task ids to run (default: all 201 bundled workshop tasks).")
     stage: Stage = Field("proposal", description="Last stage: idea (ideas, reviewed) or proposal (ideas, "
                          "then a proposal from each idea; both reviewed).")
+    ideas: str | None = Field(None, description="A system's texts to score instead of generating: a "
+                              "JSONL/JSON file (MLR-Bench's own lines of task_id, idea, proposal, model; "
+                              "the idea contract's rows; or another format --ideas-format names), or "
+                              "published:<model> for a bundled model's published ideas (first 5 tasks, "
+                              "--stage idea).")
     also_judge: list[str] = Field(default_factory=list, json_schema_extra={"cli": "--also-judge"},
                                   description="Further judge models; each text is reviewed by --judge and "
                                   "these; a task's score: the mean over the judges whose review parsed.")
