@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ideaharness
@@ -124,6 +124,7 @@ _judgment = st.fixed_dictionaries(
 )
 
 
+@settings(deadline=None)  # a correctness property: a loaded machine must not fail it on time
 @given(_judgment, st.text(max_size=30))
 def test_judgment_row_keeps_every_field(judgment: dict, step: str) -> None:
     row = judgment_row(step, "inst", "k", {"judgment": judgment}, benchmark="b", run_id="r", system="s")
