@@ -125,7 +125,7 @@ def test_compare_ranks_a_model_a_command_and_an_ideas_file(
         "openai/gen": "model", "agent": "command", "my-ideas": "ideas file"}
     (source,) = json.loads((saved["ideas"] / "results.json").read_text())["idea_sources"]
     missing = source["answers"]["missing"]
-    assert systems["my-ideas"]["missing"] == len(missing)  # as the runner listed them
+    assert missing == [saved["left_out"]] and systems["my-ideas"]["missing"] == 1  # as the runner listed it
     assert systems["agent"]["missing"] == 0 and systems["openai/gen"]["missing"] == 0
     scored = {n: s["instances_scored"] for n, s in systems.items()}
     assert scored["my-ideas"] < scored["agent"] == scored["openai/gen"]
@@ -143,7 +143,7 @@ def test_compare_ranks_a_model_a_command_and_an_ideas_file(
     assert code == 0 and "Systems compared" in text
     for word in ("ideas file", "command", "model"):
         assert word in text, word
-    assert ("gave no answer for" in text) == bool(missing)
+    assert f"my-ideas (ideas file) gave no answer for 1 instance(s) ({saved['left_out']})" in text
     html = page.read_text()
     assert "<td>ideas file</td>" in html and "<td>command</td>" in html and "my-ideas.jsonl" in html
     code, text = cli(["compare", *map(str, runs), "--resamples", "100", "--json"], capsys)
