@@ -49,9 +49,12 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 
 
 def aiib_args(url: str, out: Path, *extra: str) -> list[str]:
-    # --ideas with an openai/ judge at --base-url: the (unused) default local generator is not checked
-    return ["run", "aiideabench", "--data", DATA, "--ideas", IDEAS, "--judge", "openai/judge",
-            "--base-url", url, "--metric", "i2t", "--out", str(out), "--no-cache", *extra]
+    # --ideas with an openai/ judge at --base-url: the (unused) default local generator is not checked;
+    # the file answers the first two instances, one idea each (--limit 2 --n-ideas 1: another
+    # instance or a second idea would be a missing answer, a failed unit, exit 3)
+    return ["run", "aiideabench", "--data", DATA, "--ideas", IDEAS, "--limit", "2", "--n-ideas", "1",
+            "--judge", "openai/judge", "--base-url", url, "--metric", "i2t", "--out", str(out), "--no-cache",
+            *extra]
 
 
 def test_ideas_with_an_openai_judge_at_a_base_url_runs(
@@ -110,7 +113,7 @@ def test_key_echoed_by_the_server_is_written_nowhere(
     other = "sk-" + "live-NOT-IN-ENV-9876543210abcdef"  # a key the process does not know: still redacted
     echo = {"error": {"message": f"Incorrect API key provided: {SECRET} (also tried {other})"}}
     with OpenAICompatServer(i2t_reply, script=[Reply(500, echo)] * 3) as srv:  # one unit fails twice
-        args = aiib_args(srv.base_url, tmp_path / "run", "--max-retries", "1", "--generator", "openai/judge")
+        args = aiib_args(srv.base_url, tmp_path / "run", "--max-retries", "1")
         code, stdout, stderr = run_cli(args, capsys)
     files = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]
     blobs = [stdout, stderr] + [p.read_text(errors="replace") for p in files]
@@ -123,7 +126,7 @@ def test_key_echoed_by_the_server_is_written_nowhere(
 
 def test_python_api_returns_status_and_failed_units(server: OpenAICompatServer, tmp_path: Path) -> None:
     server.script = [Reply(500, {"error": {"message": "down"}})]
-    results = ideaharness.run("aiideabench", data=DATA, ideas_file=IDEAS, judge="openai/judge",
+    results = ideaharness.run("aiideabench", data=DATA, ideas=IDEAS, limit=2, n_ideas=1, judge="openai/judge",
                               base_url=server.base_url, metrics=["i2t"], out=tmp_path / "api",
                               use_cache=False, max_retries=0, timeout=5, progress=False)
     assert results["status"] == "partial" and len(results["failed_units"]) == 1
@@ -387,7 +390,7 @@ def test_price_per_role_and_a_resume_prices_every_recorded_token(
     bare = json.loads((out / "results.json").read_text())["cost_usd"]
     assert bare == pytest.approx((tokens["prompt_tokens"] * 1 + tokens["completion_tokens"] * 2) / 1e6)
     # a role the run does not have, a malformed or negative price: one line, exit 1
-    for bad, message in ((["--price", "generator=1,2"], "this run has no generator role"),
+    for bad, message in ((["--price", "rewriter=1,2"], "this run has no rewriter role"),
                          (["--price", "judge=1"], "expected IN,OUT"),
                          (["--price", "judge=-1,2"], "cannot be negative"),
                          (["--price", "1,2", "--price", "3,4"], "priced twice")):
