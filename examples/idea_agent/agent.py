@@ -76,6 +76,7 @@ FALLBACK_TERMS = ("measurement", "baselines", "robustness", "scaling", "ablation
 """Terms a draft falls back on when the task gives too few words of its own (a bare keyword)."""
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
+_LETTERS = re.compile(r"[^\W\d_]{2}")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _AT_LEAST = re.compile(r"at least (\d+) words", re.IGNORECASE)
 
@@ -85,6 +86,12 @@ _AT_LEAST = re.compile(r"at least (\d+) words", re.IGNORECASE)
 def words(text: str) -> list[str]:
     """The word tokens of ``text`` (letters, digits, inner hyphens and apostrophes)."""
     return _WORD.findall(text)
+
+
+def prose_words(text: str) -> int:
+    """Words of ``text`` as the benchmarks count them: whitespace-separated tokens holding two
+    letters in a row ("a", "1" and "--" are no words)."""
+    return sum(bool(_LETTERS.search(token)) for token in text.split())
 
 
 def content_words(text: str) -> set[str]:
@@ -386,7 +393,7 @@ def tidy(text: str, min_words: int) -> str | None:
     end = max(text.rfind(mark) for mark in ".!?")
     text = dedupe_sentences(text[: end + 1] if end > 0 else text)
     tokens = [w.lower() for w in words(text)]
-    if len(tokens) < min_words or len(set(tokens)) < 0.4 * len(tokens):
+    if prose_words(text) < min_words or len(set(tokens)) < 0.4 * len(tokens):
         return None
     return text
 
@@ -395,7 +402,7 @@ def top_up(text: str, min_words: int, terms: list[str], offset: int) -> str:
     """``text`` (repeats dropped) with :data:`EXTRA` sentences added until it has ``min_words`` words."""
     text = dedupe_sentences(text)
     n = 1
-    while len(words(text)) < min_words:
+    while prose_words(text) < min_words:
         a, b = terms[(offset + n) % len(terms)], terms[(offset + 2 * n + 1) % len(terms)]
         text = f"{text} {EXTRA.format(a=a, b=b if b != a else 'the baseline', n=n)}".strip()
         n += 1
@@ -426,8 +433,8 @@ def problems(value: Any, schema: dict[str, Any], root: dict[str, Any], where: st
         if not isinstance(value, str) or not value.strip():
             return [f"{where}: empty"]
         short = "enum" not in schema and not where.endswith((".title", "instance_id"))
-        if short and len(words(value)) < min(min_words_of(schema), 12):
-            return [f"{where}: {len(words(value))} words"]
+        if short and prose_words(value) < min(min_words_of(schema), 12):
+            return [f"{where}: {prose_words(value)} words"]
     return []
 
 

@@ -97,15 +97,8 @@ def _researchbench_composition(tmp_path: Path) -> list[str]:
     return ["--data", str(RELEASE), "--task", "composition"]
 
 
-def _mlrbench_idea_stage(tmp_path: Path) -> list[str]:
-    return [*fixture_for("mlrbench").data_args(tmp_path), "--stage", "idea"]
-
-
 SYSTEM_DATA: dict[str, Callable[[Path], list[str]]] = {
     "researchbench": _researchbench_composition,  # a system composes hypotheses (the generating task)
-    # the proposal stage develops the system's own idea: `tasks export` (which stops at generation)
-    # cannot give its tasks, so the offline way covers the idea stage (requests-example.md #1)
-    "mlrbench": _mlrbench_idea_stage,
 }
 """A benchmark's data flags for a system run when its registry fixture's flags are not that
 (else :func:`~tests.runner.registry_support.RegistryFixture.data_args`)."""
@@ -139,12 +132,15 @@ def judge_reply(name: str) -> Reply:
 
 
 def docs_reply(body: dict[str, Any]) -> str:
-    """One loopback model for the examples of docs/systems.md (LiveIdeaBench and AI Idea Bench, as
-    judge and as generator): AI Idea Bench's scripted replies, else IdeaBench's, else
-    LiveIdeaBench's (which answers anything)."""
+    """One loopback model for the examples of docs/systems.md (LiveIdeaBench, AI Idea Bench and
+    MLR-Bench, as judge and as generator): MLR-Bench's reviews, AI Idea Bench's scripted replies,
+    else IdeaBench's, else LiveIdeaBench's (which answers anything)."""
     from tests.aiideabench.test_aiib_pipeline import responder
     from tests.ideabench.conftest import ideabench_responder
+    from tests.mlrbench.replies import respond as mlrbench
 
+    if str(body["messages"][0]["content"]).startswith("You review research"):
+        return mlrbench(body["messages"])
     for respond in (responder(), ideabench_responder()):
         try:
             return str(respond(body["messages"]))
@@ -228,7 +224,41 @@ def comparable(scores: list[dict[str, Any]]) -> list[str]:
                               "unscored": s.get("reason") is not None}, sort_keys=True) for s in scores)
 
 
+def export_every_stage(export: Callable[[str, list[str]], WayRun], tasks: Path, ideas: Path) -> list[WayRun]:
+    """``tasks export`` (``export(tag, flags)``) into ``tasks``, answered offline into ``ideas``;
+    then, while it gives new tasks, ``tasks export --ideas IDEAS`` again: a later stage's tasks carry
+    the system's earlier answers (MLR-Bench: the proposal developing its idea); the new tasks are
+    answered and both files appended. Returns the export runs.
+
+    Raises:
+        AssertionError: an export did not exit 0.
+    """
+    root = tasks.parent
+    runs = [export(tasks.stem, ["--out", str(tasks)])]
+    assert runs[0].code == 0, f"tasks export: exit {runs[0].code}: {runs[0].err[-1500:]}"
+    answer_offline(tasks, ideas)
+    for stage in range(1, MAX_STAGES):
+        more = root / f"{tasks.stem}.stage{stage}.jsonl"
+        runs.append(export(f"{tasks.stem}-stage{stage}", ["--ideas", str(ideas), "--out", str(more)]))
+        assert runs[-1].code == 0, f"tasks export --ideas: exit {runs[-1].code}: {runs[-1].err[-1500:]}"
+        known = {json.loads(line)["task_id"] for line in tasks.read_text(encoding="utf-8").splitlines()}
+        new = [line for line in more.read_text(encoding="utf-8").splitlines()
+               if line.strip() and json.loads(line)["task_id"] not in known]
+        if not new:
+            break
+        more.write_text("".join(f"{line}\n" for line in new), encoding="utf-8")
+        answered = root / f"{ideas.stem}.stage{stage}.jsonl"
+        answer_offline(more, answered)
+        with tasks.open("a", encoding="utf-8") as out:
+            out.writelines(f"{line}\n" for line in new)
+        with ideas.open("a", encoding="utf-8") as out:
+            out.write(answered.read_text(encoding="utf-8"))
+    return runs
+
+
 LIMIT = "2"
+MAX_STAGES = 4
+"""Rounds of ``tasks export --ideas`` the offline way may take (MLR-Bench: idea, then proposal)."""
 
 
 def run_three_ways(name: str, root: Path, capsys: pytest.CaptureFixture[str],
@@ -248,11 +278,11 @@ def run_three_ways(name: str, root: Path, capsys: pytest.CaptureFixture[str],
             code, err = cli([*args, *data, *extra, *judging, "--limit", LIMIT, *EXECUTION], capsys)
             return WayRun(way, root / way, code, err, [prompt_of(r.body) for r in judge.requests[before:]])
 
-        tasks = root / "tasks.jsonl"
-        export = run("export", ["tasks", "export", name, "--out", str(tasks)])
-        assert export.code == 0, f"{name}: tasks export exit {export.code}: {export.err[-1500:]}"
-        ideas_file = root / "ideas.jsonl"
-        answer_offline(tasks, ideas_file)
+        tasks, ideas_file = root / "tasks.jsonl", root / "ideas.jsonl"
+        exports = export_every_stage(lambda tag, flags: run(tag, ["tasks", "export", name, *flags]),
+                                     tasks, ideas_file)
+        export = exports[0]
+        export.judge_prompts = [p for e in exports for p in e.judge_prompts]
         ideas = run("ideas", ["run", name, "--ideas", str(ideas_file), "--system", SYSTEM,
                               "--out", str(root / "ideas")])
         monkeypatch.setenv("IDEA_AGENT_LOG", str(root / "cmd-stdin"))

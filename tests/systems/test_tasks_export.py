@@ -17,9 +17,11 @@ from tests.runner.registry_support import fixture_for
 from tests.systems.conftest import (
     EXECUTION,
     ThreeWays,
+    WayRun,
     agent_cmd,
     cli,
     comparable,
+    export_every_stage,
     generating_benchmarks,
     judge_reply,
     logged_tasks,
@@ -83,8 +85,9 @@ def test_exported_tasks_follow_limit_shard_and_seed(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``--limit 1`` exports a subset of ``--limit 2``; the two shards of ``--shard i/2`` share no
-    task; ``--seed 7`` changes the tasks' seeds; and the tasks of ``--shard i/2 --seed 7`` are, byte
-    for byte, what a ``cmd:`` agent reads in a run with the same flags."""
+    task; ``--seed 7`` changes the tasks' seeds; and the tasks of ``--shard i/2 --seed 7`` (every
+    stage's: :func:`~tests.systems.conftest.export_every_stage`) are, byte for byte, what a ``cmd:``
+    agent reads in a run with the same flags."""
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -96,6 +99,14 @@ def test_exported_tasks_follow_limit_shard_and_seed(
         index = 0 if shards[0] else 1
         selected = ["--shard", f"{index}/2", "--limit", "2", "--seed", "7"]
         seeded = _export(name, tmp_path, judge, capsys, "seeded", *selected)
+
+        def export(tag: str, flags: list[str]) -> WayRun:  # every stage (MLR-Bench: the proposals too)
+            code, err = cli(["tasks", "export", name, *system_data_args(name, tmp_path),
+                             *fixture_for(name).extra_args, "--judge", "openai/judge", "--judge-base-url",
+                             judge.base_url, *EXECUTION, *selected, *flags], capsys)
+            return WayRun(tag, tmp_path / tag, code, err)
+
+        export_every_stage(export, tmp_path / "staged.jsonl", tmp_path / "staged-ideas.jsonl")
         monkeypatch.setenv("IDEA_AGENT_LOG", str(tmp_path / "stdin"))
         code, err = cli(["run", name, "--generator", agent_cmd(), *system_data_args(name, tmp_path),
                          *fixture_for(name).extra_args, "--judge", "openai/judge", "--judge-base-url",
@@ -111,6 +122,6 @@ def test_exported_tasks_follow_limit_shard_and_seed(
     unseeded = {str(t["task_id"]): t["seed"] for t in shards[index]}
     assert any(t["seed"] != unseeded[str(t["task_id"])] for t in seeded), f"{name}: --seed 7 left every seed"
     received = sorted(raw.removesuffix(b"\n") for raw in logged_tasks(tmp_path / "stdin"))
-    exported = sorted(_lines((tmp_path / "tasks-seeded.jsonl").read_bytes()))
+    exported = sorted(_lines((tmp_path / "staged.jsonl").read_bytes()))
     assert received == exported, (f"{name}: {' '.join(selected)}: the exported tasks are not what the cmd: "
                                   f"agent read ({len(exported)} exported, {len(received)} read)")

@@ -158,10 +158,11 @@ def _run_docs_line(line: str, llm_url: str, servers: list[subprocess.Popen[str]]
     """Run one docs line; None when it worked, else why not."""
     background = line.endswith("&")
     words = shlex.split(line.rstrip("&"))
-    target = None
-    if ">" in words:
-        target = Path(words[words.index(">") + 1])
-        words = words[:words.index(">")]
+    target, mode = None, "w"
+    for redirect in (">", ">>"):
+        if redirect in words:
+            target, mode = Path(words[words.index(redirect) + 1]), "a" if redirect == ">>" else "w"
+            words = words[:words.index(redirect)]
     if words[0] == "ideaharness":
         args = words[1:]
         for i, word in enumerate(args[:-1]):
@@ -183,7 +184,8 @@ def _run_docs_line(line: str, llm_url: str, servers: list[subprocess.Popen[str]]
             return None if address.startswith("http://127.0.0.1:") else f"the server printed {address!r}"
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         if target is not None:
-            target.write_text(done.stdout, encoding="utf-8")
+            with target.open(mode, encoding="utf-8") as out:
+                out.write(done.stdout)
         return None if done.returncode == 0 else f"exit {done.returncode}: {done.stderr[-600:]}"
     if words[0] == "head":
         done = subprocess.run(words, capture_output=True, text=True, check=False)
