@@ -261,21 +261,25 @@ MAX_STAGES = 4
 """Rounds of ``tasks export --ideas`` the offline way may take (MLR-Bench: idea, then proposal)."""
 
 
+def run_flags(name: str, root: Path, judge_url: str, cache: Path) -> list[str]:
+    """The flags every system run of ``name`` in these tests gets after its own: the data, the
+    loopback judge, a response cache file, ``--limit``, the execution flags."""
+    return [*system_data_args(name, root), *fixture_for(name).extra_args, "--judge", "openai/judge",
+            "--judge-base-url", judge_url, "--cache-path", str(cache), "--limit", LIMIT, *EXECUTION]
+
+
 def run_three_ways(name: str, root: Path, capsys: pytest.CaptureFixture[str],
                    monkeypatch: pytest.MonkeyPatch) -> ThreeWays:
     """``name`` run the three ways against the deterministic agent and one loopback judge."""
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(root / "cache"))
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", *(v for v in os.environ if v.startswith("IDEA_AGENT_"))):
         monkeypatch.delenv(var, raising=False)
-    data = system_data_args(name, root)
-    extra = list(fixture_for(name).extra_args)
     with OpenAICompatServer(judge_reply(name)) as judge:
 
         def run(way: str, args: list[str]) -> WayRun:
             before = len(judge.requests)
-            judging = ["--judge", "openai/judge", "--judge-base-url", judge.base_url,
-                       "--cache-path", str(root / f"cache-{way}.sqlite")]
-            code, err = cli([*args, *data, *extra, *judging, "--limit", LIMIT, *EXECUTION], capsys)
+            code, err = cli([*args, *run_flags(name, root, judge.base_url, root / f"cache-{way}.sqlite")],
+                            capsys)
             return WayRun(way, root / way, code, err, [prompt_of(r.body) for r in judge.requests[before:]])
 
         tasks, ideas_file = root / "tasks.jsonl", root / "ideas.jsonl"

@@ -6,7 +6,9 @@ units listed (``failed_units``: the crash and the hang; the garbage in ``unparse
 ``failed_units`` where the adapter refuses a body that is no JSON), every other instance is scored.
 The same command re-run with the agent healthy (the faults are set through the agent's environment,
 so the ``cmd:`` spec and the run's settings are unchanged) completes, asking the agent again only
-for the faulty units: its invocations are counted (``IDEA_AGENT_LOG``).
+for the faulty units: its invocations are counted (``IDEA_AGENT_LOG``). On every generating
+benchmark, a crash on one instance costs only that instance's units, and the resumed run ends with
+the scores of a run that was never interrupted.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import os
 import socket
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,19 @@ from typing import Any
 import pytest
 
 from ideaharness.testing.openai_server import OpenAICompatServer
-from tests.systems.conftest import SYSTEM, agent_cmd, agent_server, cli, judge_reply, logged_tasks
+from tests.systems.conftest import (
+    SYSTEM,
+    ThreeWays,
+    WayRun,
+    agent_cmd,
+    agent_server,
+    cli,
+    comparable,
+    generating_benchmarks,
+    judge_reply,
+    logged_tasks,
+    run_flags,
+)
 
 BENCHMARK = "liveideabench"
 KEYWORDS = ["meteorology", "stars", "enzymes", "glaciers", "volcanoes", "proteins"]
@@ -141,3 +155,46 @@ def test_a_faulty_http_agent_costs_only_its_units_and_the_run_resumes(
         code, err = cli(args, capsys)
     _check_resumed(code, err, out, tmp_path / "log2", faulty, ids[3:], counts)
 
+
+
+@pytest.mark.parametrize("name", generating_benchmarks())
+def test_a_crash_on_one_instance_costs_only_its_units_on_every_benchmark(
+    name: str, three_ways: Callable[..., ThreeWays], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The ``cmd:`` agent crashes on the first instance it is asked about: only that instance's
+    units fail (exit 3), every other unit scores as in the uninterrupted run of the three-ways test;
+    the healthy re-run asks the agent only that instance's tasks and ends with the uninterrupted
+    run's scores and exit status."""
+    whole = three_ways(name, capsys).cmd  # the same command, never interrupted
+    crashed = str(json.loads(three_ways(name, capsys).tasks.read_text(encoding="utf-8").splitlines()[0])
+                  ["instance_id"])
+    # its units: the task instance and the records answering it (LigBench: <system>::<topic>::<k>)
+    units = {crashed} | {str(r["instance_id"]) for _, r in whole.records()
+                         if r.get("data", {}).get("task_instance_id") == crashed}
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", *(v for v in os.environ if v.startswith("IDEA_AGENT_"))):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "run"
+    with OpenAICompatServer(judge_reply(name)) as judge:
+        args = ["run", name, "--generator", agent_cmd(), "--system", SYSTEM, "--out", str(out),
+                *run_flags(name, tmp_path, judge.base_url, tmp_path / "cache.sqlite")]
+        monkeypatch.setenv("IDEA_AGENT_CRASH_ON", crashed)
+        code, err = cli(args, capsys)
+        assert code == 3, f"{name}: crash on {crashed}: exit {code}: {err[-1500:]}"
+        results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        failed = {str(u["instance_id"]) for u in results["failed_units"]}
+        assert failed and failed <= units, f"{name}: failed units {sorted(failed)}, crashed {sorted(units)}"
+        others = [s for s in comparable(WayRun("crashed", out, code, err).scores)
+                  if json.loads(s)["instance_id"] not in units]
+        assert others and set(others) <= set(comparable(whole.scores)), \
+            f"{name}: the crash changed the scores of other instances"
+        monkeypatch.delenv("IDEA_AGENT_CRASH_ON")
+        monkeypatch.setenv("IDEA_AGENT_LOG", str(tmp_path / "log"))
+        code, err = cli(args, capsys)
+    asked = {str(json.loads(raw)["instance_id"]) for raw in logged_tasks(tmp_path / "log")}
+    assert asked == {crashed}, f"{name}: the re-run asked the agent about {sorted(asked)}, not only {crashed}"
+    assert code == whole.code, f"{name}: re-run exit {code} (uninterrupted: {whole.code}): {err[-1500:]}"
+    assert comparable(WayRun("resumed", out, code, err).scores) == comparable(whole.scores), \
+        f"{name}: the resumed run's scores differ from the uninterrupted run's"
