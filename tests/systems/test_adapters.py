@@ -27,7 +27,9 @@ from ideaharness.runner.steps import MAX_CONSECUTIVE_ERRORS, StepRunner
 from ideaharness.runs.store import RunStore
 from ideaharness.systems import GenerationTask, register_contract, task_message
 from ideaharness.systems.adapters import CommandProvider, IdeasFileProvider, redact_spec
-from tests.systems.test_core import PROMPT, TOY_ALL, TOY_CONTRACT, toy_task
+from tests.systems.test_core import PROMPT, TOY_ALL, TOY_CONTRACT, toy_contracts, toy_task
+
+__all__ = ["toy_contracts"]  # the autouse fixture of test_core: toy contracts for each test, then removed
 
 AGENT = r'''
 import json, os, subprocess, sys, time
@@ -58,10 +60,6 @@ print(json.dumps({"instance_id": iid, "idea": idea, "system": "toy-agent"}))
 '''
 
 
-@pytest.fixture(autouse=True)
-def toy_contracts() -> None:
-    register_contract(TOY_CONTRACT)
-    register_contract(TOY_ALL)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ paths). A toy contract registered here (``toybench``) keeps these tests independ
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,15 @@ TOY_ALL = IdeaContract(benchmark="toyall", version=2, answer=ToyAnswer, to_parse
 
 
 @pytest.fixture(autouse=True)
-def toy_contracts() -> None:
+def toy_contracts() -> Iterator[None]:
+    """The toy contracts, registered for one test (never left in the registry for other tests)."""
+    from ideaharness.systems.contract import _CONTRACTS
+
     register_contract(TOY_CONTRACT)
     register_contract(TOY_ALL)
+    yield
+    for name in (TOY, "toyall", "toyprov", "toyexport"):
+        _CONTRACTS.pop(name, None)
 
 
 def toy_task(instance_id: str = "i1", *, sample_index: int = 0, benchmark: str = TOY) -> GenerationTask:

@@ -22,10 +22,10 @@ from ideaharness.runner import Benchmark, registry
 from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.runner.run import usage_table
 from ideaharness.systems import GenerationTask, SystemFields, register_contract
+from ideaharness.systems.contract import _CONTRACTS
 from tests.systems.test_core import TOY_CONTRACT
 
 NAME = "toybench"
-register_contract(TOY_CONTRACT)  # at import, as a benchmark package does (a Ray worker imports this module)
 
 
 class ToyConfig(SystemFields, BenchmarkConfig):
@@ -56,6 +56,7 @@ class ToyBench(Benchmark):
         generator = ctx.model("generator")
 
         async def generate(item: Item) -> None:
+            register_contract(TOY_CONTRACT)  # also on a Ray worker (a real benchmark registers at import)
             task = GenerationTask(NAME, "generate", item.id, "", 0, {"topic": item.topic}, self.config.seed)
             await ctx.steps.generate_step("generate", item.id, "", generator, self.messages(item),
                                           lambda t: {"idea": t}, task=task, max_tokens=64)
@@ -73,6 +74,7 @@ def toybench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     register_contract(TOY_CONTRACT)
     registry.register_benchmark(NAME)(ToyBench)
     yield NAME
+    _CONTRACTS.pop(NAME, None)
     registry._BENCHMARKS.pop(NAME, None)
     run_app.registered_commands[:] = [c for c in run_app.registered_commands if c.name != NAME]
 
