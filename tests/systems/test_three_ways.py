@@ -104,27 +104,29 @@ def test_three_ways_give_identical_scores(
         f"{name}: --ideas judge prompts differ from cmd:"
 
 
-DOCS = ROOT / "docs" / "systems.md"
+DOCS = (ROOT / "docs" / "systems.md", ROOT / "examples" / "idea_agent" / "README.md")
 
 
-def docs_commands() -> list[str]:
-    """The command lines of the ``bash`` blocks of docs/systems.md (continuations joined)."""
-    text = DOCS.read_text(encoding="utf-8")
+def docs_commands(doc: Path) -> list[str]:
+    """The command lines of the ``bash`` blocks of ``doc`` (continuations joined)."""
+    text = doc.read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
     return [line.strip() for block in blocks for line in block.replace("\\\n", " ").splitlines()
             if line.strip() and not line.lstrip().startswith("#")]
 
 
-def test_the_examples_of_docs_systems_md_run_as_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_examples_of_the_systems_docs_run_as_written(
+    doc: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every command of docs/systems.md, in order, in one folder (holding ``examples`` and ``tests``
-    of the checkout): ``ideaharness`` through the CLI with every model (``openai/...``) served by
-    one loopback server, ``--limit N`` cut to 2 at most (a partial run, exit 3, passes); ``python``
-    by this interpreter, the ``--serve`` port replaced by a free one; ``head`` as a shell command."""
-    commands = docs_commands()
+    """Every command of ``doc`` (docs/systems.md, the example agent's README), in order, in one
+    folder holding ``examples`` and ``tests`` of the checkout: ``ideaharness`` through the CLI with
+    every model (``openai/...``) served by one loopback server, ``--limit N`` cut to 2 at most (a
+    partial run, exit 3, passes); ``python`` by this interpreter, the ``--serve`` port replaced by a
+    free one; ``head`` as a shell command."""
+    commands = docs_commands(doc)
     assert any("--answer" in c for c in commands) and any("cmd:" in c for c in commands) and \
-        any("--serve" in c for c in commands), "docs/systems.md no longer shows the three ways"
+        any("--serve" in c for c in commands), f"{doc.name} no longer shows the three ways"
     monkeypatch.chdir(tmp_path)
     for name in ("examples", "tests"):
         (tmp_path / name).symlink_to(ROOT / name)
@@ -144,7 +146,7 @@ def test_the_examples_of_docs_systems_md_run_as_written(
         for proc in servers:
             proc.terminate()
             proc.wait(timeout=10)
-    assert not failures, "docs/systems.md examples that fail as written:\n" + "\n".join(failures)
+    assert not failures, f"{doc.name}: examples that fail as written:\n" + "\n".join(failures)
 
 
 def _free_port() -> int:
