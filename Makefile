@@ -53,13 +53,13 @@ demo: doctor
 
 # ruff, then mypy (settings in pyproject: strict on runner/, metrics/, llm/), then pytest
 test: $(DEV) models
-	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff check src tests benchmarks scripts examples
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
 
 # the same gate without the tests marked `model` (those load the embedded LLM; minutes on 2 cores)
 test-fast: $(DEV)
-	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff check src tests benchmarks scripts examples
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -m "not model"
 
@@ -68,7 +68,7 @@ rebuild-llama: | $(VENV)/bin/python
 	touch $(LLAMA)
 
 lint: $(DEV)
-	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff check src tests benchmarks scripts examples
 
 typecheck: $(DEV)
 	$(VENV)/bin/mypy
