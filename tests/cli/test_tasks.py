@@ -244,3 +244,42 @@ def test_an_export_whose_pre_generation_unit_failed_writes_the_rest_and_exits_3(
                             "--out", str(out)], capsys)
     assert code == 3 and "1 unit(s) before generation failed" in err and "blind e1" in err, err
     assert sorted(json.loads(x)["instance_id"] for x in out.read_text().splitlines()) == ["e0", "e2"]
+
+
+def test_an_export_ignores_rules_that_depend_on_the_default_generator(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """LiveIdeaBench refuses a judge of the generator's family; an export's tasks do not depend on
+    who answers them, so a judge of the default generator's family is accepted (README example),
+    while a run with that default generator is still refused."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    tasks = tmp_path / "tasks.jsonl"
+    code, out, err = run_cli(["tasks", "export", "liveideabench", "--keyword", "stars", "--judge",
+                              "local/qwen2.5-coder-1.5b", "--no-progress", "--out", str(tasks)], capsys)
+    assert code == 0, err
+    keywords = [json.loads(line)["inputs"]["keyword"] for line in tasks.read_text().splitlines()]
+    assert keywords == ["stars", "stars"]
+    run = ["run", "liveideabench", "--keyword", "stars", "--judge", "local/qwen2.5-coder-1.5b",
+           "--no-progress", "--out", str(tmp_path / "run")]
+    code, _, err = run_cli(run, capsys)
+    assert code == 1 and "family" in err
+
+
+def test_ligbench_shards_by_topic_whoever_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--shard`` keeps the same LigBench topics for every system: the items of one topic share
+    its shard key, so a shard's exported tasks are the tasks a system of another name is asked."""
+    from ideaharness.benchmarks.ligbench.config import IdeaSpec
+    from ideaharness.runner.options import ExecutionOptions
+    from ideaharness.runner.run import select_items
+
+    def specs(system: str) -> list[IdeaSpec]:
+        return [IdeaSpec(id=f"{system}::t{t:02d}::{k}", system=system, topic=f"topic {t}", sample_index=k,
+                         topic_index=t) for t in range(12) for k in range(2)]
+
+    options = ExecutionOptions(shard=(1, 3))
+    kept = {name: [(s.topic_index, s.sample_index) for s in select_items(specs(name), options)]
+            for name in ("capture:tasks-export", "my-agent", "local/qwen2.5-coder-1.5b")}
+    first = next(iter(kept.values()))
+    assert first and all(v == first for v in kept.values())
+    assert len({t for t, _ in first}) < 12  # a real subset of the topics

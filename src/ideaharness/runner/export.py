@@ -17,6 +17,7 @@ again with the same ``--work`` resumes it (its judge records are reused, nothing
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from pathlib import Path
@@ -24,10 +25,11 @@ from typing import Any
 
 from ideaharness.errors import PartialRunError, UserError, storage_error
 from ideaharness.fileio import atomic_write_text
-from ideaharness.runner.arguments import resolve
+from ideaharness.runner.arguments import RunArguments, resolve
 from ideaharness.runner.registry import benchmarks, get_benchmark
 from ideaharness.runner.run import arun_benchmark
 from ideaharness.systems.contract import IdeaContract, contracts, get_contract
+from ideaharness.systems.spec import CAPTURE_SPEC
 
 SCHEMA_DIR = Path("docs") / "schemas"
 """Where the committed answer schemas live (``<benchmark>.idea.v<N>.json``)."""
@@ -87,6 +89,31 @@ def check_writable(path: Path) -> None:
         raise storage_error(path, exc) from None
 
 
+def capture_generators(args: RunArguments) -> RunArguments:
+    """``args`` with the config's generator(s) left at their defaults set to
+    :data:`~ideaharness.systems.spec.CAPTURE_SPEC`, unless ``--ideas`` is set (a benchmark may
+    export the tasks that follow a file's answers, e.g. MLR-Bench's proposals after its ideas).
+    The tasks do not depend on who answers them, so no rule that depends on the default generator
+    model (judges of its family, a rewriter defaulting to it) may refuse or change an export; a
+    generator given explicitly is kept.
+
+    Raises:
+        ValidationError: the config refuses a system generator (no benchmark does).
+    """
+    config = args.config
+    fields = type(config).model_fields
+    if getattr(config, "ideas", None):
+        return args
+    update: dict[str, Any] = {}
+    for name, value in (("generator", CAPTURE_SPEC), ("generators", [CAPTURE_SPEC])):
+        if name in fields and name not in config.model_fields_set:  # a generator given is kept
+            update[name] = value
+    if not update:
+        return args
+    captured = type(config).model_validate({**config.model_dump(), **update})
+    return dataclasses.replace(args, config=captured)
+
+
 async def export_tasks(benchmark: str, out: Path, *, work: Path | None = None, config: Any = None,
                        **kwargs: Any) -> dict[str, Any]:
     """Write the generation tasks of a run of ``benchmark`` to ``out`` (JSON Lines).
@@ -113,7 +140,7 @@ async def export_tasks(benchmark: str, out: Path, *, work: Path | None = None, c
     captured: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ideaharness-export-") as scratch:
         run_dir = work if work is not None else Path(scratch) / "run"
-        args = resolve(bench, config=config, **{**kwargs, "out": run_dir})
+        args = capture_generators(resolve(bench, config=config, **{**kwargs, "out": run_dir}))
         outcome = await arun_benchmark(bench, args, capture=captured)
     unique: dict[str, dict[str, Any]] = {}
     for task in captured:

@@ -54,13 +54,17 @@ from ideaharness.runs.store import CONFIG_FILE, RunStore, shard_of
 
 
 def select_items(items: Sequence[Any], options: ExecutionOptions) -> list[Any]:
-    """The items a run works on: ``--shard i/N`` keeps those with ``sha256(id) mod N == i``, then
-    ``--limit K`` keeps the first K of them (data order). Shard i of a limited run is therefore a
-    subset of the unlimited shard i, and shards never overlap."""
+    """The items a run works on: ``--shard i/N`` keeps those with ``sha256(key) mod N == i``, where
+    the key is the item's ``shard_key`` when it has one (items that must share a shard, e.g. every
+    system's ideas on one LigBench topic, so a task exported for one system is in the same shard
+    for another) and its ``id`` otherwise; then ``--limit K`` keeps the first K of them (data
+    order). Shard i of a limited run is therefore a subset of the unlimited shard i, and shards
+    never overlap."""
     kept = list(items)
     if options.shard is not None:
         index, count = options.shard
-        kept = [item for item in kept if shard_of(str(item.id), count) == index]
+        kept = [item for item in kept
+                if shard_of(str(getattr(item, "shard_key", None) or item.id), count) == index]
     if options.limit is not None:
         kept = kept[: options.limit]
     return kept

@@ -2,7 +2,8 @@
 
 ``ideas:PATH[#format=F]`` (answers from a file), ``cmd:COMMAND ARGS`` (a program run once per task)
 and ``http://HOST:PORT/PATH`` / ``https://...`` (a service answering POSTed tasks); anything else
-is a model string (``provider/model``).
+is a model string (``provider/model``). :data:`CAPTURE_SPEC` is the generator of ``tasks export``
+(never asked: its tasks are written out).
 """
 
 from __future__ import annotations
@@ -12,20 +13,27 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-SystemKind = Literal["model", "ideas-file", "command", "http"]
+SystemKind = Literal["model", "ideas-file", "command", "http", "capture"]
 
 IDEAS_PREFIX = "ideas:"
 CMD_PREFIX = "cmd:"
 HTTP_PREFIXES = ("http://", "https://")
+CAPTURE_PREFIX = "capture:"
+CAPTURE_SPEC = "capture:tasks-export"
+"""The generator a ``tasks export`` run is given: a system (so no benchmark rule that depends on
+the generator model applies, e.g. judges of its family or a rewriter defaulting to it), never asked."""
 
 
 def is_system(spec: str | None) -> bool:
-    """Whether ``spec`` names a system (``ideas:``, ``cmd:``, ``http://``, ``https://``), not a model."""
-    return bool(spec) and str(spec).startswith((IDEAS_PREFIX, CMD_PREFIX, *HTTP_PREFIXES))
+    """Whether ``spec`` names a system (``ideas:``, ``cmd:``, ``http://``, ``https://``, or the
+    ``tasks export`` capture), not a model."""
+    return bool(spec) and str(spec).startswith((IDEAS_PREFIX, CMD_PREFIX, *HTTP_PREFIXES, CAPTURE_PREFIX))
 
 
 def system_kind(spec: str) -> SystemKind:
-    """``"ideas-file"``, ``"command"``, ``"http"`` or ``"model"`` (any other string)."""
+    """``"ideas-file"``, ``"command"``, ``"http"``, ``"capture"`` or ``"model"`` (any other string)."""
+    if spec.startswith(CAPTURE_PREFIX):
+        return "capture"
     if spec.startswith(IDEAS_PREFIX):
         return "ideas-file"
     if spec.startswith(CMD_PREFIX):

@@ -192,6 +192,11 @@ class ScoreIdeaConfig(BenchmarkConfig):
         return self
 
 
+def topic_id(index: int) -> str:
+    """The instance id of the ``index``-th topic (0-based): ``t00``, ``t01``, ..."""
+    return f"t{index:02d}"
+
+
 class IdeaSpec(BaseModel):
     """One idea to score: who made it, for which topic, and (once known) its text.
 
@@ -208,6 +213,13 @@ class IdeaSpec(BaseModel):
     sample_index: int = 0
     generator: str | None = None
     topic_index: int | None = None
+
+    @property
+    def shard_key(self) -> str:
+        """What ``--shard`` hashes: the topic (``t<NN>``) of a generated idea, so every system's
+        ideas on a topic, and the task ``tasks export`` writes for it, fall in one shard whoever
+        answers; the id of a plan."""
+        return topic_id(self.topic_index) if self.topic_index is not None else self.id
 
 
 GENERATED_IDEA_MIN_WORDS = 20

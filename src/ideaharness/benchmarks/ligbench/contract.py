@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ideaharness.benchmarks.ligbench.config import parse_generated_idea
+from ideaharness.benchmarks.ligbench.config import parse_generated_idea, topic_id
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import check_text
 from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract
@@ -47,10 +47,6 @@ class LigBenchAnswer(IdeaAnswer):
                                    "test it (at least 3 words).")
     topic: str | None = Field(None, description="The task's topic text (optional; checked when given).")
 
-
-def topic_id(index: int) -> str:
-    """The instance id of the ``index``-th topic (0-based): ``t00``, ``t01``, ..."""
-    return f"t{index:02d}"
 
 
 def idea_markdown(problem: str, method: str, experiment_design: str, title: str | None = None) -> str:
