@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 
 from ideaharness.cli import main
+from ideaharness.systems import is_system
 from ideaharness.testing.openai_server import OpenAICompatServer
 
 ROOT = Path(__file__).parents[1]
@@ -130,12 +131,13 @@ def _placeholders(root: Path) -> None:
     from ideaharness.data.tomato import load_tomato_chem
 
     first = load_tomato_chem()[0].id
-    (root / "my_system_ideas.json").write_text(json.dumps({first: [{
-        "Name": "ion_sieving", "Title": "Ion-selective membranes by layered sieving",
+    (root / "my_system_ideas.json").write_text(json.dumps({first: [{  # --n-ideas (2) ideas
+        "Name": f"ion_sieving_{k}", "Title": f"Ion-selective membranes by layered sieving, variant {k}",
         "Motivation": "Thermocells lose voltage to ion crossover; a selective layer could keep it.",
         "Experiment": "1. Cast layered membranes.\n2. Measure the Seebeck coefficient.\n"
-                      "3. Compare with Nafion."}]}))
+                      "3. Compare with Nafion."} for k in (1, 2)]}))
     (root / "titles.txt").write_text("Computing Machinery and Intelligence\n")
+    shutil.copytree(ROOT / "examples", root / "examples")  # the example system of `cmd:` runs
 
 
 @pytest.fixture
@@ -212,6 +214,7 @@ def test_every_readme_example_runs_as_written(servers: tuple[str, str, str], tmp
         if out is not None and (out / "results.json").is_file():
             used = json.loads((out / "results.json").read_text())["settings"]["models"].values()
             named = {w for w in args if w.startswith("openai/")}
+            used = [m for m in used if not is_system(m)]  # a system is named by its spec, not a model
             if set(used) - named:
                 failures.append(f"{shlex.join(words)}\n    -> uses models it does not name: "
                                 f"{sorted(set(used) - named)}")
