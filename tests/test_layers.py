@@ -24,8 +24,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "ideaharness"
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("base", frozenset({"errors", "text", "concurrency", "tables", "results", "fileio", "redaction",
-                        "seeding", "schema", "net"})),
+    ("base", frozenset({"errors", "text", "textio", "jsonl", "concurrency", "tables", "results", "fileio",
+                        "redaction", "seeding", "schema", "net"})),
     ("clients", frozenset({"llm", "scholarly", "systems"})),
     # systems (idea-generation systems as providers; the idea contracts) imports llm; llm.providers
     # reaches systems.adapters only inside its provider factories; benchmarks register contracts

@@ -6,7 +6,7 @@
 * :func:`append_line` appends one line (records, builder state) with a single ``write`` and
   ``fsync``; if the write fails part-way (disk full), the file is cut back to its previous length.
   A process killed during the write can still leave a torn last line: readers repair it
-  (:func:`ideaharness.data.jsonl.repair_torn_tail`).
+  (:func:`ideaharness.jsonl.repair_torn_tail`).
 
 Every failure is a one-line :class:`~ideaharness.errors.StorageError` naming the path (and, for a
 full disk, what to free), never a traceback.

@@ -1,7 +1,7 @@
 """Making decoded text safe to store: lone surrogates (half of a UTF-16 pair) replaced by U+FFFD.
 
 A base module (imports only the standard library), used by the model layer (``llm/types.py``),
-file writing (``fileio.py``) and the data readers (``data/textio.py`` re-exports it).
+file writing (``fileio.py``) and the data readers (``textio.py`` re-exports it).
 """
 
 from __future__ import annotations

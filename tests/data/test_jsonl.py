@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from ideaharness.data.corpus import load_corpus_file
-from ideaharness.data.jsonl import dumps_line, iter_jsonl, iter_jsonl_models, repair_torn_tail, scan_jsonl
 from ideaharness.data.pairiq import load_pairiq
 from ideaharness.data.registry import load_instances_jsonl
-from ideaharness.data.textio import replace_surrogates_in
 from ideaharness.errors import DataError, DataWarning
 from ideaharness.generation.external import load_external_ideas
+from ideaharness.jsonl import dumps_line, iter_jsonl, iter_jsonl_models, repair_torn_tail, scan_jsonl
 from ideaharness.schema import Instance, Paper
+from ideaharness.textio import replace_surrogates_in
 
 FIXTURES = Path(__file__).parents[1]
 LINE_BREAKS_OTHER_THAN_LF = "\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ideaharness.cli import main
-from ideaharness.data.jsonl import MAX_DEPTH, iter_jsonl, load_json, parse_json_document, repair_torn_tail
 from ideaharness.data.registry import load_instances, load_instances_jsonl
 from ideaharness.data.validate import validate_dataset
 from ideaharness.errors import DataError, UserError
+from ideaharness.jsonl import MAX_DEPTH, iter_jsonl, load_json, parse_json_document, repair_torn_tail
 from ideaharness.runner.arguments import load_config_file, resolve
 from ideaharness.runner.registry import benchmarks
 from ideaharness.testing.openai_server import OpenAICompatServer

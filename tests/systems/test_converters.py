@@ -344,7 +344,7 @@ def test_bad_json_document(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "detail"), [
     ('{"a": 1, "a": 2}', "line 1: not valid JSON (key 'a' given twice in one object)"),
     ("[" * 300 + "]" * 300, "line 1: not valid JSON (arrays/objects nested more than 200 levels deep)"),
-    ("[" + "9" * 5000 + "]", "line 1: not valid JSON (an integer with more than 4300 digits)"),
+    ("[" + "9" * 5000 + "]", "line 1: not valid JSON (an integer with more than 4300 digits at column 2)"),
 ])
 def test_refused_json(tmp_path: Path, text: str, detail: str) -> None:
     path = tmp_path / "ideas.json"
@@ -426,7 +426,7 @@ def test_empty_and_unreadable_files(tmp_path: Path, name: str, content: bytes, d
 def test_missing_file_and_directory(tmp_path: Path) -> None:
     missing = tmp_path / "none.json"
     assert _error(missing) == f"{missing}: cannot be read (No such file or directory)"
-    assert _error(tmp_path) == f"{tmp_path}: is a directory, expected an ideas file"
+    assert _error(tmp_path) == f"{tmp_path}: is a directory, expected a file"
 
 
 def test_auto_refuses_two_formats_in_one_file(tmp_path: Path) -> None:

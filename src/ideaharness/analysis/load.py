@@ -30,8 +30,8 @@ from ideaharness.analysis.systems import (
     spec_kind,
     spec_name,
 )
-from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import DataWarning, UserError
+from ideaharness.jsonl import scan_jsonl
 from ideaharness.results import BenchmarkResults, RunResults, parse_results
 from ideaharness.runs.scores import Record, Score, read_scores, scored_records
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RESULTS_FILE

@@ -15,13 +15,13 @@ from ideaharness.benchmarks.ligbench.score_idea import score_idea_async
 from ideaharness.benchmarks.ligbench.steps import IdeaScore
 from ideaharness.cli.app import app
 from ideaharness.cli.generate import config_parameter, make_command, option_parameters
-from ideaharness.data.textio import read_text
 from ideaharness.errors import ParseError, PartialRunError, UserError
 from ideaharness.report.console import print_tables
 from ideaharness.report.html import Table
 from ideaharness.runner.arguments import load_config_file
 from ideaharness.runner.fields import keyword_index, set_path
 from ideaharness.runner.options import ExecutionOptions
+from ideaharness.textio import read_text
 
 SCORE_IDEA_SKIP = ("limit", "shard", "judge_base_url", "max_concurrency", "rpm", "progress")
 """Execution options that do not apply to one idea."""

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 
 from ideaharness.cli.app import data_app, new_app
-from ideaharness.data.textio import read_text
 from ideaharness.errors import UserError
+from ideaharness.textio import read_text
 
 build_app = new_app(help="Build a dataset from scholarly APIs (re-running resumes).")
 data_app.add_typer(build_app, name="build")

@@ -20,8 +20,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from ideaharness.data.jsonl import load_json
 from ideaharness.errors import DataError
+from ideaharness.jsonl import load_json
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
 DATASET = "aiideabench"

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ideaharness.data.jsonl import iter_jsonl_models, parse_json_document
-from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
+from ideaharness.jsonl import iter_jsonl_models, parse_json_document
 from ideaharness.schema import Paper
+from ideaharness.textio import read_text
 
 
 def papers_from_pairs(pairs: object, path: str | Path, id_prefix: str) -> list[Paper]:

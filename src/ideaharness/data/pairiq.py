@@ -30,9 +30,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ideaharness.data.jsonl import dumps_line, first_error, iter_jsonl, parse_json_document
-from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError
+from ideaharness.jsonl import dumps_line, first_error, iter_jsonl, parse_json_document
+from ideaharness.textio import read_text
 
 #: The three OpenReview dimensions LigBench scores and debiases, by our (named) keys.
 SCORE_DIMENSIONS: tuple[str, ...] = ("rating", "contribution", "soundness")

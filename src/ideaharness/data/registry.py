@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ideaharness.data.jsonl import iter_jsonl_models
 from ideaharness.errors import DataError, UserError
+from ideaharness.jsonl import iter_jsonl_models
 from ideaharness.schema import Instance
 
 BUNDLED = ("tomato-chem",)
@@ -106,7 +106,7 @@ def _csv_pair(path: Path) -> tuple[Path, Path]:
 
 def iter_instances_jsonl(path: Path) -> Iterator[Instance]:
     """Instance records, one JSON object per line, yielded one at a time as the file is read
-    (see :mod:`ideaharness.data.jsonl`); memory holds one instance plus the ids seen so far.
+    (see :mod:`ideaharness.jsonl`); memory holds one instance plus the ids seen so far.
 
     Raises:
         DataError: (when the bad line is reached) invalid JSON, an invalid or duplicate instance

@@ -20,9 +20,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ideaharness.data.jsonl import iter_jsonl_models
 from ideaharness.data.pools import Candidate, CandidatePool
 from ideaharness.errors import DataError
+from ideaharness.jsonl import iter_jsonl_models
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
 
 DATASET = "researchbench"

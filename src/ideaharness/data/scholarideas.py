@@ -23,11 +23,11 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ideaharness.data.jsonl import iter_jsonl_models
-from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, ParseError
+from ideaharness.jsonl import iter_jsonl_models
 from ideaharness.llm.parsing import check_text
 from ideaharness.schema import Idea, Provenance
+from ideaharness.textio import read_text
 
 SECTIONS = ("Problem", "Method", "Experiment Design")
 

@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ideaharness.data.jsonl import iter_jsonl
 from ideaharness.data.matching import match_title, normalise_title
 from ideaharness.errors import DataError
+from ideaharness.jsonl import iter_jsonl
 from ideaharness.schema import Reference
 
 #: Regexes (on lower-cased headings, numbering stripped) -> category, first match wins.

@@ -24,10 +24,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ideaharness.data.corpus import load_corpus_file
-from ideaharness.data.jsonl import iter_jsonl_models
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, match_title
 from ideaharness.data.researchbench_xlsx import load_researchbench_sheet
 from ideaharness.errors import DataError, UserError
+from ideaharness.jsonl import iter_jsonl_models
 from ideaharness.schema import Instance, Paper
 
 DATASET = "tomato-chem"

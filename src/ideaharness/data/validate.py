@@ -30,12 +30,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ideaharness.data.jsonl import decode_input, describe_json_error, first_error, split_lines
 from ideaharness.data.registry import ideabench_csv_files
 from ideaharness.data.researchbench_xlsx import normalise_doi
-from ideaharness.data.textio import read_text, replace_surrogates_in
 from ideaharness.errors import DataError
+from ideaharness.jsonl import decode_input, describe_json_error, first_error, split_lines
 from ideaharness.schema import Instance
+from ideaharness.textio import read_text, replace_surrogates_in
 
 #: Patterns of strings that look like credentials (provider key formats and key=value pairs).
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

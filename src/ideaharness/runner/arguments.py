@@ -18,12 +18,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ideaharness.data.jsonl import decode_json
-from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, UserError
+from ideaharness.jsonl import decode_json
 from ideaharness.runner.fields import deep_merge, keyword_index, set_path
 from ideaharness.runner.options import LEGACY_NAMES, ExecutionOptions, apply_consistency_sample
 from ideaharness.runner.protocol import Benchmark
+from ideaharness.textio import read_text
 
 MODEL_FIELDS = ("generator", "judge", "generators", "rewriter")
 """Config fields whose value may be given as a model object instead of a model string."""

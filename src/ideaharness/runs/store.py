@@ -46,9 +46,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ideaharness.data.jsonl import dumps_line, repair_torn_tail
 from ideaharness.errors import StorageError, UserError, storage_error
 from ideaharness.fileio import append_line, append_lines, atomic_write_text
+from ideaharness.jsonl import dumps_line, repair_torn_tail
 from ideaharness.metrics.reliability.sampling import original_key
 from ideaharness.redaction import redact_values
 from ideaharness.results import BenchmarkResults, validate_results

@@ -69,16 +69,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
-import warnings
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ideaharness.errors import DataError, DataWarning
-from ideaharness.text import has_lone_surrogate, replace_lone_surrogates
+from ideaharness.errors import DataError
+from ideaharness.jsonl import decode_input, iter_jsonl, parse_json_document
+from ideaharness.textio import read_text
 
 __all__ = ["FORMATS", "VOCABULARY", "Converter", "read_idea_rows"]
 
@@ -95,9 +94,6 @@ INSTANCE_KEYS = ("instance_id", "instanceId", "instance", "sample_id", "task_id"
 AI_IDEA_BENCH_PREFIX = "aiib-"
 """AI Idea Bench 2025 output names a target paper by its dataset ``index``; ideaharness's AI Idea
 Bench instance of that paper is ``aiib-<index>``."""
-MAX_DEPTH = 200
-"""Deepest nesting of arrays/objects accepted (the published formats nest fewer than 10 levels)."""
-_BLANK = " \t\r"
 _Where = str
 
 
@@ -118,117 +114,43 @@ class Converter:
 # ---------------------------------------------------------------------------- reading the file
 
 
-class _Invalid(Exception):
-    """Text that is not valid JSON: ``msg`` and where (1-based line, column or None)."""
-
-    def __init__(self, msg: str, lineno: int = 1, colno: int | None = None) -> None:
-        super().__init__(msg)
-        self.msg, self.lineno, self.colno = msg, lineno, colno
-
-    def reason(self) -> str:
-        where = f" at column {self.colno}" if self.colno else ""
-        return f"not valid JSON ({self.msg.removesuffix(' at')}{where})"
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Invalid(f"key {key!r} given twice in one object")
-            seen.add(key)
-    return obj
-
-
-def _decode(text: str) -> Any:
-    """``json.loads`` whose every failure is :class:`_Invalid`: bad syntax, a key given twice, an
-    integer longer than Python's digit limit, or nesting deeper than :data:`MAX_DEPTH`."""
-    too_deep = f"arrays/objects nested more than {MAX_DEPTH} levels deep"
+def _read_text(path: Path) -> str:
+    """The file as text (``.gz`` decompressed; :func:`ideaharness.textio.read_text` otherwise)."""
+    if path.suffix.lower() != ".gz":
+        return read_text(path)
     try:
-        value = json.loads(text, object_pairs_hook=_unique)
-    except json.JSONDecodeError as exc:
-        raise _Invalid(exc.msg, exc.lineno, exc.colno) from None
-    except RecursionError:
-        raise _Invalid(too_deep) from None
-    except ValueError as exc:  # int("9" * 5000): "Exceeds the limit (4300 digits) ..."
-        raise _Invalid(f"an integer with more than {sys.get_int_max_str_digits()} digits"
-                       if "digits" in str(exc) else str(exc)) from None
-    if not _within_depth(value):
-        raise _Invalid(too_deep)
-    return value
-
-
-def _within_depth(value: Any) -> bool:
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, list | dict):
-            if depth > MAX_DEPTH:
-                return False
-            stack.extend((c, depth + 1) for c in (item.values() if isinstance(item, dict) else item))
-    return True
-
-
-def _clean(value: Any, replaced: list[bool]) -> Any:
-    """``value`` with lone UTF-16 surrogates replaced by U+FFFD in every string (keys too)."""
-    if isinstance(value, str):
-        if has_lone_surrogate(value):
-            replaced.append(True)
-            return replace_lone_surrogates(value)
-        return value
-    if isinstance(value, list):
-        return [_clean(v, replaced) for v in value]
-    if isinstance(value, dict):
-        return {_clean(k, replaced): _clean(v, replaced) for k, v in value.items()}
-    return value
-
-
-def _read_text(path: Path) -> tuple[str, str]:
-    """``(text, suffix)``: the file decoded (``.gz`` decompressed; its suffix is the inner one)."""
-    try:
-        data = path.read_bytes()
+        data = gzip.decompress(path.read_bytes())
     except IsADirectoryError:
-        raise DataError(path, "is a directory, expected an ideas file") from None
-    except OSError as exc:
-        raise DataError(path, f"cannot be read ({exc.strerror or exc})") from None
-    suffix = path.suffix.lower()
-    if suffix == ".gz":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise DataError(path, f"not a gzip file ({exc})") from None
-        suffix = Path(path.stem).suffix.lower()
+        raise DataError(path, "is a directory, expected a file") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataError(path, f"not a gzip file ({getattr(exc, 'strerror', None) or exc})") from None
     try:
-        return data.decode("utf-8-sig"), suffix
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(path, f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
 
 
-def _jsonl(text: str, path: Path) -> list[tuple[int, Any]]:
-    values = []
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if line.strip(_BLANK):
-            try:
-                values.append((lineno, _decode(line)))
-            except _Invalid as exc:
-                raise DataError(path, f"line {lineno}: {exc.reason()}") from None
-    return values
+def _is_jsonl_suffix(path: Path) -> bool:
+    inner = Path(path.stem).suffix if path.suffix.lower() == ".gz" else path.suffix
+    return inner.lower() in (".jsonl", ".ndjson")
 
 
 def _load(path: Path) -> tuple[bool, Any]:
-    """``(is_jsonl, value)``: ``[(line, value), ...]`` for JSON Lines, else the document."""
-    text, suffix = _read_text(path)
-    if not text.strip(_BLANK + "\n"):
+    """``(is_jsonl, value)``: ``[(line, value), ...]`` for JSON Lines (``.jsonl``/``.ndjson``, or a
+    document holding several values), else the document; read by :mod:`ideaharness.jsonl` (keys
+    given twice, over-long integers, deep nesting refused; lone surrogates replaced, with one
+    :class:`~ideaharness.errors.DataWarning`)."""
+    text = _read_text(path)
+    if not text.strip(" \t\r\n\ufeff"):
         raise DataError(path, "no ideas in the file (it is empty)")
-    if suffix in (".jsonl", ".ndjson"):
-        return True, _jsonl(text, path)
+    if _is_jsonl_suffix(path):
+        return True, list(iter_jsonl(path, text=text))
     try:
-        return False, _decode(text)
-    except _Invalid as exc:
+        decode_input(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
         if exc.msg.startswith("Extra data"):  # several values: JSON Lines under another name
-            return True, _jsonl(text, path)
-        raise DataError(path, f"line {exc.lineno}: {exc.reason()}") from None
+            return True, list(iter_jsonl(path, text=text))
+    return False, parse_json_document(text, path)
 
 
 # ---------------------------------------------------------------------------- field helpers
@@ -648,11 +570,6 @@ def read_idea_rows(path: str | Path, format: str = "auto") -> list[dict[str, Any
     if format not in FORMATS:
         raise DataError(source, f"unknown ideas format {format!r}; use one of {', '.join(FORMATS)}")
     jsonl, value = _load(source)
-    replaced: list[bool] = []
-    value = [(n, _clean(v, replaced)) for n, v in value] if jsonl else _clean(value, replaced)
-    if replaced:
-        warnings.warn(f"{source}: a lone UTF-16 surrogate (half of an emoji or other character) was "
-                      "replaced by U+FFFD", DataWarning, stacklevel=2)
     fmt = _detect(source, jsonl, value) if format == "auto" else format
     converter = FORMATS[fmt]
     walk = _Walk(source, fmt, converter.matches or _never, jsonl)

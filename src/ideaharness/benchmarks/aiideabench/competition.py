@@ -24,9 +24,9 @@ from pydantic import ValidationError
 
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.blinding import judge_topic
-from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import UserError
 from ideaharness.generation.aiideabench import idea_text
+from ideaharness.jsonl import scan_jsonl
 from ideaharness.metrics.stats import bootstrap_ci
 from ideaharness.metrics.tournament import (
     Battle,

@@ -44,8 +44,8 @@ from ideaharness.benchmarks.aiideabench.competition import (
 )
 from ideaharness.benchmarks.aiideabench.config import AIIdeaBenchConfig
 from ideaharness.data.aiideabench import needs_decomposition
-from ideaharness.data.jsonl import scan_jsonl
 from ideaharness.errors import UserError
+from ideaharness.jsonl import scan_jsonl
 from ideaharness.llm.judge import prompt_hash
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.tournament import Battle, Outcome, bradley_terry_topic_bootstrap, swiss_tournament

@@ -15,12 +15,12 @@ from pydantic import BaseModel, Field, model_validator
 
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans
 from ideaharness.benchmarks.ligbench.steps import ScoringSettings
-from ideaharness.data.textio import read_text
 from ideaharness.errors import ParseError, UserError
 from ideaharness.llm.parsing import check_text
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL
 from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.systems import SystemFields, default_system_name, is_system
+from ideaharness.textio import read_text
 
 BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"

@@ -17,8 +17,8 @@ from statistics import fmean
 from typing import Any
 
 from ideaharness.benchmarks.mlrbench.parsers import DIMENSIONS
-from ideaharness.data.jsonl import iter_jsonl
 from ideaharness.errors import UserError
+from ideaharness.jsonl import iter_jsonl
 
 PREFIX = "published:"
 PUBLISHED_MODELS = ("claude-3-7-sonnet-20250219", "deepseek-r1", "gemini-2.5-pro-preview-03-25",

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ideaharness.data.textio import read_text
 from ideaharness.errors import DataError, UserError
+from ideaharness.textio import read_text
 
 TASK_COUNT = 201
 """Tasks in the upstream release (README: 73 from 2023, 91 from 2024, 37 from 2025)."""

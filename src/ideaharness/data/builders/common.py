@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ideaharness.data.jsonl import dumps_line, repair_torn_tail, scan_jsonl
 from ideaharness.errors import UserError, storage_error
 from ideaharness.fileio import append_line, atomic_write_text
+from ideaharness.jsonl import dumps_line, repair_torn_tail, scan_jsonl
 from ideaharness.schema import Instance
 
 MANIFEST_FILE = "manifest.json"
@@ -41,7 +41,7 @@ def library_version() -> str:
 
 
 class JsonlLog:
-    """Append-only JSONL file of dicts (see :mod:`ideaharness.data.jsonl`).
+    """Append-only JSONL file of dicts (see :mod:`ideaharness.jsonl`).
 
     Opening it cuts off a line a crash left without its newline (kept in ``<name>.torn``), so the
     next append starts a line of its own; reading skips lines that are not JSON objects. Both are

@@ -163,7 +163,7 @@ def run_records(run_dir: str) -> list[Record]:
     """
     from pathlib import Path
 
-    from ideaharness.data.jsonl import scan_jsonl
+    from ideaharness.jsonl import scan_jsonl
 
     rows: list[Record] = []
     for path in sorted((Path(run_dir) / "records").glob("*.jsonl")):

@@ -40,8 +40,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ideaharness.data.textio import read_text, replace_surrogates_in
 from ideaharness.errors import DataError, DataWarning, storage_error
+from ideaharness.textio import read_text, replace_surrogates_in
 
 M = TypeVar("M", bound=BaseModel)
 _JSON_BLANK = " \t\r"
@@ -65,6 +65,11 @@ levels; Python's own decoder and every recursive walk over a value fail near 1,0
 _TOO_DEEP = f"arrays/objects nested more than {MAX_DEPTH} levels deep"
 
 
+class UnplacedJSONError(json.JSONDecodeError):
+    """A refusal of decodable text that no single position explains (arrays/objects nested too
+    deep, a key given twice): its message carries no column."""
+
+
 def decode_json(text: str, object_pairs_hook: Any = None) -> Any:
     """``text`` decoded with :func:`json.loads`; every way valid-looking text can fail to decode is
     a ``json.JSONDecodeError``: bad syntax, an integer longer than Python's limit on digits
@@ -81,7 +86,7 @@ def decode_json(text: str, object_pairs_hook: Any = None) -> Any:
     except json.JSONDecodeError:
         raise
     except RecursionError:
-        raise json.JSONDecodeError(_TOO_DEEP, text, 0) from None
+        raise UnplacedJSONError(_TOO_DEEP, text, 0) from None
     except ValueError as exc:  # int("9" * 4301): "Exceeds the limit (4300 digits) ..."
         if "limit" not in str(exc) or "digits" not in str(exc):
             raise  # e.g. raised by object_pairs_hook
@@ -90,7 +95,7 @@ def decode_json(text: str, object_pairs_hook: Any = None) -> Any:
         message = f"an integer with more than {sys.get_int_max_str_digits()} digits"
         raise json.JSONDecodeError(message, text, _first_long_integer(text)) from None
     if not _nested_at_most(value, MAX_DEPTH):
-        raise json.JSONDecodeError(_TOO_DEEP, text, 0)
+        raise UnplacedJSONError(_TOO_DEEP, text, 0)
     return value
 
 
@@ -148,7 +153,7 @@ def decode_input(text: str) -> Any:
     try:
         return decode_json(text, object_pairs_hook=unique_object)
     except DuplicateKeyError as exc:
-        raise json.JSONDecodeError(str(exc), text, 0) from None
+        raise UnplacedJSONError(str(exc), text, 0) from None
 
 
 def describe_json_error(exc: json.JSONDecodeError) -> str:
@@ -387,5 +392,8 @@ def _last_newline_end(fh: Any, size: int, block: int = 1 << 16) -> int:
 
 def _where(exc: json.JSONDecodeError) -> str:
     """``"Expecting ',' delimiter at column 12"``; json's own "... starting at" messages end in "at"
-    already, so they read "Unterminated string starting at column 86", not "at at"."""
+    already, so they read "Unterminated string starting at column 86", not "at at"; an
+    :class:`UnplacedJSONError` has no column."""
+    if isinstance(exc, UnplacedJSONError):
+        return exc.msg
     return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
