@@ -283,3 +283,29 @@ def test_ligbench_shards_by_topic_whoever_answers(tmp_path: Path, capsys: pytest
     first = next(iter(kept.values()))
     assert first and all(v == first for v in kept.values())
     assert len({t for t, _ in first}) < 12  # a real subset of the topics
+
+
+def test_ligbench_limit_keeps_whole_topics_for_every_system() -> None:
+    """``--limit K`` keeps the first K items: topic first, so a second system is asked the same
+    topics as the first (fresh-user finding: it was never asked)."""
+    from ideaharness.benchmarks.ligbench.config import LigBenchConfig
+    from ideaharness.benchmarks.ligbench.run import LigBench
+    from ideaharness.runner.options import ExecutionOptions
+    from ideaharness.runner.run import select_items
+
+    config = LigBenchConfig(corpus=str(ROOT / "tests/ligbench/fixtures/pairiq_mini.jsonl"),
+                            generators=["scripted/echo", "cmd:agent.py"], topics=["a", "b", "c"])
+    kept = select_items(LigBench(config).load(), ExecutionOptions(limit=4))
+    assert [(s.topic_index, s.generator) for s in kept] == [
+        (0, "scripted/echo"), (0, "cmd:agent.py"), (1, "scripted/echo"), (1, "cmd:agent.py")]
+
+
+def test_an_export_never_writes_over_its_own_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"instance_id": "stars", "idea": "an idea"}\n')
+    code, _, err = run_cli(["tasks", "export", "liveideabench", "--keyword", "stars", "--ideas", str(answers),
+                            "--out", str(answers)], capsys)
+    assert code == 1 and "is an input of the export" in err
+    assert answers.read_text() == '{"instance_id": "stars", "idea": "an idea"}\n'

@@ -479,3 +479,21 @@ def test_an_http_4xx_is_not_retried_and_its_body_is_redacted(service: Service, t
 def test_a_url_spec_is_recorded_without_credentials() -> None:
     spec = redact_spec("https://user:secretpw@agents.example.org:8443/v1?token=abcdef123456&x=1")
     assert spec == "https://agents.example.org:8443/v1?token=…&x=…"
+
+
+def test_a_misspelt_field_of_an_ideas_file_is_refused_like_a_systems_answer(tmp_path: Path) -> None:
+    """A contract row's unknown field (``ideaa`` for ``idea``) is a parse failure naming the file,
+    line and field, as the same answer from ``cmd:`` or ``http://`` is; another field of the row
+    (its title) is never scored in its place."""
+    ideas = write_ideas(tmp_path / "ideas.jsonl", [
+        {"instance_id": "i1", "idea": "the first file idea here"},
+        {"instance_id": "i2", "ideaa": "a misspelt idea of several words",
+         "title": "a long title that a fallback could take for the idea"},
+    ])
+    steps = asyncio.run(generate(get_llm(f"ideas:{ideas}"), tmp_path / "run", ["i1", "i2"]))
+    got = records(tmp_path / "run")
+    assert got["i1"]["judgment"]["parse_ok"] is True
+    bad = got["i2"]["judgment"]
+    assert bad["parse_ok"] is False and bad["parsed"] is None
+    assert f"{ideas} line 2" in bad["errors"][-1] and "field 'ideaa': unknown field" in bad["errors"][-1]
+    assert steps.unparsed

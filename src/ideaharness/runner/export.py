@@ -137,6 +137,9 @@ async def export_tasks(benchmark: str, out: Path, *, work: Path | None = None, c
     bench = get_benchmark(benchmark)
     contract = get_contract(benchmark)
     check_writable(out)
+    inputs = [kwargs.get("ideas"), kwargs.get("data"), kwargs.get("corpus"), config]
+    if any(isinstance(f, str | Path) and Path(f).resolve() == out.resolve() for f in inputs):
+        raise UserError(f"--out {out}: is an input of the export; write the tasks to another file")
     captured: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ideaharness-export-") as scratch:
         run_dir = work if work is not None else Path(scratch) / "run"
@@ -146,6 +149,14 @@ async def export_tasks(benchmark: str, out: Path, *, work: Path | None = None, c
     for task in captured:
         unique.setdefault(str(task["task_id"]), task)
     if not unique:
+        unparsed = outcome.get("unparsed_units") or []
+        if unparsed:
+            first = unparsed[0]
+            raise PartialRunError(
+                f"tasks export {benchmark}: no task written: {len(unparsed)} judgment(s) before generation "
+                f"did not parse, so no instance got its generation inputs (first: {first['step']} "
+                f"{first['instance_id']}: {first['error']}); a judge that answers the blinding prompts "
+                "is needed (run the same command again to re-ask them)")
         raise UserError(f"tasks export {benchmark}: no generation task was captured (the selection is empty, "
                         "or this benchmark's generation does not go through StepRunner.generate_step)")
     text = "".join(json.dumps(t, sort_keys=True, ensure_ascii=False) + "\n" for t in unique.values())

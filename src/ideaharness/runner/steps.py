@@ -398,7 +398,7 @@ class StepRunner:
         contract = get_contract(task.benchmark)
         try:
             fitted = list(self.fit(messages))
-        except ContextLengthError:  # the prompt is context for the system; it never gets it whole
+        except ContextLengthError:  # the prompt is context for a system, not its input: given whole
             fitted = list(messages)
         task_json = task.to_json(prompt=fitted, contract=contract)
         if self.capture is not None:

@@ -194,11 +194,30 @@ class IdeasFileProvider:
         provenance = {**(own if isinstance(own, dict) else {}),
                       **(mapped if isinstance(mapped, dict) else {}), **provenance}
         answer = {**fields, "instance_id": task.instance_id, "provenance": provenance}
+        for row in rows:  # a contract row's misspelt field is refused, as in a cmd:/http answer
+            if not isinstance(row.get("provenance"), dict) or "format" not in row["provenance"]:
+                answer.update({k: v for k, v in row.items() if _unknown_row_key(k, contract)})
         text = json.dumps(answer, ensure_ascii=False, sort_keys=True)
         return Completion(text=text, model=self.label, finish_reason="stop")
 
     async def aclose(self) -> None:
         return None
+
+
+ROW_SPELLINGS = frozenset({"model", "stage", "scenario", "idea", "proposal", "ideas"})
+"""Fields of contract rows that the benchmarks' ``from_row`` read besides the common vocabulary and
+their answer fields (MLR-Bench's ``idea``/``proposal``/``model``/``stage``, IdeaBench's ``ideas``
+and ``scenario``, LiveIdeaBench's ``idea``)."""
+
+
+def _unknown_row_key(key: str, contract: Any) -> bool:
+    """Whether a contract row's ``key`` is no field the file adapter knows (the common vocabulary,
+    an instance-id spelling, the contract's answer fields, :data:`ROW_SPELLINGS`): it is then
+    passed on, and the contract refuses it as an unknown field."""
+    from ideaharness.systems.converters import INSTANCE_KEYS, VOCABULARY
+
+    return not (key.startswith("_") or key in VOCABULARY or key in INSTANCE_KEYS or key in ROW_SPELLINGS
+                or key in contract.answer.model_fields)
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -111,7 +111,8 @@ class LigBench(Benchmark):
         return input_files(self.config)
 
     def load(self) -> list[IdeaSpec]:
-        """One spec per system, topic and sample, then the ScholarIdeas plans.
+        """One spec per topic, system and sample (topic first, so ``--limit`` keeps whole topics for
+        every system), then the ScholarIdeas plans.
 
         Raises:
             UserError: no topics and no plans; ``--scholarideas`` without its root folder.
@@ -123,8 +124,8 @@ class LigBench(Benchmark):
         names = self.config.system_names()
         out = [IdeaSpec(id=f"{names[spec]}::{topic_id(ti)}::{k}", system=names[spec], topic=topic,
                         sample_index=k, generator=spec, topic_index=ti)
-               for spec in self.config.generator_specs() for ti, topic in enumerate(self.config.topics)
-               for k in range(self.config.ideas_per_topic)]
+               for ti, topic in enumerate(self.config.topics) for spec in self.config.generator_specs()
+               for k in range(self.config.ideas_per_topic)]  # topic first: --limit K asks every system
         if self.config.scholarideas:
             from ideaharness.data.scholarideas import load_scholarideas
 
