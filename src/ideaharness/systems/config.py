@@ -34,6 +34,20 @@ class SystemFields(BaseModel):
     system: str | None = Field(None, description="Name of the system (default: from the generator: the "
                                "file, command or URL).")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _saved_before_systems(cls, data: Any) -> Any:
+        """A config.json saved before issue 20 named the file ``ideas_file`` (AI Idea Bench,
+        MLR-Bench); its generator, never asked, is dropped: ``--ideas`` and ``--generator`` are now
+        one role."""
+        if isinstance(data, dict) and "ideas_file" in data:
+            data = dict(data)
+            old = data.pop("ideas_file")
+            if old and not data.get("ideas"):
+                data["ideas"] = old
+                data.pop("generator", None)
+        return data
+
     @model_validator(mode="after")
     def _one_generator(self) -> Any:
         if self.ideas is None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
 from ideaharness.runner.protocol import GeneratorJudgeConfig
@@ -73,19 +73,6 @@ class AIIdeaBenchConfig(SystemFields, GeneratorJudgeConfig):
     embedding_model: str = Field("all-MiniLM-L6-v2", description="Sentence-embedding model (IMCQ, NA).")
     bootstrap_resamples: int = Field(default=2000, ge=10, description="Bootstrap resamples of the 95% "
                                      "intervals.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _saved_before_systems(cls, data: Any) -> Any:
-        """A config.json saved before issue 20 named the ideas file ``ideas_file`` (its generator,
-        never asked, is dropped: ``--ideas`` and ``--generator`` are now one role)."""
-        if isinstance(data, dict) and "ideas_file" in data:
-            data = dict(data)
-            old = data.pop("ideas_file")
-            if old and not data.get("ideas"):
-                data["ideas"] = old
-                data.pop("generator", None)
-        return data
 
     @property
     def generator_role(self) -> str:

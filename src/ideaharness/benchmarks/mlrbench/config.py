@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from ideaharness.benchmarks.mlrbench.published import ideas_path, published_model
 from ideaharness.runner.protocol import GeneratorJudgeConfig
@@ -61,19 +61,6 @@ class MLRBenchConfig(SystemFields, GeneratorJudgeConfig):
     def stages(self) -> tuple[str, ...]:
         """The stages run, in order: ``("idea",)`` or ``("idea", "proposal")``."""
         return ("idea",) if self.stage == "idea" else ("idea", "proposal")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _saved_before_systems(cls, data: Any) -> Any:
-        """A config.json saved before issue 20 named the given texts ``ideas_file`` (its generator,
-        never asked, is dropped: ``--ideas`` and ``--generator`` are now one role)."""
-        if isinstance(data, dict) and "ideas_file" in data:
-            data = dict(data)
-            old = data.pop("ideas_file")
-            if old and not data.get("ideas"):
-                data["ideas"] = old
-                data.pop("generator", None)
-        return data
 
     def generator_spec(self, generator: str) -> str:
         """As :meth:`SystemFields.generator_spec`; ``published:<model>`` is the bundled file."""
