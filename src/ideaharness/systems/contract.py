@@ -146,6 +146,12 @@ class IdeaContract:
             raise ParseError(f"{where}, {exc}") from None
 
 
+def row_texts(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, str]:
+    """The row's non-blank text values of ``keys``, stripped (the envelope fields a ``from_row``
+    passes on: ``title``, ``system``, ...)."""
+    return {key: row[key].strip() for key in keys if isinstance(row.get(key), str) and row[key].strip()}
+
+
 def _default_where(provenance: Any, task: GenerationTask) -> str:
     if isinstance(provenance, dict) and provenance.get("source"):
         if isinstance(provenance.get("where"), str) and provenance["where"]:

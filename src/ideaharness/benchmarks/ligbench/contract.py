@@ -29,7 +29,7 @@ from pydantic import Field
 from ideaharness.benchmarks.ligbench.config import parse_generated_idea, topic_id
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import check_text
-from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract
+from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract, row_texts
 from ideaharness.systems.task import GenerationTask
 
 BENCHMARK = "ligbench"
@@ -125,9 +125,7 @@ def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     if free:
         for field, body in sections_of(free).items():
             out.setdefault(field, body)
-    for key in ("title", "system", "topic"):
-        if isinstance(row.get(key), str) and row[key].strip():
-            out[key] = row[key].strip()
+    out.update(row_texts(row, ("title", "system", "topic")))
     return out
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import Field
 
 from ideaharness.benchmarks.researchbench.composition import STEP_GENERATE, checked_hypothesis
-from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract
+from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract, row_texts
 from ideaharness.systems.task import GenerationTask
 
 BENCHMARK = "researchbench"
@@ -80,9 +80,7 @@ def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
         hypothesis = " ".join(parts) or None
     if hypothesis is not None:
         out["hypothesis"] = hypothesis
-    for key in ("title", "system"):
-        if isinstance(row.get(key), str) and row[key].strip():
-            out[key] = row[key].strip()
+    out.update(row_texts(row, ("title", "system")))
     return out
 
 
