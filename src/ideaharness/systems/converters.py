@@ -146,11 +146,14 @@ def _load(path: Path) -> tuple[bool, Any]:
     if _is_jsonl_suffix(path):
         return True, list(iter_jsonl(path, text=text))
     try:
-        decode_input(text.removeprefix("\ufeff"))
-    except json.JSONDecodeError as exc:
-        if exc.msg.startswith("Extra data"):  # several values: JSON Lines under another name
-            return True, list(iter_jsonl(path, text=text))
-    return False, parse_json_document(text, path)
+        return False, parse_json_document(text, path)
+    except DataError:
+        try:  # decoded again only to tell several values (JSON Lines under another name) from bad JSON
+            decode_input(text.removeprefix("\ufeff"))
+        except json.JSONDecodeError as exc:
+            if exc.msg.startswith("Extra data"):
+                return True, list(iter_jsonl(path, text=text))
+        raise
 
 
 # ---------------------------------------------------------------------------- field helpers
