@@ -47,6 +47,7 @@ from ideaharness.llm.errors import MissingAnswer, ProviderError
 from ideaharness.llm.types import ChatRequest, Completion
 from ideaharness.redaction import redact
 from ideaharness.systems.contract import get_contract
+from ideaharness.systems.converters import INSTANCE_KEYS, VOCABULARY, read_idea_rows
 from ideaharness.systems.spec import CMD_PREFIX, IDEAS_PREFIX, split_ideas_spec
 from ideaharness.systems.task import GenerationTask, read_task
 
@@ -120,8 +121,6 @@ class IdeasFileProvider:
         self.format = fmt
         self.label = f"ideas:{path}"
         self.base_url: str | None = None
-        from ideaharness.systems.converters import read_idea_rows
-
         rows = read_idea_rows(self.path, fmt)
         self.rows: dict[str, list[dict[str, Any]]] = {}
         for row in rows:
@@ -214,8 +213,6 @@ def _unknown_row_key(key: str, contract: Any) -> bool:
     """Whether a contract row's ``key`` is no field the file adapter knows (the common vocabulary,
     an instance-id spelling, the contract's answer fields, :data:`ROW_SPELLINGS`): it is then
     passed on, and the contract refuses it as an unknown field."""
-    from ideaharness.systems.converters import INSTANCE_KEYS, VOCABULARY
-
     return not (key.startswith("_") or key in VOCABULARY or key in INSTANCE_KEYS or key in ROW_SPELLINGS
                 or key in contract.answer.model_fields)
 
