@@ -152,3 +152,11 @@ class Judgment(_Model):
     usage: dict[str, int] = Field(default_factory=dict)
     stderr: str | None = None
     """The last reply's stderr when the judged model is a ``cmd:`` system (redacted), else None."""
+    answer: str | None = None
+    """The text the parser read (the last reply's answer, its reasoning removed) when it differs
+    from ``raw_text``; None when the parser read ``raw_text`` itself."""
+    reasoning: str | None = None
+    """The last reply's reasoning (:mod:`ideaharness.llm.reasoning`), or None."""
+    truncated_reasoning: bool = False
+    """True when the last reply ran out of tokens while reasoning (no answer): a parse failure
+    with that reason, counted apart in the reliability block."""

@@ -3,6 +3,8 @@
 * :class:`LLMError`: a model call failed for good (retries exhausted, or a non-retryable reply such as
   HTTP 400). A run may catch it and record the failure for the item; the CLI prints it on one line.
 * :class:`MissingAnswer`: a system (an ``ideas:`` file) holds no answer for the task; that unit fails.
+* :class:`BudgetExceeded`: the run's ``--max-cost`` / ``--max-tokens`` budget would be exceeded;
+  the unit is not started.
 * :class:`ContextLengthError`: the prompt plus ``max_tokens`` does not fit the model's context; the
   caller truncates its inputs and tries again.
 * :class:`ProviderError`: raised by a provider for one attempt; the :class:`~ideaharness.llm.LLM`
@@ -33,6 +35,16 @@ class MissingAnswer(LLMError):
     def __init__(self, message: str, *, instance_id: str | None = None) -> None:
         super().__init__(message)
         self.instance_id = instance_id
+
+
+class BudgetExceeded(LLMError):
+    """A provider call was not started because the run's budget (``--max-cost`` USD,
+    ``--max-tokens``) would be exceeded by what is spent plus what is in flight. The unit is left
+    undone (listed with status ``"budget"``), does not count toward the stop after repeated
+    failures, and a re-run with a larger budget asks it. ``retryable`` and ``outage`` are False."""
+
+    retryable = False
+    outage = False
 
 
 class ContextLengthError(LLMError):

@@ -12,8 +12,19 @@ Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str
 
 
 class Usage(BaseModel):
+    """Tokens of one reply, normalised over providers' usage shapes.
+
+    ``prompt_tokens``: every input token, cached ones included; ``cached_prompt_tokens``: of those,
+    the ones read from the provider's prompt cache (OpenAI ``prompt_tokens_details.cached_tokens``,
+    Anthropic ``cache_read_input_tokens``); ``completion_tokens``: every output token, reasoning
+    included (a provider that reports reasoning outside ``completion_tokens`` has it added once);
+    ``reasoning_tokens``: of those, the ones spent reasoning (``completion_tokens_details.reasoning_tokens``).
+    """
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 class ChatRequest(BaseModel):
@@ -29,10 +40,14 @@ class ChatRequest(BaseModel):
     messages: list[Message]
     temperature: float = 0.0
     top_p: float | None = None
-    max_tokens: int = 1024
+    max_tokens: int | None = 1024
+    """Reply cap sent to the backend (answer and reasoning), tokens; None sends no cap (``--parity``
+    where the published code sends none)."""
     seed: int | None = 0
     json_schema: dict[str, Any] | None = None
     sample_index: int = 0
+    reasoning_effort: str | None = None
+    """``--reasoning-effort`` of the role (none, minimal, low, medium, high) or None (not sent)."""
 
     @field_validator("messages")
     @classmethod
@@ -55,6 +70,14 @@ class Completion(BaseModel):
     stderr: str | None = None
     """What a system (``cmd:``) wrote on stderr for this reply: its last 4000 characters, redacted;
     None for models."""
+    reasoning: str | None = None
+    """The reasoning separated from the answer (``<think>`` blocks, ``reasoning_content``,
+    thinking blocks; :mod:`ideaharness.llm.reasoning`), or None when the reply had none."""
+    raw_text: str | None = None
+    """The reply text as the backend returned it when it differs from ``text`` (the answer alone:
+    reasoning tags removed); None when ``text`` is the whole reply."""
+    truncated_reasoning: bool = False
+    """True when the reply ran out of tokens while reasoning: no answer came (``text`` empty)."""
 
     @field_validator("text")
     @classmethod

@@ -100,13 +100,14 @@ class UnparsedUnit(BaseModel):
 
 
 class FailedUnit(BaseModel):
-    """A unit of work left undone: ``status`` "failed" (model call failed for good, or raised) or
-    "skipped" (a metric whose service could not be used); ``error`` is the last error, redacted."""
+    """A unit of work left undone: ``status`` "failed" (model call failed for good, or raised),
+    "skipped" (a metric whose service could not be used) or "budget" (not started: the run's
+    ``--max-cost`` / ``--max-tokens`` budget would be exceeded); ``error`` is the last error, redacted."""
 
     step: str
     instance_id: str
     key: str = ""
-    status: Literal["failed", "skipped"] = "failed"
+    status: Literal["failed", "skipped", "budget"] = "failed"
     error: str
 
 
@@ -200,13 +201,15 @@ class StepRunner:
         then run their phases up to and including generation, and stop."""
         return self.capture is not None
 
-    def fail(self, step: str, instance_id: str, key: str, error: object, *, skipped: bool = False) -> None:
-        """List a unit as failed (or skipped) with its last error (redacted before it is kept)."""
-        if not skipped and (step, instance_id, key) not in self.failures:
+    def fail(self, step: str, instance_id: str, key: str, error: object, *, skipped: bool = False,
+             budget: bool = False) -> None:
+        """List a unit as failed (or skipped, or not started for the budget) with its last error
+        (redacted before it is kept)."""
+        if not skipped and not budget and (step, instance_id, key) not in self.failures:
             self.error_count += 1
+        status: Literal["failed", "skipped", "budget"] = "budget" if budget else "skipped" if skipped else "failed"
         self.failures[(step, instance_id, key)] = FailedUnit(
-            step=step, instance_id=instance_id, key=key, status="skipped" if skipped else "failed",
-            error=redact(error),
+            step=step, instance_id=instance_id, key=key, status=status, error=redact(error),
         )
 
     def fit(self, messages: list[Message]) -> list[Message]:
@@ -281,7 +284,7 @@ class StepRunner:
                 return existing
             earlier = [*(existing.get("earlier_judgments") or []), existing["judgment"]]
             first_round = _rounds(existing)
-        from ideaharness.llm.errors import ContextLengthError, LLMError, MissingAnswer
+        from ideaharness.llm.errors import BudgetExceeded, ContextLengthError, LLMError, MissingAnswer
 
         base_index = int(sampling.pop("sample_index", 0) or 0)
         temperature = float(sampling.pop("temperature", 0.0) or 0.0)
@@ -304,6 +307,9 @@ class StepRunner:
                 earlier.append(judgment.model_dump(mode="json"))  # a cached failure, replayed
         except ContextLengthError as exc:  # this item's prompt is too long; others may fit
             self.fail(step, instance_id, key, exc)
+            return None
+        except BudgetExceeded as exc:  # not started: the run's budget is spent; a larger one resumes it
+            self.fail(step, instance_id, key, exc, budget=True)
             return None
         except MissingAnswer as exc:  # a system without this answer: this unit's failure, no outage
             self.fail(step, instance_id, key, exc)
@@ -605,6 +611,9 @@ class LocalExecutor:
 
     def __init__(self, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
         self.max_in_flight = max_in_flight
+        self.status: Callable[[], str] | None = None
+        """Text shown after each progress bar (tokens, cost, budget), refreshed as items finish;
+        None shows nothing. Set by the runner."""
 
     async def run_phases(self, items: Sequence[Any], phases: Sequence[Phase], *, progress: bool) -> None:
         """Run each phase over all items, in order.
