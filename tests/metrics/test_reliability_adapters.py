@@ -226,8 +226,9 @@ def test_reliability_section_rows_and_warnings_for_the_runner(tmp_path: Path) ->
     section = reliability_section(RECORDS, adapters=ADAPTERS, human_ceiling={"value": 0.565})
     json.dumps(section)
     rows = reliability_rows(section)
-    # no judge compared with human labels: no human-agreement column, and no ceiling on its own
-    assert all(len(r) == len(COLUMNS) - 1 for r in rows)
+    # no judge compared with human labels: no human-agreement column, and no ceiling on its own;
+    # no reply ran out of tokens while reasoning: no truncated-reasoning column
+    assert all(len(r) == len(COLUMNS) - 2 for r in rows)
     row = next(r for r in rows if r[0] == "ligbench/compare[rating]")
     assert row[1:4] == ["judge-m", "2", "50%"]
     assert section["human_ceiling"] is None

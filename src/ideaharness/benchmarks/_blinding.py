@@ -285,6 +285,10 @@ async def rewrite_reference(
     without_measured_results`, recorded as ``shown_to_rewriter`` when it differs): a rewrite must
     drop them, and a model that is not shown them cannot copy them.
 
+    ``max_tokens``: the answer cap, tokens; default 64 + 2 per word the form allows (the rewrite's
+    length; the rewriter's reasoning budget is added by the client). No benchmark rewrites under
+    ``--parity``, so there is no published cap.
+
     Returns:
         The record ``{"judgment", "original", "form", "rewriter"}`` (+ ``shown_to_rewriter``;
         ``rewriter``: the model string); None when the model call failed for good (not recorded:

@@ -143,10 +143,13 @@ async def generate_idea(
     *,
     sample_index: int = 0,
     temperature: float = 0.7,
-    max_tokens: int = 1024,
+    max_tokens: int | None = 768,
     seed: int = 0,
 ) -> tuple[Idea | None, Judgment]:
     """Generate one idea for ``instance`` (the ``sample_index``-th of n).
+
+    ``max_tokens``: the answer cap, tokens (AI Idea Bench's ``generation_max_tokens`` default; the
+    model adds its reasoning budget); None sends no cap.
 
     Returns:
         (idea, judgment): idea is None when the reply never parsed (the judgment says why).

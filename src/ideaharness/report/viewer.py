@@ -7,9 +7,11 @@ at the first drill-down; with ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, so
 text can close the element), and a small vanilla-JS viewer renders one page of rows at a time:
 a sortable, filterable, searchable table of every instance (parse-failure and failed-unit
 filters), a table of every judgment, a drill-down to every step of an instance (the rendered
-prompt, every message with its role, from the run's ``prompts.jsonl``; raw reply, parsed value,
-parse status, attempts), the judge-reliability panel and tokens/cost/latency. Every text reaches
-the page through ``textContent`` or Jinja2's autoescape.
+prompt, every message with its role, from the run's ``prompts.jsonl``; the answer the parser read,
+the model's reasoning apart from it in a collapsed block (marked when it ran out of tokens before
+an answer), the raw reply as returned, parsed value, parse status, attempts), the judge-reliability
+panel and tokens/cost/latency. Every text reaches the page through ``textContent`` or Jinja2's
+autoescape.
 Timings at 10^5 judgments: ``benchmarks/viewer.py``.
 """
 
@@ -59,6 +61,8 @@ LABELS = {
     "tokens_in": "tokens in", "tokens_out": "tokens out", "latency_s": "latency (s)",
     "cost_usd": "cost (USD)", "step": "step", "key": "key", "model": "model",
     "prompt_hash": "prompt hash", "prompt": "rendered prompt", "raw_reply": "raw reply",
+    "answer": "answer (what the parser read)", "reasoning": "reasoning",
+    "truncated_reasoning": "ran out of tokens while reasoning",
     "parsed": "parsed value", "parse_status": "parse status", "attempts": "attempts",
     "errors": "parse error", "positions": "positions shown", "shown": "items shown",
 }  # fmt: skip
@@ -139,7 +143,7 @@ def _rows(frame: pd.DataFrame, columns: Sequence[str]) -> list[list[Any]]:
     """Rows of ``frame`` as plain Python lists, missing values as None."""
     if frame.empty:
         return []
-    sub = frame[list(columns)].astype(object)
+    sub = frame.reindex(columns=list(columns)).astype(object)  # a frame of an older export lacks some
     sub = sub.where(sub.notna(), None)
     return [
         [v.item() if hasattr(v, "item") else v for v in row] for row in sub.itertuples(index=False, name=None)

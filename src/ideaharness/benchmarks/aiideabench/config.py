@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ideaharness.benchmarks._caps import PublishedCap, parity_cap
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
 from ideaharness.runner.protocol import GeneratorJudgeConfig
 from ideaharness.systems.config import SystemFields
@@ -16,6 +17,17 @@ BENCHMARK_VERSION = "3"  # 2: references blinded by default (issue 9); 3: IMCQ o
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Metric = Literal["imcq", "i2i", "i2t", "novelty", "feasibility"]
 ALL_METRICS: tuple[Metric, ...] = ("imcq", "i2i", "i2t", "novelty", "feasibility")
+
+_AIIB = "yansheng-qiu/AI_Idea_Bench_2025@4ea6390"
+_DEEPSEEK = PublishedCap(8000, f"{_AIIB}:LLM/Deepseek_v5.py:62 and LLM/Deepseek_v3.py:42 (every published "
+                         "DeepSeek call: paper digests, keyword and plan splits, IMCQ, I2I, I2T, the "
+                         "competition; max_tokens=8000)")
+PUBLISHED_CAPS: dict[str, PublishedCap] = {
+    "generate": PublishedCap(4096, f"{_AIIB}:AI-Scientist/ai_scientist/llm.py:9 (MAX_NUM_TOKENS = 4096, "
+                             "sent at :197 for gpt-4o, the published AI-Scientist baseline)"),
+    **{kind: _DEEPSEEK for kind in ("decompose", "digest", "judge", "keywords", "concepts")},
+}
+"""Prompt kind -> the published code's reply cap (``--parity``)."""
 
 
 class AIIdeaBenchConfig(SystemFields, GeneratorJudgeConfig):
@@ -50,10 +62,23 @@ class AIIdeaBenchConfig(SystemFields, GeneratorJudgeConfig):
                                       "before generation.")
     generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")
     judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
-    generation_max_tokens: int = Field(default=768, ge=16, description="Token limit of a generated idea.")
-    judge_max_tokens: int = Field(default=384, ge=16, description="Token limit of a judgment.")
-    decomposition_max_tokens: int = Field(default=768, ge=16, description="Token limit of a ground-truth "
-                                          "decomposition.")
+    generation_max_tokens: int = Field(default=768, ge=16, description="Tokens of a generated idea (JSON: "
+                                       "title, motivation, experiment plan); the generator's reasoning "
+                                       "budget is added; --parity: 4,096, as published.")
+    judge_max_tokens: int = Field(default=384, ge=16, description="Tokens of a judgment (IMCQ, I2I, I2T, "
+                                  "competition: a small JSON verdict); the judge's reasoning budget is "
+                                  "added; --parity: 8,000, as published.")
+    decomposition_max_tokens: int = Field(default=768, ge=16, description="Tokens of a decomposition into "
+                                          "motivation and experiment plan (JSON); the judge's reasoning "
+                                          "budget is added; --parity: 8,000, as published.")
+    digest_max_tokens: int = Field(default=512, ge=16, description="Tokens of an inspiration digest (JSON); "
+                                   "the judge's reasoning budget is added; --parity: 8,000, as published.")
+    keywords_max_tokens: int = Field(default=200, ge=16, description="Tokens of the novelty search keywords "
+                                     "(a JSON list); the judge's reasoning budget is added; --parity: "
+                                     "8,000, as published.")
+    concepts_max_tokens: int = Field(default=300, ge=16, description="Tokens of the feasibility concepts (a "
+                                     "JSON list); the judge's reasoning budget is added; --parity: 8,000, "
+                                     "as published.")
     cutoff: dt.date = Field(DEFAULT_CUTOFF, description="Default knowledge cutoff (NA split, FA latest "
                             "year), YYYY-MM-DD.")
     parity: bool = Field(False, description="Published choices: competition in one order with 1 point "
@@ -83,6 +108,19 @@ class AIIdeaBenchConfig(SystemFields, GeneratorJudgeConfig):
     def system_label(self) -> str:
         """The system's name in results and competitions (:meth:`SystemFields.system_name`)."""
         return self.system_name(self.generator)
+
+    def reply_cap(self, kind: str) -> int | None:
+        """The answer cap of prompt ``kind`` (a key of :data:`PUBLISHED_CAPS`: ``generate``,
+        ``decompose``, ``digest``, ``judge``, ``keywords``, ``concepts``), tokens: its config field;
+        under ``parity`` the published one.
+
+        Raises:
+            KeyError: an unknown kind.
+        """
+        ours = {"generate": self.generation_max_tokens, "decompose": self.decomposition_max_tokens,
+                "digest": self.digest_max_tokens, "judge": self.judge_max_tokens,
+                "keywords": self.keywords_max_tokens, "concepts": self.concepts_max_tokens}[kind]
+        return parity_cap(kind, ours, PUBLISHED_CAPS, parity=self.parity)
 
     @property
     def loss_points(self) -> float:

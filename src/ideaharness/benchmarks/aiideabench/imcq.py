@@ -66,7 +66,7 @@ async def _decompose(bench: AIIdeaBench, inst: Instance, paper: Reference) -> di
         tasks[paper.id] = asyncio.ensure_future(bench.steps.judge_step(
             STEP_DISTRACTOR, inst.id, paper.id, bench.judge, paper_decomposition_messages(paper),
             parse_blind_decomposition, json_schema=DECOMPOSITION_SCHEMA, extra={"title": paper.title},
-            **bench._sampling(bench.config.decomposition_max_tokens),
+            **bench._sampling("decompose"),
         ))
     return await asyncio.shield(tasks[paper.id])
 

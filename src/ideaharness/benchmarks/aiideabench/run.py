@@ -233,9 +233,10 @@ class AIIdeaBench(Benchmark):
             self._embeddings.update(zip(missing, np.asarray(vectors), strict=True))
         return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
 
-    def _sampling(self, max_tokens: int | None = None) -> dict[str, Any]:
+    def _sampling(self, kind: str = "judge") -> dict[str, Any]:
+        """The judge's sampling of prompt ``kind`` (its cap: :meth:`AIIdeaBenchConfig.reply_cap`)."""
         return {"temperature": self.config.judge_temperature, "seed": self.config.seed,
-                "max_tokens": max_tokens or self.config.judge_max_tokens}
+                "max_tokens": self.config.reply_cap(kind)}
 
     def ground_truth(self, inst: Instance) -> dict[str, str] | None:
         """{"motivation", "experiment_plan"} from the data or the decomposition record; None if missing."""
@@ -271,7 +272,7 @@ class AIIdeaBench(Benchmark):
         parse = parse_decomposition if self.config.parity else parse_blind_decomposition
         await self.steps.judge_step(
             "decompose", inst.id, "", self.judge, decomposition_messages(inst), parse,
-            json_schema=DECOMPOSITION_SCHEMA, **self._sampling(self.config.decomposition_max_tokens),
+            json_schema=DECOMPOSITION_SCHEMA, **self._sampling("decompose"),
         )
 
     async def digest(self, inst: Instance) -> None:
@@ -281,7 +282,7 @@ class AIIdeaBench(Benchmark):
         await asyncio.gather(*(
             self.steps.judge_step(
                 "digest", inst.id, ref.id, self.judge, digest_messages(ref, topic), parse_digest,
-                json_schema=DIGEST_SCHEMA, **self._sampling(512),
+                json_schema=DIGEST_SCHEMA, **self._sampling("digest"),
             )
             for ref in inst.references
         ))
@@ -313,7 +314,7 @@ class AIIdeaBench(Benchmark):
                 task=generation_task(inst.id, k, topic=topic, inspirations=inspirations,
                                      seed=self.config.seed),
                 json_schema=IDEA_SCHEMA, temperature=self.config.generation_temperature,
-                max_tokens=self.config.generation_max_tokens, seed=self.config.seed, sample_index=k,
+                max_tokens=self.config.reply_cap("generate"), seed=self.config.seed, sample_index=k,
             )
 
         await asyncio.gather(*(one(k) for k in range(self.config.n_ideas)))
@@ -421,7 +422,7 @@ class AIIdeaBench(Benchmark):
         if not keywords:
             rec = await self.steps.judge_step(
                 "keywords", inst.id, "", self.judge, J.keywords_messages(judge_topic(self, inst)),
-                J.parse_keywords, json_schema=J.KEYWORDS_SCHEMA, **self._sampling(200),
+                J.parse_keywords, json_schema=J.KEYWORDS_SCHEMA, **self._sampling("keywords"),
             )
             if not rec or not rec["judgment"]["parse_ok"]:
                 return
@@ -461,7 +462,7 @@ class AIIdeaBench(Benchmark):
             rec = await self.steps.judge_step(
                 "concepts", inst.id, str(k), self.judge,
                 J.concepts_messages(idea.motivation or idea.text, idea.experiment_plan or idea.text),
-                J.parse_concepts, json_schema=J.CONCEPTS_SCHEMA, **self._sampling(300),
+                J.parse_concepts, json_schema=J.CONCEPTS_SCHEMA, **self._sampling("concepts"),
             )
             if not rec or not rec["judgment"]["parse_ok"]:
                 continue

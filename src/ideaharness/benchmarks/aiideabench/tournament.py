@@ -189,7 +189,7 @@ class _Tournament:
                 json_schema=J.COMPETE_SCHEMA,
                 temperature=self.cfg.judge_temperature,
                 seed=self.cfg.seed,
-                max_tokens=self.cfg.judge_max_tokens,
+                max_tokens=self.cfg.reply_cap("judge"),
             )
             if rec is None:
                 return None

@@ -233,7 +233,7 @@ class IdeaBench(Benchmark):
             messages,
             parse_target_idea,
             temperature=self.config.judge_temperature,
-            max_tokens=400,
+            max_tokens=self.config.reply_cap("target_idea"),
             seed=self.config.seed,
         )
 
@@ -268,7 +268,7 @@ class IdeaBench(Benchmark):
             n_ideas=self.config.n_ideas,
         )
         n = self.config.n_ideas
-        max_tokens = self.config.generation_max_tokens or 80 + 220 * n
+        max_tokens = self.config.reply_cap("generate")
         await self.steps.generate_step(
             step,
             inst.id,
@@ -388,7 +388,7 @@ class IdeaBench(Benchmark):
             messages,
             parse_overlap,
             temperature=self.config.judge_temperature,
-            max_tokens=300,
+            max_tokens=self.config.reply_cap("overlap"),
             seed=self.config.seed,
             json_schema=OVERLAP_SCHEMA,
             extra={"idea_id": best.id, "compared_with": kind},
@@ -453,7 +453,7 @@ class IdeaBench(Benchmark):
             asked.messages,
             lambda t: parse_ranking(t, labels),
             temperature=self.config.judge_temperature,
-            max_tokens=120 + 40 * len(shown),
+            max_tokens=self.config.rank_cap(len(shown)),
             seed=self.config.seed,
             json_schema=ranking_schema(labels),
             positions=[item_id for item_id, _ in shown],

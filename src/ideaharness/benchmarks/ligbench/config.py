@@ -89,7 +89,9 @@ class LigBenchConfig(SystemFields, BenchmarkConfig):
                               "human-written system.")
     scholarideas_root: str | None = Field(None, description="The ScholarIdeas folder (ScholarEval release).")
     generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")
-    generation_max_tokens: int = Field(700, ge=16, description="Token limit of a generated idea.")
+    generation_max_tokens: int = Field(700, ge=16, description="Tokens of a generated idea; the "
+                                       "generator's reasoning budget is added (no published code: "
+                                       "--parity keeps it).")
     scoring: ScoringSettings = Field(default_factory=lambda: ScoringSettings())
     debias_means: DebiasMeans = Field("corpus", description="Venue means for debiasing: corpus, paper "
                                       "(published means) or none.")

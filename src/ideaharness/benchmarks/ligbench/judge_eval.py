@@ -63,6 +63,12 @@ class JudgeAccuracyConfig(BenchmarkConfig):
     structured_output: bool = Field(True, json_schema_extra={"cli": "--structured/--free-text"},
                                     description="Ask the backend for JSON matching the reply schema, or "
                                     "let the judge reason.")
+    compare_max_tokens: int = Field(400, ge=16, description="Tokens of a pairwise comparison (JSON: three "
+                                    "outcomes); the judge's reasoning budget is added (no published code: "
+                                    "--parity keeps it).")
+    free_text_extra_tokens: int = Field(FREE_TEXT_EXTRA_TOKENS, ge=0, description="Tokens added to the cap "
+                                        "with --free-text, for the reasoning the prompt asks to write "
+                                        "before the JSON.")
 
 
 class PairItem(BaseModel):
@@ -144,7 +150,8 @@ class JudgeAccuracy(Benchmark):
                     render("ligbench_compare", idea_a=reference_text(x), idea_b=reference_text(y)),
                     parse_comparison, positions=[x.id, y.id], temperature=config.judge_temperature,
                     extra={"human_preference": human},
-                    max_tokens=400 if config.structured_output else 400 + FREE_TEXT_EXTRA_TOKENS,
+                    max_tokens=config.compare_max_tokens + (
+                        0 if config.structured_output else config.free_text_extra_tokens),
                     seed=config.seed, json_schema=COMPARE_SCHEMA if config.structured_output else None,
                     reorder=functools.partial(swapped_pair, x, y, corpus))
                 if rec and rec["judgment"]["parse_ok"]:

@@ -32,7 +32,7 @@ import hashlib
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ideaharness.benchmarks.ligbench.blinding import published_text, rewrite_paper
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
@@ -51,6 +51,8 @@ INITIAL_KEYS = ("rating", "contribution", "soundness", "novelty")
 COMPARE_KEYS = ("rating", "soundness", "contribution")
 Order = Literal["both", "random", "fixed"]
 FREE_TEXT_EXTRA_TOKENS = 600
+"""Default of ``free_text_extra_tokens``: room for the visible reasoning a ``--free-text`` reply
+writes before its JSON (the prompts ask for it), added to each judge cap."""
 FORMAL_MIN_WORDS = 3
 """Each formalised part is at least a short phrase ("Define deception in decision making")."""
 
@@ -202,6 +204,40 @@ class ScoringSettings(BaseModel):
     blind_references: bool = Field(True, json_schema_extra={"cli": False}, description="Compare with "
                                    "reference papers rewritten into the ideas' form (off with --parity).")
     seed: int = Field(0, json_schema_extra={"cli": False}, description="Seed (set from the run seed).")
+    formalize_max_tokens: int = Field(700, ge=16, description="Tokens of a formalised idea (JSON: four "
+                                      "parts); the judge's reasoning budget is added (no published code: "
+                                      "--parity keeps it).")
+    initial_score_max_tokens: int = Field(200, ge=16, description="Tokens of the initial scores (JSON: four "
+                                          "numbers); the judge's reasoning budget is added (no published "
+                                          "code: --parity keeps it).")
+    compare_max_tokens: int = Field(400, ge=16, description="Tokens of a pairwise comparison (JSON: three "
+                                    "outcomes); the judge's reasoning budget is added (no published code: "
+                                    "--parity keeps it).")
+    free_text_extra_tokens: int = Field(FREE_TEXT_EXTRA_TOKENS, ge=0, description="Tokens added to each "
+                                        "judge cap with --free-text, for the reasoning the prompt asks to "
+                                        "write before the JSON.")
+
+    @model_serializer(mode="wrap")
+    def _caps_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The settings as JSON, each reply cap only when it is not its default: a run recorded
+        before the caps were settings (issue 21) has the same ``scoring`` and resumes."""
+        out: dict[str, Any] = handler(self)
+        for name in CAP_FIELDS:
+            if name in out and out[name] == type(self).model_fields[name].default:
+                del out[name]
+        return out
+
+    def reply_cap(self, kind: Literal["formalize", "initial_score", "compare"]) -> int:
+        """The judge's answer cap of prompt ``kind``, tokens: its field, plus
+        ``free_text_extra_tokens`` when the reply is free text (the client adds the reasoning
+        budget)."""
+        cap: int = getattr(self, f"{kind}_max_tokens")
+        return cap if self.structured_output else cap + self.free_text_extra_tokens
+
+
+CAP_FIELDS = ("formalize_max_tokens", "initial_score_max_tokens", "compare_max_tokens",
+              "free_text_extra_tokens")
+"""The reply-cap fields of :class:`ScoringSettings` (recorded only when set to another value)."""
 
 
 def reference_text(record: PairIQRecord) -> str:
@@ -240,10 +276,10 @@ class IdeaScorer:
         if self.gate is not None:
             await self.gate.aclose()
 
-    def _sampling(self, schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
-        cfg = self.settings  # free-text replies reason before the JSON: leave room for it
-        return {"temperature": cfg.judge_temperature, "seed": cfg.seed,
-                "max_tokens": max_tokens if cfg.structured_output else max_tokens + FREE_TEXT_EXTRA_TOKENS,
+    def _sampling(self, schema: dict[str, Any],
+                  kind: Literal["formalize", "initial_score", "compare"]) -> dict[str, Any]:
+        cfg = self.settings  # free-text replies reason before the JSON: the cap leaves room for it
+        return {"temperature": cfg.judge_temperature, "seed": cfg.seed, "max_tokens": cfg.reply_cap(kind),
                 "json_schema": schema if cfg.structured_output else None}
 
     def orders(self, idea_id: str, ref_id: str) -> list[str]:
@@ -260,7 +296,7 @@ class IdeaScorer:
         failures = {"formalize": 0, "initial_score": 0, "compare": 0, "rewrite": 0}
         rec = await self.steps.judge_step(
             "ligbench/formalize", idea_id, "", self.judge, render("ligbench_formalize", idea_text=text),
-            parse_formalization, **self._sampling(FORMAL_SCHEMA, 700))
+            parse_formalization, **self._sampling(FORMAL_SCHEMA, "formalize"))
         if rec is None:
             return IdeaScore(idea_id=idea_id, status="llm_error", parse_failures=failures)
         if not rec["judgment"]["parse_ok"]:
@@ -283,7 +319,7 @@ class IdeaScorer:
                 {"title": r.title, "analysis": reference_text(r),
                  **{d: self.corpus.score(r.id, d) for d in SCORE_DIMENSIONS}} for r in calibration]),
             parse_initial_scores, extra={"calibration": result.calibration},
-            **self._sampling(INITIAL_SCHEMA, 200))
+            **self._sampling(INITIAL_SCHEMA, "initial_score"))
         if rec is None:
             return result.model_copy(update={"status": "llm_error", "parse_failures": failures})
         if not rec["judgment"]["parse_ok"]:
@@ -340,7 +376,7 @@ class IdeaScorer:
             return await self.steps.judge_step(
                 "ligbench/compare", idea_id, f"{ref.id}|{order}", self.judge,
                 render("ligbench_compare", idea_a=a, idea_b=b), parse_comparison,
-                positions=positions, **self._sampling(COMPARE_SCHEMA, 400),
+                positions=positions, **self._sampling(COMPARE_SCHEMA, "compare"),
                 reorder=lambda o: Reask(render("ligbench_compare", idea_a=(a, b)[o[0]], idea_b=(a, b)[o[1]])))
 
         records = await asyncio.gather(*(one(o) for o in orders))

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ideaharness.benchmarks._caps import PublishedCap, parity_cap
 from ideaharness.errors import UserError
 from ideaharness.runner.protocol import MODEL_FORMS, BenchmarkConfig
 from ideaharness.systems.config import SystemFields
@@ -29,6 +30,17 @@ _RELEASE_SUFFIX = re.compile(
 """One release suffix of a model name: a date or snapshot number, a reasoning effort or mode, a
 release stage or the instruction-tuned marker. Stripped from the end, repeatedly, by
 :func:`model_family`."""
+
+
+_PUBLISHED_CALL = ("x66ccff/liveideabench@6fc8285:utils/LLM.py:172-176 (client.chat.completions.create("
+                   "model, messages, stream=False): the one model call of idea, critique and fluency "
+                   "prompts, no max_tokens)")
+PUBLISHED_CAPS: dict[str, PublishedCap] = {
+    "idea": PublishedCap(None, _PUBLISHED_CALL),
+    "critique": PublishedCap(None, _PUBLISHED_CALL),
+    "fluency": PublishedCap(None, _PUBLISHED_CALL),
+}
+"""Prompt kind -> the published code's reply cap (``--parity``): no cap for any prompt."""
 
 
 def model_family(model: str) -> str:
@@ -103,8 +115,14 @@ class LiveIdeaBenchConfig(SystemFields, BenchmarkConfig):
     generation_temperature: float = Field(0.7, description="Generator sampling temperature (published: "
                                           "provider default).")
     judge_temperature: float = Field(0.0, description="Judge sampling temperature.")
-    generation_max_tokens: int = Field(400, ge=16, description="Generator reply tokens.")
-    judge_max_tokens: int = Field(500, ge=16, description="Critique reply tokens.")
+    generation_max_tokens: int = Field(400, ge=16, description="Tokens of an idea reply (the prompt asks "
+                                       "for at most 100 words); the generator's reasoning budget is "
+                                       "added; --parity: no cap, as published.")
+    judge_max_tokens: int = Field(500, ge=16, description="Tokens of a critique reply (an analysis of "
+                                  "under 100 words and a JSON score block); the judge's reasoning budget "
+                                  "is added; --parity: no cap, as published.")
+    fluency_max_tokens: int = Field(16, ge=1, description="Tokens of a fluency reply (one grade A-D); the "
+                                    "judge's reasoning budget is added; --parity: no cap, as published.")
     bootstrap_resamples: int = Field(2000, ge=10, description="Bootstrap resamples of the 95% intervals.")
 
     @field_validator("judges")
@@ -114,6 +132,17 @@ class LiveIdeaBenchConfig(SystemFields, BenchmarkConfig):
         if not panel:
             raise UserError("--judge: give at least one judge model")
         return panel
+
+    def reply_cap(self, kind: str) -> int | None:
+        """The answer cap of prompt ``kind`` (``"idea"``, ``"critique"``, ``"fluency"``), tokens: the
+        config field; under ``parity`` the published one (:data:`PUBLISHED_CAPS`: None, no cap sent).
+
+        Raises:
+            KeyError: an unknown kind.
+        """
+        ours = {"idea": self.generation_max_tokens, "critique": self.judge_max_tokens,
+                "fluency": self.fluency_max_tokens}[kind]
+        return parity_cap(kind, ours, PUBLISHED_CAPS, parity=self.parity)
 
     def generator_model(self) -> str:
         """The generator role's spec: the model string, or a system's (``--ideas FILE`` gives

@@ -133,7 +133,7 @@ class LiveIdeaBench(Benchmark):
                 render("liveideabench_idea", keyword=kw.id, protocol=cfg.protocol, fallback=False,
                        parity=cfg.parity),
                 parse_idea, task=generation_task(kw.id, k, protocol=cfg.protocol, seed=seed),
-                temperature=cfg.generation_temperature, max_tokens=cfg.generation_max_tokens,
+                temperature=cfg.generation_temperature, max_tokens=cfg.reply_cap("idea"),
                 seed=seed, extra={"fallback": False},
             )
             if (cfg.protocol != "v2" or cfg.generator_is_system() or self.steps.exporting
@@ -144,7 +144,7 @@ class LiveIdeaBench(Benchmark):
                 "idea_fallback", kw.id, idea_key(k), generator,
                 render("liveideabench_idea", keyword=kw.id, protocol=cfg.protocol, fallback=True,
                        parity=cfg.parity),
-                parse_idea, temperature=cfg.generation_temperature, max_tokens=cfg.generation_max_tokens,
+                parse_idea, temperature=cfg.generation_temperature, max_tokens=cfg.reply_cap("idea"),
                 seed=seed, extra={"fallback": True},
             )
 
@@ -168,7 +168,7 @@ class LiveIdeaBench(Benchmark):
                     "critique", kw.id, f"{k}/{judge}", self.ctx.model(f"judge:{judge}"),
                     render("liveideabench_critique", idea=idea["idea"], protocol=cfg.protocol),
                     lambda t: parse_critique(t, cfg.protocol), temperature=cfg.judge_temperature,
-                    max_tokens=cfg.judge_max_tokens, seed=cfg.seed,
+                    max_tokens=cfg.reply_cap("critique"), seed=cfg.seed,
                     extra={"idea": k, "judge": judge, "protocol": cfg.protocol},
                 )
 
@@ -205,7 +205,8 @@ class LiveIdeaBench(Benchmark):
                     "fluency", kw.id, f"{p}/{judge}/{order}", self.ctx.model(f"judge:{judge}"),
                     render("liveideabench_fluency", keyword=kw.id, first=shown[0]["idea"],
                            second=shown[1]["idea"], protocol=cfg.protocol),
-                    parse_fluency, temperature=cfg.judge_temperature, max_tokens=16, seed=cfg.seed,
+                    parse_fluency, temperature=cfg.judge_temperature, max_tokens=cfg.reply_cap("fluency"),
+                    seed=cfg.seed,
                     positions=[f"{kw.id}/{a}", f"{kw.id}/{b}"][:: 1 if order == "AB" else -1],
                     extra={"pair": [a, b], "judge": judge, "order": order},
                     reorder=functools.partial(  # --consistency-sample

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ideaharness.benchmarks._caps import PublishedCap, parity_cap
 from ideaharness.benchmarks.mlrbench.published import ideas_path, published_model
 from ideaharness.runner.protocol import GeneratorJudgeConfig
 from ideaharness.systems.config import SystemFields
@@ -14,6 +15,24 @@ from ideaharness.systems.spec import IDEAS_PREFIX
 
 BENCHMARK_VERSION = "1"
 Stage = Literal["idea", "proposal"]
+
+_MLRBENCH = "chchenhui/mlrbench@806a203"
+PUBLISHED_CAPS: dict[str, PublishedCap] = {
+    "idea": PublishedCap(4096, f"{_MLRBENCH}:mlrbench/agent/idea_generator.py:35 (create_client(model_name) "
+                         "at its default max_tokens=MAX_NUM_TOKENS = 4096, mlrbench/llm/llm.py:13, :334)"),
+    "proposal": PublishedCap(16384, f"{_MLRBENCH}:mlrbench/agent/proposal_generator.py:50 "
+                             "(create_client(model_name, max_tokens=8192*2))"),
+    "review/idea": PublishedCap(4096, f"{_MLRBENCH}:mlrbench/evals/review_idea.py:167 (create_client("
+                                "evaluator_name, judge_mode=True) at its default 4,096)"),
+    "review/proposal": PublishedCap(8192, f"{_MLRBENCH}:mlrbench/evals/review_proposal.py:232 "
+                                    "(create_client(evaluator_name, max_tokens=8192, judge_mode=True))"),
+}
+"""Prompt kind -> the published code's reply cap (``--parity``). Except for OpenAI o-series
+models, to which the published client sends no cap (:data:`NO_CAP_MODELS`)."""
+NO_CAP_MODELS = ("o1", "o3", "o4")
+"""OpenAI model-name prefixes the published client sends no ``max_tokens`` (``chchenhui/mlrbench@806a203:
+mlrbench/llm/llm.py:124-128``, "o1 does not use max_tokens"); under ``--parity`` an ``openai/`` model
+of these names is sent no cap."""
 
 
 class MLRBenchConfig(SystemFields, GeneratorJudgeConfig):
@@ -42,17 +61,40 @@ class MLRBenchConfig(SystemFields, GeneratorJudgeConfig):
     generation_temperature: float = Field(0.7, description="Generator sampling temperature (published: "
                                           "provider default).")
     judge_temperature: float = Field(0.0, description="Judge sampling temperature.")
-    idea_max_tokens: int = Field(600, ge=32, description="Idea reply tokens (the prompt asks for at most "
-                                 "200 words).")
-    proposal_max_tokens: int = Field(3000, ge=64, description="Proposal reply tokens (the prompt asks for "
-                                     "about 2,000 words; published: 16,384).")
-    judge_max_tokens: int = Field(1500, ge=64, description="Review reply tokens (published: 8,192).")
+    idea_max_tokens: int = Field(600, ge=32, description="Tokens of an idea (the prompt asks for at most "
+                                 "200 words); the generator's reasoning budget is added; --parity: "
+                                 "4,096, as published.")
+    proposal_max_tokens: int = Field(3000, ge=64, description="Tokens of a proposal (the prompt asks for "
+                                     "about 2,000 words); the generator's reasoning budget is added; "
+                                     "--parity: 16,384, as published.")
+    judge_max_tokens: int = Field(1500, ge=64, description="Tokens of a review (JSON scores with their "
+                                  "justifications); the judge's reasoning budget is added; --parity: "
+                                  "4,096 for ideas, 8,192 for proposals, as published.")
+    parity: bool = Field(False, description="The published code's reply caps: idea 4,096, proposal "
+                         "16,384, review 4,096 (idea) / 8,192 (proposal) tokens, none for OpenAI o1/o3/o4 "
+                         "models; no reasoning budget added by default.")
     bootstrap_resamples: int = Field(2000, ge=10, description="Bootstrap resamples of the 95% intervals.")
 
     @field_validator("also_judge")
     @classmethod
     def _panel(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(v.strip() for v in value if v.strip()))
+
+    def reply_cap(self, kind: str, model: str) -> int | None:
+        """The answer cap of prompt ``kind`` (``"idea"``, ``"proposal"``, ``"review/idea"``,
+        ``"review/proposal"``) sent to ``model``, tokens: the config field; under ``parity`` the
+        published one (:data:`PUBLISHED_CAPS`), and None (no cap) for an ``openai/`` model named
+        o1*, o3* or o4* (:data:`NO_CAP_MODELS`).
+
+        Raises:
+            KeyError: an unknown kind.
+        """
+        ours = {"idea": self.idea_max_tokens, "proposal": self.proposal_max_tokens,
+                "review/idea": self.judge_max_tokens, "review/proposal": self.judge_max_tokens}[kind]
+        provider, _, name = model.partition("/")
+        if self.parity and provider == "openai" and name.startswith(NO_CAP_MODELS):
+            return None
+        return parity_cap(kind, ours, PUBLISHED_CAPS, parity=self.parity)
 
     def judges(self) -> list[str]:
         """The review panel: ``judge``, then ``also_judge`` (duplicates dropped, order kept)."""

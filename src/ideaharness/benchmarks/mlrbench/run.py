@@ -160,18 +160,18 @@ class MLRBench(Benchmark):
         cfg = self.config
         idea: str | None = None
         if stage == "idea":
-            messages, parse, tokens = render("mlrbench_idea", task=task.text), parse_idea, cfg.idea_max_tokens
+            messages, parse = render("mlrbench_idea", task=task.text), parse_idea
         else:
             idea = self.text(task.id, "idea") or self.exported_ideas.get(task.id)
             if idea is None:
                 return
             messages = render("mlrbench_proposal", task=task.text, idea=idea)
-            parse, tokens = parse_proposal, cfg.proposal_max_tokens
+            parse = parse_proposal
         seed = derive_seed(cfg.seed, task.id, stage) % 2**31
         await self.steps.generate_step(
             stage, task.id, "", self.ctx.model("generator"), messages, parse,
             task=generation_task(task.id, stage, call=task.text, idea=idea, seed=seed),
-            temperature=cfg.generation_temperature, max_tokens=tokens,
+            temperature=cfg.generation_temperature, max_tokens=cfg.reply_cap(stage, cfg.generator),
             seed=seed, extra={"system": cfg.system_name()})
 
     async def review(self, task: Task, stage: str) -> None:
@@ -191,7 +191,7 @@ class MLRBench(Benchmark):
             await self.steps.judge_step(
                 f"review/{stage}", task.id, judge, self.ctx.model(f"judge:{judge}"), messages,
                 parse, temperature=cfg.judge_temperature,
-                max_tokens=cfg.judge_max_tokens, seed=cfg.seed,
+                max_tokens=cfg.reply_cap(f"review/{stage}", judge), seed=cfg.seed,
                 extra={"judge": judge, "stage": stage, "system": cfg.system_name(),
                        "generator_model": self.generator_of(task.id, stage)})
 

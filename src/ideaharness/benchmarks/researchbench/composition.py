@@ -92,6 +92,8 @@ class Composer:
     Args:
         context: template variables shared by all steps (``discipline``, ``question``, ``survey``).
         key_prefix: distinguishes records (e.g. ``"one_step"``, ``"negative3"``).
+        max_tokens: the answer cap, tokens (the model adds its reasoning budget); None sends no
+            cap (``--parity``).
     """
 
     def __init__(
@@ -102,7 +104,7 @@ class Composer:
         context: dict[str, Any],
         *,
         temperature: float = 0.7,
-        max_tokens: int = 512,
+        max_tokens: int | None = 512,
         seed: int = 0,
     ) -> None:
         self.steps = steps
@@ -213,14 +215,15 @@ async def score_hypothesis(
     gold: str,
     key_points: str,
     discipline: str,
-    max_tokens: int = 384,
+    max_tokens: int | None = 384,
     seed: int = 0,
 ) -> dict[str, Any] | None:
     """Matched score (0-5, MOOSE-Chem ``evaluate.py``) of ``proposed`` against the gold hypothesis.
 
-    Temperature 0, as published. Returns the record; its ``judgment.parsed`` is the integer score,
-    or None (``parse_ok`` False) for a reply without a valid ``Matched score:`` line. None = the
-    call failed for good (not recorded; a re-run retries).
+    Temperature 0, as published. ``max_tokens``: the answer cap, tokens (the model adds its
+    reasoning budget); None sends no cap (``--parity``). Returns the record; its
+    ``judgment.parsed`` is the integer score, or None (``parse_ok`` False) for a reply without a
+    valid ``Matched score:`` line. None = the call failed for good (not recorded; a re-run retries).
     """
     messages = render(
         "researchbench_matched_score", discipline=discipline, proposed=proposed, gold=gold,

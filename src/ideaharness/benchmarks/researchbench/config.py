@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from ideaharness.benchmarks._caps import PublishedCap, parity_cap
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, normalise_title
 from ideaharness.data.pools import DEFAULT_PER_LEVEL, DEFAULT_POOL_SIZE, CandidatePool
 from ideaharness.data.researchbench_jsonl import RELEASE_FILES, RankingTask, load_release_dir
@@ -48,6 +49,23 @@ with a model's choices, which no system answer gives: it is not run (said in a n
 RETRIEVAL_NOT_RUN = ("retrieval not run: screening measures a model choosing inspiration papers in "
                      "windows of candidates, and the generator is a system ({spec}), whose answers are "
                      "hypotheses; run a model generator to measure retrieval")
+
+
+_RESEARCHBENCH = "ankitala/ResearchBench@2501e51"
+_LLM_GENERATION = PublishedCap(None, f"{_RESEARCHBENCH}:src/utils.py:337-343 (llm_generation: "
+                               "client.chat.completions.create(model, temperature, messages), no max_tokens; "
+                               "screening, composition and the matched score go through it. MOOSE-Chem, "
+                               "the engine's later release, sends 8,192: ZonglinY/MOOSE-Chem@8de57aa:"
+                               "Method/utils.py:481-495)")
+PUBLISHED_CAPS: dict[str, PublishedCap] = {
+    "screening": _LLM_GENERATION,
+    "compose": _LLM_GENERATION,
+    "score": _LLM_GENERATION,
+    "rank": PublishedCap(None, f"{_RESEARCHBENCH}:code/hypothesis_ranking/ranking.py:41-44 (temperature "
+                         "0.7, top_p 0.95, no max_tokens)"),
+}
+"""Prompt kind -> the published code's reply cap (``--parity``): no cap for any prompt. (The gold
+rewrite of the blind ranking has no published counterpart and is not done under parity.)"""
 
 
 class ResearchBenchConfig(SystemFields, BenchmarkConfig):
@@ -104,9 +122,25 @@ class ResearchBenchConfig(SystemFields, BenchmarkConfig):
     # sampling
     generation_temperature: float = Field(0.7, description="Sampling temperature of the generator.")
     judge_temperature: float = Field(0.0, description="Sampling temperature of the judge.")
-    generation_max_tokens: int = Field(512, ge=16, description="Generation reply tokens.")
-    judge_max_tokens: int = Field(512, ge=16, description="Screening/judge reply tokens.")
+    generation_max_tokens: int = Field(512, ge=16, description="Tokens of a composed hypothesis (and of "
+                                       "each mutation, refinement and negative); the generator's reasoning "
+                                       "budget is added; --parity: no cap, as published.")
+    judge_max_tokens: int = Field(512, ge=16, description="Tokens of a screening window's titles and "
+                                  "reasons, a matched score with its reason, or a pairwise choice with "
+                                  "its analysis; the model's reasoning budget is added; --parity: no cap, "
+                                  "as published.")
     bootstrap_resamples: int = Field(2000, ge=10, description="Bootstrap resamples of the 95% intervals.")
+
+    def reply_cap(self, kind: str) -> int | None:
+        """The answer cap of prompt ``kind`` (``"screening"``, ``"compose"``, ``"score"``,
+        ``"rank"``), tokens: ``generation_max_tokens`` for compose, else ``judge_max_tokens``; under
+        ``parity`` the published one (:data:`PUBLISHED_CAPS`: None, no cap sent).
+
+        Raises:
+            KeyError: an unknown kind.
+        """
+        ours = self.generation_max_tokens if kind == "compose" else self.judge_max_tokens
+        return parity_cap(kind, ours, PUBLISHED_CAPS, parity=self.parity)
 
     @field_validator("tasks", mode="before")
     @classmethod

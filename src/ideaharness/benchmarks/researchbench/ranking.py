@@ -130,14 +130,15 @@ async def judge_pairs(
     discipline: str,
     orders: Sequence[Order] = ORDERS,
     temperature: float = 0.0,
-    max_tokens: int = 512,
+    max_tokens: int | None = 512,
     seed: int = 0,
 ) -> list[PairResult]:
     """Judge gold vs each ``(negative_id, hypothesis)`` in every order of ``orders``.
 
     A reply without a parsable selection is recorded with ``parse_ok`` False and its choice is
     None in the :class:`PairResult` — never a win for either side. A call that failed for good is
-    left out of ``choices`` (not recorded; a re-run retries it).
+    left out of ``choices`` (not recorded; a re-run retries it). ``max_tokens``: the answer cap,
+    tokens (the model adds its reasoning budget); None sends no cap (``--parity``).
     """
 
     async def one(neg_id: str, text: str, order: Order) -> tuple[str, Order, dict[str, Any] | None]:

@@ -204,7 +204,7 @@ class ResearchBench(Benchmark):
             survey=inst.background_survey if self.config.use_background_survey else None,
             discipline=discipline_of(inst), window_size=self.config.window_size,
             keep_size=self.config.keep_size, seed=self.config.seed, threshold=self.config.title_threshold,
-            temperature=self.config.judge_temperature, max_tokens=self.config.judge_max_tokens,
+            temperature=self.config.judge_temperature, max_tokens=self.config.reply_cap("screening"),
         )
         gold = [c.index for c in pool.gold()]
         labels = {c.index: c.label for c in pool.candidates}
@@ -255,7 +255,7 @@ class ResearchBench(Benchmark):
         return Composer(
             self.steps, self._model(self.generator, "generator"), inst.id, context,
             temperature=self.config.generation_temperature,
-            max_tokens=self.config.generation_max_tokens, seed=self.config.seed,
+            max_tokens=self.config.reply_cap("compose"), seed=self.config.seed,
         )
 
     def methods_run(self) -> list[str]:
@@ -307,7 +307,7 @@ class ResearchBench(Benchmark):
                     self.steps, self._model(self.judge, "judge"), inst.id, method, proposed=hypothesis,
                     gold=gold,
                     key_points=key_points, discipline=discipline_of(inst),
-                    max_tokens=self.config.judge_max_tokens, seed=self.config.seed,
+                    max_tokens=self.config.reply_cap("score"), seed=self.config.seed,
                 )
                 if scored is None:
                     entry["done"] = False
@@ -365,7 +365,7 @@ class ResearchBench(Benchmark):
             self.steps, self._model(self.judge, "judge"), inst.id,
             question=inst.research_question or inst.target.title,
             gold=shown, negatives=negatives, discipline=discipline_of(inst), orders=orders,
-            temperature=self.config.judge_temperature, max_tokens=self.config.judge_max_tokens,
+            temperature=self.config.judge_temperature, max_tokens=self.config.reply_cap("rank"),
             seed=self.config.seed,
         )
         self.ranking[inst.id] = {

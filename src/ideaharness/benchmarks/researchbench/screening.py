@@ -151,7 +151,7 @@ async def _screen_window(
     keep: int,
     threshold: float,
     temperature: float,
-    max_tokens: int,
+    max_tokens: int | None,
     seed: int,
 ) -> WindowResult:
     by_index = {c.index: c for c in pool.candidates}
@@ -220,7 +220,7 @@ async def screen_pool(
     seed: int = 0,
     threshold: float = DEFAULT_TITLE_THRESHOLD,
     temperature: float = 0.0,
-    max_tokens: int = 768,
+    max_tokens: int | None = 768,
 ) -> ScreeningResult:
     """Screen a pool round by round until at most ``keep_size`` candidates remain.
 
@@ -228,6 +228,8 @@ async def screen_pool(
     into windows of ``window_size`` and asks ``model`` (concurrently) for ``keep_size`` titles
     per window. Each window is recorded by ``steps`` under step :data:`STEP`, key ``r<round>w<window>``,
     and a re-run reuses it (resume); retries on parse failure are ``steps.max_attempts``.
+    ``max_tokens``: the answer cap, tokens (the model adds its reasoning budget); None sends no
+    cap (``--parity``).
 
     Raises:
         ValueError: ``window_size <= keep_size`` or ``keep_size < 1`` (screening would not shrink).

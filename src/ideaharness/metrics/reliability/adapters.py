@@ -86,6 +86,7 @@ def judgment_view(
         unit=unit,
         generator_model=generator if generator is not None else generators.get(gen_key or instance_id),
         reask=reask,
+        truncated_reasoning=bool(j.get("truncated_reasoning")) and not j["parse_ok"],
     )
 
 

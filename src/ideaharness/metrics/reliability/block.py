@@ -17,7 +17,11 @@ Degenerate-judge rules (each gives a :class:`JudgeWarning` with a sentence a use
   value over at least ``min_pairs`` compared pairs (see
   :mod:`~ideaharness.metrics.reliability.consistency`);
 * ``position_bias``: a shown position favoured or avoided, family-wise adjusted p below ``alpha``
-  (0.05) in the exact per-judgment tests of :mod:`~ideaharness.metrics.reliability.position`.
+  (0.05) in the exact per-judgment tests of :mod:`~ideaharness.metrics.reliability.position`;
+* ``truncated_reasoning``: at least one parse failure whose reply ran out of tokens while reasoning
+  and gave no answer (``Judgment.truncated_reasoning``): the judge's reasoning budget is too small
+  for it, not its answers unreadable. Counted apart (``truncated_reasoning``, included in
+  ``parse_failures``).
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ from ideaharness.metrics.reliability.views import JudgmentView, Kind
 class JudgeWarning(BaseModel):
     """A degenerate-judge finding: which rule fired and a human-readable message."""
 
-    rule: Literal["constant_judge", "one_answer", "consistency_at_chance", "position_bias"]
+    rule: Literal["constant_judge", "one_answer", "consistency_at_chance", "position_bias",
+                  "truncated_reasoning"]
     judge_model: str
     message: str
 
@@ -56,6 +61,8 @@ class JudgeReliability(BaseModel):
     ``self_judged``: judgments whose judged idea (or the reference rewritten among them) came from
     the judge's own model.
     ``constant``: one position-level answer in every parsed judgment (at least 2): a constant judge.
+    ``truncated_reasoning``: parse failures whose last reply ran out of tokens while reasoning, with
+    no answer (among ``parse_failures``; ``truncated_reasoning_rate`` is their share of ``judgments``).
     ``human``: agreement with human labels, only where the benchmark's data carries them.
     """
 
@@ -77,6 +84,8 @@ class JudgeReliability(BaseModel):
     self_judged: int
     self_preference: bool
     constant: bool = False
+    truncated_reasoning: int = 0
+    truncated_reasoning_rate: float | None = None
     human: HumanAgreement | None = None
     warnings: list[JudgeWarning] = Field(default_factory=list)
 
@@ -177,6 +186,7 @@ def judge_reliability(
     n = len(views)
     parsed = [v for v in views if v.parse_ok]
     failures = n - len(parsed)
+    truncated = sum(1 for v in views if v.truncated_reasoning)
     retries = sum(1 for v in views if v.attempts > 1)
     answers = Counter(v.position_answer() for v in parsed)
     modal, modal_n = answers.most_common(1)[0] if answers else (None, 0)
@@ -220,6 +230,18 @@ def judge_reliability(
                 ),
             )
         )
+    if truncated:
+        warnings.append(
+            JudgeWarning(
+                rule="truncated_reasoning",
+                judge_model=judge,
+                message=(
+                    f"{metric}: judge {judge} ran out of tokens while reasoning in {truncated} of {n} "
+                    "judgments and gave no answer (parse failures): raise its reasoning budget "
+                    "(--reasoning-budget ROLE=N) or lower its --reasoning-effort"
+                ),
+            )
+        )
     if pos is not None and pos.significant(alpha):
         warnings.append(
             JudgeWarning(
@@ -245,6 +267,8 @@ def judge_reliability(
         self_judged=self_judged,
         self_preference=self_judged > 0,
         constant=constant,
+        truncated_reasoning=truncated,
+        truncated_reasoning_rate=truncated / n,
         human=human_agreement(views, labels),
         warnings=warnings,
     )

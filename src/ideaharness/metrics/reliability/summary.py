@@ -23,12 +23,15 @@ from ideaharness.metrics.reliability.adapters import (
 from ideaharness.metrics.reliability.block import reliability_blocks, reliability_results
 
 COLUMNS = [
-    "metric", "judge", "judgments", "parse failures", "retries", "consistency", "chance", "tie rate",
+    "metric", "judge", "judgments", "parse failures", "truncated reasoning", "retries", "consistency",
+    "chance", "tie rate",
     "modal answer (share)", "position bias (adj. p)", "self-judged", "panel α", "human agreement",
     "warnings",
 ]  # fmt: skip
 """Columns of :func:`reliability_rows`; ``human agreement`` is dropped by :func:`reliability_columns`
-when no judge of the section was compared with human labels."""
+when no judge of the section was compared with human labels, ``truncated reasoning`` (the parse
+failures whose reply ran out of tokens while reasoning, counted among ``parse failures``) when no
+judge had one."""
 
 
 def reliability_section(
@@ -77,6 +80,15 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{x:.0%}"
 
 
+def _truncated_cell(jr: Mapping[str, Any]) -> str:
+    """``"3 (12%)"``: parse failures whose reply ran out of tokens while reasoning, and their share
+    of the judgments; ``"0"`` when none (a block recorded before the count existed: ``"—"``)."""
+    n = jr.get("truncated_reasoning")
+    if n is None:
+        return "—"
+    return f"{n} ({_pct(jr.get('truncated_reasoning_rate'))})" if n else "0"
+
+
 def _consistency_cell(jr: Mapping[str, Any]) -> str:
     cons = jr.get("consistency") or {}
     if cons.get("agreement") is None:
@@ -117,9 +129,22 @@ def has_human_agreement(section: Mapping[str, Any]) -> bool:
     )
 
 
+def has_truncated_reasoning(section: Mapping[str, Any]) -> bool:
+    """Whether any judge of a :func:`reliability_section` had a reply that ran out of tokens
+    while reasoning (``truncated_reasoning`` > 0)."""
+    return any(
+        (jr.get("truncated_reasoning") or 0) > 0
+        for block in (section.get("metrics") or {}).values()
+        for jr in (block.get("judges") or {}).values()
+    )
+
+
 def reliability_columns(section: Mapping[str, Any]) -> list[str]:
-    """:data:`COLUMNS` less ``human agreement`` when no judge was compared with human labels."""
-    return [c for c in COLUMNS if c != "human agreement" or has_human_agreement(section)]
+    """:data:`COLUMNS` less ``human agreement`` when no judge was compared with human labels and
+    less ``truncated reasoning`` when no reply ran out of tokens while reasoning."""
+    return [c for c in COLUMNS
+            if (c != "human agreement" or has_human_agreement(section))
+            and (c != "truncated reasoning" or has_truncated_reasoning(section))]
 
 
 def reliability_rows(section: Mapping[str, Any]) -> list[list[str]]:
@@ -131,7 +156,8 @@ def reliability_rows(section: Mapping[str, Any]) -> list[list[str]]:
         for judge, jr in block["judges"].items():
             cons = jr.get("consistency") or {}
             full = [
-                metric, judge, str(jr["judgments"]), _pct(jr["parse_failure_rate"]), _pct(jr["retry_rate"]),
+                metric, judge, str(jr["judgments"]), _pct(jr["parse_failure_rate"]), _truncated_cell(jr),
+                _pct(jr["retry_rate"]),
                 _consistency_cell(jr),
                 "—" if cons.get("chance") is None else f"{cons['chance']:.2f}",
                 _pct(jr["tie_rate"]),

@@ -50,6 +50,8 @@ class JudgmentView:
         reference_model: model that wrote the reference text shown among them (a rewritten target
             idea), when known; a judge ranking its own rewrite counts as self-judged too.
         reask: True for a consistency re-ask (counted apart from the judgments that make the score).
+        truncated_reasoning: a parse failure whose last reply ran out of tokens while reasoning,
+            with no answer left (``Judgment.truncated_reasoning``); False for a parsed judgment.
         human_label: the human answer to the same question, where the benchmark's data carries one
             (LigBench judge accuracy: the paper with the higher venue-debiased reviewer score), in
             content terms: pairwise, the preferred item id or "tie"; rating, the human score;
@@ -72,6 +74,7 @@ class JudgmentView:
     reference_model: str | None = None
     reask: bool = False
     human_label: Any = None
+    truncated_reasoning: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -80,6 +83,8 @@ class JudgmentView:
             raise ValueError(f"attempts must be >= 1, got {self.attempts}")
         if not self.parse_ok and self.value is not None:
             raise ValueError("a parse failure carries no value (value must be None)")
+        if self.parse_ok and self.truncated_reasoning:
+            raise ValueError("a parsed judgment has an answer (truncated_reasoning must be False)")
 
     @property
     def unit_id(self) -> str:

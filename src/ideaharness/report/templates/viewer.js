@@ -227,11 +227,13 @@
       if (!list.length) { box.appendChild(el("p", null, "no model judgments recorded for this instance")); }
       list.forEach(function (i) {
         var r = judg.rows[i], ok = r[JC.parse_status] === "ok";
+        var truncated = JC.truncated_reasoning !== undefined && r[JC.truncated_reasoning] === true;
         var d = el("details", "ih-step" + (ok ? "" : " ih-bad"));
         d.dataset.index = String(i);
         d.open = i === focus || (!ok && focus === undefined);
         d.appendChild(el("summary", null, r[JC.step] + (r[JC.key] ? " [" + r[JC.key] + "]" : "") + " \u2013 " +
-          r[JC.model] + " \u2013 " + (ok ? "parsed" : "PARSE FAILURE") + " \u2013 attempts " + r[JC.attempts]));
+          r[JC.model] + " \u2013 " + (ok ? "parsed" : truncated ? "PARSE FAILURE (ran out of tokens while reasoning)" :
+          "PARSE FAILURE") + " \u2013 attempts " + r[JC.attempts]));
         var dl = el("dl");
         field(dl, "parse status", r[JC.parse_status]);
         var shownItems = JC.shown === undefined ? null : r[JC.shown];
@@ -256,8 +258,32 @@
            sent, the reply its answer JSON, and a command's stderr is kept beside them */
         var system = JC.system_task !== undefined && r[JC.system_task] === true;
         if (system) { d.classList.add("ih-system-step"); }
-        d.appendChild(el("h4", null, system ? "Answer (the JSON the system returned)" : "Raw reply"));
-        d.appendChild(el("pre", "ih-raw", system ? pretty(r[JC.raw_reply]) : r[JC.raw_reply]));
+        var answer = JC.answer === undefined ? null : r[JC.answer];
+        var reasoning = JC.reasoning === undefined ? null : r[JC.reasoning];
+        var split = !system && ((answer !== null && answer !== undefined) ||
+                                (reasoning !== null && reasoning !== undefined && reasoning !== ""));
+        if (split) {
+          /* a reasoning model's reply: the answer the parser read, the reasoning apart from it
+             (collapsed), and the reply as returned (collapsed) */
+          d.appendChild(el("h4", null, "Answer (what the parser read)"));
+          var shownAnswer = answer !== null && answer !== undefined ? answer : r[JC.raw_reply];
+          d.appendChild(el("pre", "ih-answer", shownAnswer === "" ? "(empty: no answer after the reasoning)" :
+                                                                     shownAnswer));
+          if (reasoning !== null && reasoning !== undefined && reasoning !== "") {
+            var rd = el("details", "ih-reasoning" + (truncated ? " ih-truncated" : ""));
+            rd.appendChild(el("summary", null, "Reasoning (" + reasoning.length + " characters" +
+              (truncated ? "; ran out of tokens before an answer" : "") + ")"));
+            rd.appendChild(el("pre", "ih-reasoning-text", reasoning));
+            d.appendChild(rd);
+          }
+          var raw = el("details", "ih-raw-reply");
+          raw.appendChild(el("summary", null, "Raw reply (as returned)"));
+          raw.appendChild(el("pre", "ih-raw", r[JC.raw_reply]));
+          d.appendChild(raw);
+        } else {
+          d.appendChild(el("h4", null, system ? "Answer (the JSON the system returned)" : "Raw reply"));
+          d.appendChild(el("pre", "ih-raw", system ? pretty(r[JC.raw_reply]) : r[JC.raw_reply]));
+        }
         var stderr = JC.stderr === undefined ? null : r[JC.stderr];
         if (stderr !== null && stderr !== undefined && stderr !== "") {
           d.appendChild(el("h4", null, "stderr"));
