@@ -20,6 +20,8 @@ from typing import Any
 
 SECRET_ENV_VARS: tuple[str, ...] = (
     "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
     "S2_API_KEY",
     "OPENALEX_API_KEY",
     "OPENREVIEW_PASSWORD",

@@ -9,9 +9,9 @@ after which ``--generator myprov/x`` (and ``get_llm("myprov/x")``) builds ``mypr
 behind the usual cache, concurrency limit, rate limit and retries of :class:`~ideaharness.llm.LLM`.
 A third-party package registers one without importing ideaharness at start-up through the
 entry-point group ``ideaharness.providers`` (``name = "package.module:factory"``); the factory is
-loaded the first time its provider name is used. The built-in ``openai/``, ``local/`` and
-``scripted/`` (dry runs without a model: :mod:`ideaharness.llm.scripted`) providers are
-registered below.
+loaded the first time its provider name is used. The built-in ``openai/``, ``anthropic/``
+(optional extra), ``local/`` and ``scripted/`` (dry runs without a model:
+:mod:`ideaharness.llm.scripted`) providers are registered below.
 """
 
 from __future__ import annotations
@@ -216,6 +216,46 @@ def openai_provider(name: str, settings: ProviderSettings) -> Any:
         key = LOOPBACK_DUMMY_KEY
     return OpenAIProvider(name, base_url=url, api_key=key, timeout_s=settings.timeout_s,
                           label=f"openai/{name}")
+
+
+@register_provider(
+    "anthropic", accepts_base_url=True,
+    forms="anthropic/<model> (Anthropic Messages API; --base-url or ANTHROPIC_BASE_URL; "
+          "extra: ideaharness[anthropic])",
+)
+def anthropic_provider(name: str, settings: ProviderSettings) -> Any:
+    """Anthropic's Messages API (:class:`~ideaharness.llm.anthropic_provider.AnthropicProvider`):
+    ``settings.base_url``, else ``ANTHROPIC_BASE_URL``, else api.anthropic.com; the key from
+    ``ANTHROPIC_API_KEY`` only (optional for a loopback endpoint).
+
+    Raises:
+        UserError: the ``anthropic`` SDK is not installed; no key for a non-loopback endpoint; an
+            ``ANTHROPIC_BASE_URL`` that is no http(s) URL.
+    """
+    try:
+        import anthropic  # noqa: F401  (the optional extra)
+    except ImportError:
+        raise UserError(f"anthropic/{name} needs the anthropic SDK: pip install 'ideaharness[anthropic]'") \
+            from None
+    from ideaharness.llm.anthropic_provider import DEFAULT_BASE_URL, AnthropicProvider
+    from ideaharness.llm.openai_provider import LOOPBACK_DUMMY_KEY, is_loopback_url
+
+    from_env = None if settings.base_url else os.environ.get("ANTHROPIC_BASE_URL")
+    if from_env:
+        from ideaharness.net.urls import check_base_url
+
+        try:
+            check_base_url(from_env)
+        except ValueError as exc:
+            raise UserError(f"ANTHROPIC_BASE_URL {from_env!r}: {exc}") from None
+    url = (settings.base_url or from_env or DEFAULT_BASE_URL).rstrip("/")
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        if not is_loopback_url(url):
+            raise UserError(f"anthropic/{name}: set ANTHROPIC_API_KEY in the environment (endpoint {url})")
+        key = LOOPBACK_DUMMY_KEY
+    return AnthropicProvider(name, base_url=url, api_key=key, timeout_s=settings.timeout_s,
+                             label=f"anthropic/{name}")
 
 
 def _local_forms() -> str:
