@@ -3,7 +3,9 @@
 The key is the sha256 of the canonical JSON (sorted keys, no whitespace) of every field of the
 :class:`~ideaharness.llm.types.ChatRequest` plus the endpoint's base URL, so an identical re-run
 makes zero model calls while any change of model, endpoint, messages, sampling parameters, seed,
-response format or sample index misses. API keys are never part of the key or of the stored value.
+response format, sample index or reasoning effort misses. A field added to the request after
+entries were stored (:data:`LATER_FIELDS`) is left out of the hash while it holds its default, so
+those entries keep their keys. API keys are never part of the key or of the stored value.
 
 Safe for concurrent use: one connection per :class:`ResponseCache` guarded by a thread lock (calls
 come from ``asyncio.to_thread``), WAL journaling plus a busy timeout for several processes sharing
@@ -65,13 +67,22 @@ def default_cache_path() -> Path:
     return default_cache_dir() / CACHE_FILE_NAME
 
 
+LATER_FIELDS: dict[str, Any] = {"reasoning_effort": None}
+"""ChatRequest fields added after the cache format was fixed, with their defaults: hashed only when
+set to something else, so a request without them keys exactly as before they existed."""
+
+
 def request_key(request: ChatRequest, base_url: str | None = None) -> str:
     """sha256 hex digest (64 chars) of the canonical JSON of ``request`` and ``base_url``.
 
-    ``base_url`` is normalised (trailing ``/`` removed); None for local models. Never raises on
-    text: a string holding a lone surrogate hashes like any other.
+    ``base_url`` is normalised (trailing ``/`` removed); None for local models. Fields of
+    :data:`LATER_FIELDS` at their default are left out. Never raises on text: a string holding a
+    lone surrogate hashes like any other.
     """
     payload: dict[str, Any] = request.model_dump(mode="json")
+    for name, default in LATER_FIELDS.items():
+        if payload.get(name, default) == default:
+            payload.pop(name, None)
     payload["base_url"] = base_url.rstrip("/") if base_url else None
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     # "surrogatepass": a lone surrogate (never valid UTF-8) still hashes, to its own key

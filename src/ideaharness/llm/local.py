@@ -635,10 +635,11 @@ class LocalProvider:
         """Run ``request`` in the model's process, one at a time.
 
         ``json_schema`` becomes llama.cpp's grammar (``response_format={"type": "json_object",
-        "schema": ...}``); the seed is :func:`~ideaharness.llm.openai_provider.derived_seed`.
+        "schema": ...}``); the seed is :func:`~ideaharness.llm.openai_provider.derived_seed`;
+        ``max_tokens`` None caps the reply at what the context has left (n_ctx - prompt tokens).
 
         Raises:
-            ContextLengthError: prompt tokens + max_tokens > n_ctx.
+            ContextLengthError: prompt tokens + max_tokens > n_ctx (or no room left when None).
             UserError: the model cannot be started at all (the run stops, exit 1).
             ProviderError: the model process died during the request (not retryable: the unit
                 fails, the run goes on with a fresh process); the message names the signal and
@@ -683,7 +684,7 @@ class LocalProvider:
         if reply.get("kind") == "context":
             raise ContextLengthError(f"{self.label}: {reply.get('message')}",
                                      prompt_tokens=int(reply.get("prompt_tokens", -1)),
-                                     max_tokens=int(msg.get("max_tokens", -1)), n_ctx=self.n_ctx)
+                                     max_tokens=int(msg.get("max_tokens") or -1), n_ctx=self.n_ctx)
         raise LLMError(f"{self.label}: llama.cpp failed: {reply.get('message')}")
 
     async def aclose(self) -> None:

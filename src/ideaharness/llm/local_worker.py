@@ -11,7 +11,8 @@ original stdout, which is reserved for them (the C library's own output is sent 
 * ``{"op": "load", "path", "n_ctx", "n_threads"}`` → ``{"ok": true, "system_info": str}``
 * ``{"op": "count", "messages"}`` → ``{"ok": true, "tokens": int}`` (after the chat template)
 * ``{"op": "complete", "messages", "temperature", "top_p", "max_tokens", "seed", "json_schema"}``
-  → ``{"ok": true, "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s"}``
+  → ``{"ok": true, "text", "finish_reason", "prompt_tokens", "completion_tokens", "latency_s"}``;
+  ``max_tokens`` null caps the reply at what the context has left (``n_ctx`` - prompt tokens).
 
 A failure that leaves the process alive answers ``{"ok": false, "kind": "context" | "error",
 "message": str, ...}``. The worker exits when stdin closes or when its parent is gone (it is
@@ -61,12 +62,13 @@ class _Model:
 
     def complete(self, msg: dict[str, Any]) -> dict[str, Any]:
         n_prompt = self.count(msg["messages"])
-        if n_prompt + msg["max_tokens"] > self.n_ctx:
+        max_tokens = msg["max_tokens"] if msg.get("max_tokens") is not None else self.n_ctx - n_prompt
+        if max_tokens < 1 or n_prompt + max_tokens > self.n_ctx:
             return {"ok": False, "kind": "context", "prompt_tokens": n_prompt,
-                    "message": f"prompt of {n_prompt} tokens + max_tokens {msg['max_tokens']} exceeds "
+                    "message": f"prompt of {n_prompt} tokens + max_tokens {max_tokens} exceeds "
                                f"the context of {self.n_ctx} tokens; shorten the inputs (or raise n_ctx)"}
         kwargs: dict[str, Any] = {"messages": msg["messages"], "temperature": msg["temperature"],
-                                  "max_tokens": msg["max_tokens"]}
+                                  "max_tokens": max_tokens}
         if msg.get("top_p") is not None:
             kwargs["top_p"] = msg["top_p"]
         if msg.get("seed") is not None:

@@ -9,12 +9,23 @@ so every retry is bounded and counted. One attempt here maps SDK errors to
 that is not JSON, a JSON body without ``choices[0].message``) is a retryable ProviderError too.
 Every error text is redacted (:func:`ideaharness.redaction.redact`): a server that echoes the key
 in its error message never gets it into a record, a result or the console.
+
+Reasoning models: the reply cap goes out as ``max_completion_tokens`` for o-series and GPT-5 names
+(:func:`uses_max_completion_tokens`), else as ``max_tokens``; a 400 that names the one sent as
+unsupported switches to the other. A 400 that calls ``temperature``, ``top_p``, ``seed`` or
+``reasoning_effort`` unsupported (o-series accept only the default temperature) drops it; each
+such change is made once, remembered for the endpoint and noted (:attr:`OpenAIProvider.notes`).
+``reasoning_effort`` is sent when the role sets one. The reply's reasoning
+(``message.reasoning_content``: DeepSeek, vLLM; ``message.reasoning``: OpenRouter, newer vLLM)
+becomes :attr:`~ideaharness.llm.types.Completion.reasoning`; usage details become cached and
+reasoning token counts (:func:`read_usage`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +38,23 @@ from ideaharness.redaction import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOOPBACK_DUMMY_KEY = "no-key-needed-for-loopback"
+MAX_COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+"""Model names (last path segment, any case) that take ``max_completion_tokens`` instead of
+``max_tokens`` (OpenAI: "max_tokens ... is not compatible with o-series models", API reference of
+``POST /chat/completions``)."""
+TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
+DROPPABLE_PARAMS = ("temperature", "top_p", "seed", "reasoning_effort")
+"""Body fields sent without when the endpoint calls them unsupported (HTTP 400)."""
+_UNSUPPORTED_WORDS = ("unsupported", "not supported", "does not support", "unrecognized", "unknown parameter",
+                      "not allowed", "not permitted", "extra inputs are not permitted", "extra_forbidden")
+MAX_ADJUSTMENTS = 6
+"""Requests of one attempt re-sent after a 400 that a body change fixes (each change made once)."""
+
+
+def uses_max_completion_tokens(model: str) -> bool:
+    """True when ``model`` (the name sent, e.g. ``o3-mini``, ``gpt-5``, ``org/o4-mini``) is an
+    o-series or GPT-5 name (:data:`MAX_COMPLETION_TOKENS_PREFIXES`)."""
+    return model.rsplit("/", 1)[-1].lower().startswith(MAX_COMPLETION_TOKENS_PREFIXES)
 
 
 def is_loopback_url(url: str) -> bool:
@@ -72,6 +100,13 @@ class OpenAIProvider:
         self._api_key = api_key
         self._clients: dict[int, Any] = {}
         self.response_format_supported = True
+        self.token_param = "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens"
+        """The body field that carries the reply cap (switched once on a 400 that refuses it)."""
+        self.dropped_params: set[str] = set()
+        """Fields of :data:`DROPPABLE_PARAMS` this endpoint refused: sent without from now on."""
+        self.notes: list[str] = []
+        """One line per change made to fit the endpoint (for the run's notes)."""
+        self._token_switched = False
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
@@ -97,20 +132,23 @@ class OpenAIProvider:
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of ``POST /chat/completions`` for ``request`` (no key: that is a header).
 
-        ``seed`` is :func:`derived_seed`; ``response_format`` is set for a ``json_schema`` unless
-        this endpoint rejected it before. The same body goes into a Batch API line.
+        ``seed`` is :func:`derived_seed`; the cap goes as :attr:`token_param` (none when
+        ``max_tokens`` is None); ``reasoning_effort`` when set; fields this endpoint refused
+        (:attr:`dropped_params`) are left out; ``response_format`` is set for a ``json_schema``
+        unless this endpoint rejected it before. The same body goes into a Batch API line.
         """
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": request.messages,
+        body: dict[str, Any] = {"model": self.model, "messages": request.messages}
+        optional: dict[str, Any] = {
             "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
+            "top_p": request.top_p,
+            "seed": derived_seed(request.seed, request.sample_index),
+            "reasoning_effort": request.reasoning_effort,
         }
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
-        seed = derived_seed(request.seed, request.sample_index)
-        if seed is not None:
-            body["seed"] = seed
+        for name, value in optional.items():
+            if value is not None and name not in self.dropped_params:
+                body[name] = value
+        if request.max_tokens is not None:
+            body[self.token_param] = request.max_tokens
         if request.json_schema is not None and self.response_format_supported:
             body["response_format"] = {
                 "type": "json_schema",
@@ -123,7 +161,8 @@ class OpenAIProvider:
 
         With ``json_schema`` set, sends ``response_format={"type": "json_schema", ...}``; if the
         server rejects it with HTTP 400, retries once without it and remembers that for this
-        endpoint (downstream parsing is lenient).
+        endpoint (downstream parsing is lenient). Likewise a 400 that refuses the token field or
+        a field of :data:`DROPPABLE_PARAMS` (:meth:`_adjust`) is fixed, remembered and noted.
 
         Raises:
             ProviderError: retryable (429, 5xx, timeout, connection, a malformed reply body) or
@@ -134,17 +173,16 @@ class OpenAIProvider:
         import openai
 
         kwargs = self.request_body(request)
-        use_format = "response_format" in kwargs
         start = time.monotonic()
         try:
-            try:
-                response = await self._client().chat.completions.create(**kwargs)
-            except openai.BadRequestError as exc:
-                if not use_format or _is_context_error(exc):
-                    raise
-                self.response_format_supported = False
-                kwargs.pop("response_format")
-                response = await self._client().chat.completions.create(**kwargs)
+            for adjustment in range(MAX_ADJUSTMENTS + 1):
+                try:
+                    response = await self._client().chat.completions.create(**kwargs)
+                    break
+                except openai.BadRequestError as exc:
+                    last = adjustment == MAX_ADJUSTMENTS
+                    if last or _is_context_error(exc) or not self._adjust(exc, kwargs):
+                        raise
         except openai.APIStatusError as exc:
             raise self._map_status_error(exc) from exc
         except openai.APITimeoutError as exc:
@@ -164,12 +202,39 @@ class OpenAIProvider:
                 retryable=True,
             ) from exc
         latency = time.monotonic() - start
-        text, finish_reason, usage = self._read_reply(response)
-        return Completion(text=text, model=self.label, usage=usage, latency_s=latency,
-                          finish_reason=finish_reason)
+        return read_reply(response, self.label).model_copy(update={"latency_s": latency})
 
-    def _read_reply(self, response: Any) -> tuple[str, str | None, Usage]:
-        return read_reply(response, self.label)
+    def _adjust(self, exc: Any, body: dict[str, Any]) -> bool:
+        """Change ``body`` (and this endpoint's memory) to fit a 400; False when nothing fits.
+
+        * the token field sent is refused (``param`` or a quoted name in the message, with a word
+          such as "unsupported"): send the other one (:data:`TOKEN_PARAMS`), once per endpoint;
+        * a field of :data:`DROPPABLE_PARAMS` is refused that way: leave it out from now on;
+        * otherwise, when ``response_format`` was sent: leave it out from now on (as before
+          any of the above existed, whatever the 400 says).
+        """
+        refused = _refused_param(exc, body)
+        detail = _short(self._redact(str(getattr(exc, "message", "") or exc)), 160)
+        if refused in TOKEN_PARAMS and not self._token_switched:
+            other = TOKEN_PARAMS[1 - TOKEN_PARAMS.index(refused)]
+            body[other] = body.pop(refused)
+            self.token_param, self._token_switched = other, True
+            self.notes.append(f"{self.label}: the endpoint refused {refused} (HTTP 400: {detail}); "
+                              f"the reply cap is sent as {other}")
+            return True
+        if refused in DROPPABLE_PARAMS and refused not in self.dropped_params:
+            value = body.pop(refused)
+            self.dropped_params.add(refused)
+            self.notes.append(f"{self.label}: the endpoint refused {refused}={value!r} (HTTP 400: {detail}); "
+                              f"requests go without {refused} (the server's default applies)")
+            return True
+        if "response_format" in body:
+            body.pop("response_format")
+            self.response_format_supported = False
+            self.notes.append(f"{self.label}: the endpoint refused response_format (HTTP 400: {detail}); "
+                              "structured output is not requested (replies are parsed leniently)")
+            return True
+        return False
 
     def _redact(self, text: str) -> str:
         return redact(text, [self._api_key])
@@ -203,12 +268,20 @@ class OpenAIProvider:
             await client.close()
 
 
-def read_reply(response: Any, label: str) -> tuple[str, str | None, Usage]:
-    """(text, finish reason, usage) of a chat completion; a retryable ProviderError (naming
-    ``label``) when the reply lacks ``choices[0].message`` or its content is not text."""
+def read_reply(response: Any, label: str) -> Completion:
+    """The :class:`Completion` (``model`` = ``label``) of a chat completion: text, finish reason,
+    usage (:func:`read_usage`) and the provider's reasoning field (``message.reasoning_content``,
+    else ``message.reasoning``; None when neither is text). The text is as returned: ``<think>``
+    tags are separated later (:func:`~ideaharness.llm.reasoning.with_reasoning`).
+
+    Raises:
+        ProviderError: (retryable, naming ``label``) the reply lacks ``choices[0].message`` or its
+            content is not text.
+    """
     try:
         choice = response.choices[0]
-        content = choice.message.content
+        message = choice.message
+        content = message.content
         finish_reason = choice.finish_reason
     except (AttributeError, IndexError, KeyError, TypeError) as exc:
         raise ProviderError(
@@ -216,15 +289,57 @@ def read_reply(response: Any, label: str) -> tuple[str, str | None, Usage]:
         ) from exc
     if content is not None and not isinstance(content, str):
         raise ProviderError(f"{label}: reply content is not text", retryable=True)
-    usage = getattr(response, "usage", None)
-    try:
-        counted = Usage(
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        )
-    except (TypeError, ValueError):
-        counted = Usage()
-    return content or "", finish_reason, counted
+    reasoning = None
+    for name in ("reasoning_content", "reasoning"):
+        value = _field(message, name)
+        if isinstance(value, str) and value.strip():
+            reasoning = value
+            break
+    return Completion(text=content or "", model=label, usage=read_usage(getattr(response, "usage", None)),
+                      finish_reason=finish_reason, reasoning=reasoning)
+
+
+def read_usage(usage: Any) -> Usage:
+    """A chat completion's ``usage`` (an SDK object or a dict), normalised to :class:`Usage`.
+
+    * prompt = ``prompt_tokens``; cached = ``prompt_tokens_details.cached_tokens`` (OpenAI), else
+      ``prompt_cache_hit_tokens`` (DeepSeek), capped at prompt;
+    * reasoning = ``completion_tokens_details.reasoning_tokens``, else a top-level ``reasoning_tokens``;
+    * completion = ``completion_tokens``, plus reasoning once when the reasoning was reported
+      OUTSIDE it: ``total_tokens == prompt + completion + reasoning`` (with reasoning > 0), or
+      reasoning > completion (it cannot be part of it). Otherwise reasoning is inside, as OpenAI
+      reports it, and nothing is added.
+
+    A missing or unreadable usage counts 0 everywhere.
+    """
+    if usage is None:
+        return Usage()
+    prompt = _count(_field(usage, "prompt_tokens"))
+    completion = _count(_field(usage, "completion_tokens"))
+    cached = (_count(_field(_field(usage, "prompt_tokens_details"), "cached_tokens"))
+              or _count(_field(usage, "prompt_cache_hit_tokens")))
+    reasoning = (_count(_field(_field(usage, "completion_tokens_details"), "reasoning_tokens"))
+                 or _count(_field(usage, "reasoning_tokens")))
+    total = _field(usage, "total_tokens")
+    outside = reasoning > 0 and (
+        (isinstance(total, int) and total == prompt + completion + reasoning) or reasoning > completion)
+    return Usage(prompt_tokens=prompt, completion_tokens=completion + (reasoning if outside else 0),
+                 cached_prompt_tokens=min(cached, prompt), reasoning_tokens=reasoning)
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(value: Any) -> int:
+    """A token count: a non-negative int, else 0 (None, text, a negative or a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return max(int(value), 0)
 
 
 def completion_from_body(body: Any, label: str) -> Completion:
@@ -243,8 +358,23 @@ def completion_from_body(body: Any, label: str) -> Completion:
         raise ProviderError(
             f"{label}: not a chat completion ({exc.error_count()} problem(s))", retryable=False
         ) from None
-    text, finish_reason, usage = read_reply(response, label)
-    return Completion(text=text, model=label, usage=usage, finish_reason=finish_reason)
+    return read_reply(response, label)
+
+
+def _refused_param(exc: Any, body: dict[str, Any]) -> str | None:
+    """The body field a 400 refuses as unsupported (from the error's ``param``, else the first field
+    of the body quoted in its message), or None when the message says no such thing."""
+    text = str(getattr(exc, "message", "") or exc)
+    lowered = text.lower()
+    if not any(word in lowered for word in _UNSUPPORTED_WORDS):
+        return None
+    candidates = [name for name in (*TOKEN_PARAMS, *DROPPABLE_PARAMS) if name in body]
+    param = getattr(exc, "param", None)
+    if isinstance(param, str) and param in candidates:
+        return param
+    found = [(m.start(), name) for name in candidates
+             for m in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", text)]
+    return min(found)[1] if found else None
 
 
 def _is_context_error(exc: Any) -> bool:

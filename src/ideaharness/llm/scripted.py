@@ -43,8 +43,11 @@ Responder = Callable[[list[Message]], str]
 class ScriptedModel:
     """Replies by ``responder(messages)``, or pops the next string of a list (cycling if asked).
 
-    ``calls`` keeps every (messages, sample_index) received, for assertions.
+    ``calls`` keeps every (messages, sample_index) received, for assertions. ``max_tokens`` (None
+    allowed) and the other sampling arguments are accepted and ignored; ``reasoning_budget`` is 0.
     """
+
+    reasoning_budget = 0
 
     def __init__(
         self,
@@ -78,7 +81,7 @@ class ScriptedModel:
         *,
         temperature: float = 0.0,
         top_p: float | None = None,
-        max_tokens: int = 1024,
+        max_tokens: int | None = 1024,
         seed: int | None = 0,
         json_schema: dict[str, Any] | None = None,
         sample_index: int = 0,

@@ -87,7 +87,11 @@ class Completion(BaseModel):
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """What benchmarks call. ``model`` is the full model string (``local/qwen2.5-coder-0.5b``)."""
+    """What benchmarks call. ``model`` is the full model string (``local/qwen2.5-coder-0.5b``).
+
+    ``max_tokens`` is the cap the ANSWER needs, tokens (None: no cap sent); an :class:`~ideaharness.llm.LLM`
+    adds its role's reasoning budget before sending it.
+    """
 
     model: str
 
@@ -97,7 +101,7 @@ class ChatModel(Protocol):
         *,
         temperature: float = 0.0,
         top_p: float | None = None,
-        max_tokens: int = 1024,
+        max_tokens: int | None = 1024,
         seed: int | None = 0,
         json_schema: dict[str, Any] | None = None,
         sample_index: int = 0,
