@@ -42,12 +42,14 @@ class _Open(BaseModel):
 
 class Settings(_Open):
     """``settings``: the benchmark ``config``, the ``execution`` options, ``models`` (role -> the
-    model actually called) and ``input_sha256`` (flag -> file -> sha256)."""
+    model actually called), ``input_sha256`` (flag -> file -> sha256) and ``template_sha256``
+    (prompt template -> sha256 of the templates the benchmark renders, as in ``config.json``)."""
 
     config: dict[str, Any] = Field(default_factory=dict)
     execution: dict[str, Any] = Field(default_factory=dict)
     models: dict[str, str] = Field(default_factory=dict)
     input_sha256: dict[str, Any] = Field(default_factory=dict)
+    template_sha256: dict[str, str] = Field(default_factory=dict)
 
 
 class Selection(_Open):
@@ -63,12 +65,13 @@ class Selection(_Open):
 
 
 class FailedUnitEntry(_Open):
-    """One of ``failed_units``: a unit left undone ("failed" or "skipped") with its last error."""
+    """One of ``failed_units``: a unit left undone ("failed", "skipped", or "budget": not started
+    because the run's ``--max-cost`` / ``--max-tokens`` would be exceeded) with its last error."""
 
     step: str
     instance_id: str
     key: str = ""
-    status: Literal["failed", "skipped"] = "failed"
+    status: Literal["failed", "skipped", "budget"] = "failed"
     error: str
 
 
@@ -162,7 +165,15 @@ class RunResults(BaseModel):
     llm_stats_this_process: dict[str, dict[str, Any] | None] | None = None
     llm_stats_processes: int | None = Field(default=None, ge=0)
     cost_usd: float | None = None
+    cost: dict[str, Any] | None = None
+    """Which tokens were billed at which price, per role (:func:`ideaharness.runs.usage.cost_block`)."""
+    budget: dict[str, Any] | None = None
+    """The run's budget, what was spent and the units left (:func:`ideaharness.runner.run.budget_block`)."""
     batch: dict[str, Any] | None = None
+    rejudged: dict[str, Any] | None = None
+    """Units re-judged because their prompt template or reply parser changed (``--rejudge-changed``):
+    ``{"units", "steps": {step: n}, "templates", "parsers", "line"}``
+    (:meth:`ideaharness.runs.store.RunStore.rejudged_block`)."""
     idea_sources: list[IdeaSource] | None = None
     block: BenchmarkResults = Field(default_factory=BenchmarkResults)
 

@@ -1,8 +1,15 @@
 """How a run executes: the options every ``ideaharness run <benchmark>`` command and
 ``ideaharness.run(...)`` share, declared once (the CLI flags are generated from this model).
 
-None of them changes results, so none blocks a resume; all are recorded under ``settings`` in
-``results.json`` (no secrets: keys come from the environment only).
+None of them blocks a resume; all are recorded under ``settings`` in ``results.json`` (no
+secrets: keys come from the environment only). The token settings (``--reasoning-effort``,
+``--reasoning-budget``) change the requests a resume sends from then on, not the judgments already
+recorded; the budgets (``--max-cost``, ``--max-tokens``) count the spend of every process of the
+run, so a resume with a larger budget goes on where the smaller one stopped.
+
+Per-role options (``--price``, ``--reasoning-effort``, ``--reasoning-budget``) take ``VALUE`` (every
+role) or ``ROLE=VALUE`` (one role; repeat the flag): a role's own value wins over its kind's
+(``judge`` for ``judge:<model>``), which wins over the all-roles value (:func:`role_value`).
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -19,6 +26,17 @@ from ideaharness.net.urls import check_base_url
 
 LEGACY_NAMES = {"use_cache": "no_cache", "timeout_s": "timeout", "price_per_mtok": "price"}
 """Earlier Python names of options -> their field (``use_cache`` is negated)."""
+
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
+"""Values of ``--reasoning-effort``, sent as the request's ``reasoning_effort`` (OpenAI's names;
+providers without the parameter map or drop it)."""
+
+AUTO = "auto"
+"""``--reasoning-budget ROLE=auto``: the provider's default budget for that role (see
+:func:`~ideaharness.llm.get_llm`), also where an all-roles number is given."""
+
+PriceTuple = tuple[float, float] | tuple[float, float, float]
+"""(input, output) or (input, output, cached input) USD per million tokens."""
 
 
 class ExecutionOptions(BaseModel):
@@ -44,11 +62,34 @@ class ExecutionOptions(BaseModel):
     no_cache: bool = Field(False, description="Bypass the LLM response cache (reads and writes).")
     cache_path: Path | None = Field(None, description="Response cache file (default "
                                     "$IDEAHARNESS_CACHE_DIR/llm-cache.sqlite).")
-    price: dict[str, tuple[float, float]] | None = Field(
+    price: dict[str, PriceTuple] | None = Field(
         None, json_schema_extra={"repeatable": True},
-        description="IN,OUT: USD per million prompt and completion tokens for every role, or "
-        "ROLE=IN,OUT for one role (generator, judge, or any other role of the run; repeat the flag); "
-        "reports cost in results and report, a resume pricing every recorded token.")
+        description="IN,OUT[,CACHED_IN]: USD per million prompt, completion (reasoning included) and "
+        "cached prompt tokens (default IN) for every role, or ROLE=IN,OUT[,CACHED_IN] for one role "
+        "(generator, judge, or any other role of the run; repeat the flag); reports cost in results "
+        "and report, a resume pricing every recorded token.")
+    reasoning_effort: dict[str, str] | None = Field(
+        None, json_schema_extra={"repeatable": True},
+        description="EFFORT or ROLE=EFFORT: the reasoning effort sent to reasoning models (every role, "
+        "or one; repeat the flag); one of " + ", ".join(REASONING_EFFORTS) + ". Default: none sent.")
+    reasoning_budget: dict[str, int | None] | None = Field(
+        None, json_schema_extra={"repeatable": True},
+        description="N or ROLE=N: tokens a role may spend reasoning, added to every cap a benchmark "
+        "asks for its answer (every role, or one; repeat the flag; ROLE=auto for the default). "
+        "Default auto: 2048 for endpoint models (openai/, anthropic/), 0 for local models and "
+        "systems, and 0 under --parity.")
+    max_cost: float | None = Field(None, gt=0, description="USD budget of the run, over every process "
+                                   "that worked on it: no model call starts once the spent plus the "
+                                   "in-flight estimate would exceed it; the units left are listed "
+                                   "(exit 3) and a re-run with a larger budget resumes. Needs "
+                                   "--price for every endpoint role.")
+    max_tokens: int | None = Field(None, ge=1, description="Token budget of the run (prompt plus "
+                                   "completion tokens, reasoning included, of every process), "
+                                   "enforced like --max-cost. Not a reply's cap: those are the "
+                                   "benchmark's *_max_tokens.")
+    rejudge_changed: bool = Field(False, description="When prompt templates or reply parsers changed "
+                                  "since judgments were recorded, re-judge only the affected units "
+                                  "(default: refuse, naming what changed).")
     timeout: float = Field(300.0, gt=0, description="Seconds one attempt at a model endpoint may take "
                            "(also bounds Semantic Scholar requests, at most 30 s).")
     max_retries: int = Field(6, ge=0, description="Retries of a failed model call (429, 5xx, timeout, "
@@ -102,6 +143,18 @@ class ExecutionOptions(BaseModel):
     def _price(cls, value: Any) -> Any:
         return parse_prices(value)
 
+    @field_validator("reasoning_effort", mode="before")
+    @classmethod
+    def _effort(cls, value: Any) -> Any:
+        return parse_role_map(value, flag="--reasoning-effort", parse_one=parse_effort,
+                              example="high or judge=low")
+
+    @field_validator("reasoning_budget", mode="before")
+    @classmethod
+    def _budget(cls, value: Any) -> Any:
+        return parse_role_map(value, flag="--reasoning-budget", parse_one=parse_reasoning_budget,
+                              example="2048 or judge=0", scalar=(int,))
+
     @model_validator(mode="after")
     def _check(self) -> ExecutionOptions:
         if self.shard is not None:
@@ -113,10 +166,14 @@ class ExecutionOptions(BaseModel):
         if self.batch and self.runner == "ray":
             raise UserError("--batch and --runner ray do not combine: a batch already runs on the "
                             "provider's machines")
-        for role, (price_in, price_out) in (self.price or {}).items():
-            if min(price_in, price_out) < 0:
-                raise UserError(f"--price {_role_text(role)}{price_in:g},{price_out:g}: prices cannot be "
-                                "negative")
+        for role, price in (self.price or {}).items():
+            if min(price) < 0:
+                raise UserError(f"--price {_role_text(role)}{','.join(f'{p:g}' for p in price)}: prices "
+                                "cannot be negative")
+        if self.runner == "ray" and (self.max_cost is not None or self.max_tokens is not None):
+            raise UserError(f"{'--max-cost' if self.max_cost is not None else '--max-tokens'} and --runner "
+                            "ray do not combine: the budget is kept in this process and Ray workers "
+                            "spend apart from it; run with --runner local (or --batch)")
         return self
 
     @property
@@ -130,33 +187,53 @@ class ExecutionOptions(BaseModel):
         return self.timeout
 
     @property
-    def price_per_mtok(self) -> tuple[float, float] | None:
-        """The price of every role (``--price IN,OUT``): (input, output) USD per million tokens, or
+    def price_per_mtok(self) -> PriceTuple | None:
+        """The price of every role (``--price IN,OUT[,CACHED_IN]``): USD per million tokens, or
         None when no all-roles price was given."""
         return (self.price or {}).get(ALL_ROLES)
 
-    def price_for(self, role: str) -> tuple[float, float] | None:
-        """(input, output) USD per million tokens of ``role``: its own ``ROLE=IN,OUT``, else that of
-        its kind (``judge`` for ``judge:<model>``, ``generator`` for ``generator:<model>``), else
-        the all-roles ``IN,OUT``; None when unpriced."""
-        prices = self.price or {}
-        for key in (role, role.split(":", 1)[0], ALL_ROLES):
-            if key in prices:
-                return prices[key]
-        return None
+    @property
+    def budgeted(self) -> bool:
+        """Whether the run has a budget (``--max-cost`` or ``--max-tokens``)."""
+        return self.max_cost is not None or self.max_tokens is not None
 
-    def check_price_roles(self, roles: Iterable[str]) -> None:
-        """Refuse a ``--price ROLE=...`` naming a role this run does not have.
+    def price_for(self, role: str) -> PriceTuple | None:
+        """(input, output[, cached input]) USD per million tokens of ``role`` (:func:`role_value`);
+        None when unpriced."""
+        return role_value(self.price, role)
+
+    def reasoning_effort_for(self, role: str) -> str | None:
+        """The ``--reasoning-effort`` of ``role`` (:func:`role_value`); None: none sent."""
+        return role_value(self.reasoning_effort, role)
+
+    def reasoning_budget_for(self, role: str, *, parity: bool = False) -> int | None:
+        """The ``--reasoning-budget`` of ``role`` in tokens (:func:`role_value`); None: the
+        provider's default (auto), except under ``parity`` (a benchmark config with
+        ``parity=True``: send what the published code sends), where auto is 0."""
+        budget = role_value(self.reasoning_budget, role)
+        return 0 if budget is None and parity else budget
+
+    def check_roles(self, roles: Iterable[str]) -> None:
+        """Refuse a per-role option (``--price``, ``--reasoning-effort``, ``--reasoning-budget``)
+        naming a role this run does not have.
 
         Raises:
-            UserError: naming the role and the run's roles.
+            UserError: naming the flag, the role and the run's roles.
         """
         roles = list(roles)
         kinds = set(roles) | {r.split(":", 1)[0] for r in roles}
-        for role in self.price or {}:
-            if role != ALL_ROLES and role not in kinds:
-                raise UserError(f"--price {role}=...: this run has no {role} role (its roles: "
-                                f"{', '.join(sorted(kinds)) or 'none'})")
+        per_role: dict[str, Mapping[str, Any] | None] = {
+            "--price": self.price, "--reasoning-effort": self.reasoning_effort,
+            "--reasoning-budget": self.reasoning_budget}
+        for flag, values in per_role.items():
+            for role in values or {}:
+                if role != ALL_ROLES and role not in kinds:
+                    raise UserError(f"{flag} {role}=...: this run has no {role} role (its roles: "
+                                    f"{', '.join(sorted(kinds)) or 'none'})")
+
+    def check_price_roles(self, roles: Iterable[str]) -> None:
+        """:meth:`check_roles` (its earlier name)."""
+        self.check_roles(roles)
 
 
 def parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -185,76 +262,161 @@ def _role_text(role: str) -> str:
     return "" if role == ALL_ROLES else f"{role}="
 
 
-def parse_prices(value: Any) -> dict[str, tuple[float, float]] | None:
-    """``--price`` values -> role -> (input, output) USD per million tokens (:data:`ALL_ROLES` for
-    the bare form). None (or an empty list) stays None.
+T = TypeVar("T")
 
-    Accepts ``"0.15,0.6"`` (every role), ``"judge=3,15"`` (one role), a list of those (the repeated
-    flag), a pair of numbers (every role), or a mapping role -> ``"IN,OUT"`` / pair.
+
+def role_value(values: Mapping[str, T] | None, role: str) -> T | None:
+    """The value of ``role`` in a per-role option: its own ``ROLE=...``, else that of its kind
+    (``judge`` for ``judge:<model>``, ``generator`` for ``generator:<model>``), else the all-roles
+    value (:data:`ALL_ROLES`); None when none applies (a key present with the value None, such as
+    ``--reasoning-budget judge=auto``, also ends the search with None)."""
+    values = values or {}
+    for key in (role, role.split(":", 1)[0], ALL_ROLES):
+        if key in values:
+            return values[key]
+    return None
+
+
+def parse_role_map(value: Any, *, flag: str, parse_one: Any, example: str,
+                   scalar: tuple[type, ...] = ()) -> dict[str, Any] | None:
+    """The values of a per-role flag -> role -> parsed value (:data:`ALL_ROLES` for the bare form);
+    None (or an empty list) stays None.
+
+    Args:
+        value: ``"VALUE"``, ``"ROLE=VALUE"``, a list of those (the repeated flag), a mapping role ->
+            value, or one value of a type in ``scalar`` (every role).
+        parse_one: ``parse_one(value, prefix)`` -> the parsed value (``prefix`` is ``"ROLE="`` or
+            ``""``, for its error messages); raises UserError.
+        example: shown when an item is not ``VALUE`` or ``ROLE=VALUE``.
 
     Raises:
-        UserError: a text that is not ``IN,OUT`` or ``ROLE=IN,OUT``, a negative price, or a role
-            priced twice.
+        UserError: a ``=`` without a role before it, a role given twice, or what ``parse_one``
+            raises.
     """
     if value is None or (isinstance(value, list | tuple) and not value):
         return None
     if isinstance(value, Mapping):
-        return {str(role): _pair(price, f"{role}=") for role, price in value.items()}
+        return {str(role): parse_one(item, _role_text(str(role))) for role, item in value.items()}
+    if scalar and isinstance(value, scalar) and not isinstance(value, bool | str):
+        return {ALL_ROLES: parse_one(value, "")}
     if isinstance(value, str):
         value = [value]
-    if isinstance(value, list | tuple) and len(value) == 2 and all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
-        return {ALL_ROLES: _pair(value, "")}
     if not isinstance(value, list | tuple):
-        raise UserError(f"--price {value!r}: expected IN,OUT or ROLE=IN,OUT in USD per million tokens")
-    out: dict[str, tuple[float, float]] = {}
+        raise UserError(f"{flag} {value!r}: expected VALUE or ROLE=VALUE, e.g. {example}")
+    out: dict[str, Any] = {}
     for item in value:
         text = str(item).strip()
-        role, _, price = text.rpartition("=")
+        role, _, given = text.rpartition("=")
         role = role.strip() or ALL_ROLES
         if "=" in text and role == ALL_ROLES:
-            raise UserError(f"--price {text!r}: a role before '=' (e.g. judge=3,15)")
+            raise UserError(f"{flag} {text!r}: a role before '=' (e.g. {example.split(' or ')[-1]})")
         if role in out:
-            raise UserError(f"--price: {'every role' if role == ALL_ROLES else role} priced twice")
-        out[role] = _pair(price, _role_text(role))
+            raise UserError(f"{flag}: {'every role' if role == ALL_ROLES else role} given twice")
+        out[role] = parse_one(given.strip(), _role_text(role))
     return out
 
 
-def _pair(value: Any, prefix: str) -> tuple[float, float]:
+def parse_prices(value: Any) -> dict[str, PriceTuple] | None:
+    """``--price`` values -> role -> (input, output[, cached input]) USD per million tokens
+    (:data:`ALL_ROLES` for the bare form). None (or an empty list) stays None.
+
+    Accepts ``"0.15,0.6"`` or ``"0.15,0.6,0.075"`` (every role), ``"judge=3,15"`` (one role), a
+    list of those (the repeated flag), two or three numbers (every role), or a mapping role ->
+    text / numbers.
+
+    Raises:
+        UserError: a text that is not ``IN,OUT[,CACHED_IN]`` or ``ROLE=...``, a price that is
+            negative or not finite, or a role priced twice.
+    """
+    if isinstance(value, list | tuple) and len(value) in (2, 3) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return {ALL_ROLES: _prices(value, "")}
+    try:
+        return parse_role_map(value, flag="--price", parse_one=_prices, example="0.15,0.6 or judge=3,15")
+    except UserError as exc:
+        raise UserError(str(exc).replace(" given twice", " priced twice")) from None
+
+
+def _prices(value: Any, prefix: str) -> PriceTuple:
     if isinstance(value, str):
         parsed = parse_price(value.strip(), prefix=prefix)
         assert parsed is not None
         return parsed
     try:
-        price_in, price_out = (float(v) for v in value)
+        numbers = tuple(float(v) for v in value)
     except (TypeError, ValueError):
-        raise UserError(f"--price {prefix}{value!r}: expected IN,OUT in USD per million tokens") from None
-    if min(price_in, price_out) < 0:
-        raise UserError(f"--price {prefix}{price_in:g},{price_out:g}: prices cannot be negative")
-    return price_in, price_out
+        numbers = ()
+    if len(numbers) not in (2, 3):
+        raise UserError(f"--price {prefix}{value!r}: expected IN,OUT[,CACHED_IN] in USD per million "
+                        "tokens")
+    return _checked_price(numbers, f"{prefix}{','.join(f'{p:g}' for p in numbers)}")
 
 
-def parse_price(value: str | None, *, prefix: str = "") -> tuple[float, float] | None:
-    """``"0.15,0.6"`` -> ``(0.15, 0.6)`` USD per million (prompt, completion) tokens; None stays None.
+def _checked_price(price: tuple[float, ...], shown: str) -> PriceTuple:
+    if not all(math.isfinite(p) for p in price):
+        raise UserError(f"--price {shown}: prices must be finite numbers")
+    if min(price) < 0:
+        raise UserError(f"--price {shown}: prices cannot be negative")
+    if len(price) == 2:
+        return price[0], price[1]
+    return price[0], price[1], price[2]
+
+
+def parse_price(value: str | None, *, prefix: str = "") -> PriceTuple | None:
+    """``"0.15,0.6"`` -> ``(0.15, 0.6)`` USD per million (prompt, completion) tokens, and
+    ``"0.15,0.6,0.075"`` -> ``(0.15, 0.6, 0.075)`` with the price of cached prompt tokens; None
+    stays None.
 
     Raises:
-        UserError: not two numbers separated by a comma, or a negative price.
+        UserError: not two or three numbers separated by commas, or a price that is negative or
+            not finite.
     """
     if value is None:
         return None
     try:
-        prompt_text, completion_text = value.split(",")
-        price = (float(prompt_text), float(completion_text))
+        parts = value.split(",")
+        if len(parts) not in (2, 3):
+            raise ValueError(value)
+        price = tuple(float(p) for p in parts)
     except ValueError:
         raise UserError(
-            f"--price {prefix}{value!r}: expected IN,OUT in USD per million tokens, e.g. 0.15,0.6 "
-            "(or ROLE=IN,OUT, e.g. judge=3,15)"
+            f"--price {prefix}{value!r}: expected IN,OUT[,CACHED_IN] in USD per million tokens, e.g. "
+            "0.15,0.6 or 0.15,0.6,0.075 (or ROLE=IN,OUT, e.g. judge=3,15)"
         ) from None
-    if not all(math.isfinite(p) for p in price):
-        raise UserError(f"--price {prefix}{value!r}: prices must be finite numbers")
-    if min(price) < 0:
-        raise UserError(f"--price {prefix}{value!r}: prices cannot be negative")
-    return price
+    return _checked_price(price, f"{prefix}{value!r}")
+
+
+def parse_effort(value: Any, prefix: str = "") -> str:
+    """A ``--reasoning-effort`` value: one of :data:`REASONING_EFFORTS` (case-insensitive).
+
+    Raises:
+        UserError: another value (names the accepted ones).
+    """
+    text = str(value).strip().lower()
+    if text not in REASONING_EFFORTS:
+        raise UserError(f"--reasoning-effort {prefix}{value}: expected one of {', '.join(REASONING_EFFORTS)}")
+    return text
+
+
+def parse_reasoning_budget(value: Any, prefix: str = "") -> int | None:
+    """A ``--reasoning-budget`` value: tokens, an integer >= 0, or ``auto`` (None: the provider's
+    default).
+
+    Raises:
+        UserError: not a whole number >= 0 nor ``auto``.
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() == AUTO):
+        return None
+    try:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError(value)
+        budget = int(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise UserError(f"--reasoning-budget {prefix}{value}: expected tokens (a whole number >= 0) or "
+                        "auto") from None
+    if budget < 0:
+        raise UserError(f"--reasoning-budget {prefix}{value}: tokens cannot be negative")
+    return budget
 
 
 def apply_consistency_sample(options: ExecutionOptions, *, benchmark: str,

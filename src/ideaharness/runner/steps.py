@@ -32,13 +32,23 @@ processed by one call ``fn(item)``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from ideaharness.errors import PartialRunError, UserError
 from ideaharness.llm.judge import judge
@@ -47,6 +57,7 @@ from ideaharness.metrics.reliability.sampling import permute, reask_key, reask_p
 from ideaharness.metrics.reliability.views import REASK_SUFFIX
 from ideaharness.prompts import CHARS_PER_TOKEN, Prompt, fit_prompt, prompt_chars
 from ideaharness.redaction import redact
+from ideaharness.runner.provenance import PRODUCED_BY, produced_by, recorded_changes, template_sha256
 from ideaharness.runs.store import RunStore, keep_prompt
 from ideaharness.runs.stream import run_bounded
 from ideaharness.systems.task import GenerationTask, task_message
@@ -72,6 +83,10 @@ DEFAULT_MAX_PROMPT_TOKENS = 6000
 """Default prompt budget of every benchmark (estimated tokens, :data:`~ideaharness.prompts.CHARS_PER_TOKEN`
 characters each); leaves room for the reply within the local models' 8,192-token context."""
 
+
+STALE_ON_WORKER = "recorded with another prompt or parser; the driver re-judges or refuses it"
+"""The error of a unit a Ray worker's step runner found changed (its buffer cannot replace records):
+the driver's replay of the phase re-judges it (``--rejudge-changed``) or refuses the run."""
 
 MAX_PARSE_ROUNDS = 3
 """Rounds of ``max_attempts`` samples a judgment whose reply does not parse is asked in, one per run
@@ -207,7 +222,8 @@ class StepRunner:
         (redacted before it is kept)."""
         if not skipped and not budget and (step, instance_id, key) not in self.failures:
             self.error_count += 1
-        status: Literal["failed", "skipped", "budget"] = "budget" if budget else "skipped" if skipped else "failed"
+        status: Literal["failed", "skipped", "budget"] = (
+            "budget" if budget else "skipped" if skipped else "failed")
         self.failures[(step, instance_id, key)] = FailedUnit(
             step=step, instance_id=instance_id, key=key, status=status, error=redact(error),
         )
@@ -245,19 +261,35 @@ class StepRunner:
         reorder: Reorder | None = None,
         fit: bool = True,
         max_attempts: int | None = None,
+        template: str | None = None,
         **sampling: Any,
     ) -> dict[str, Any] | None:
-        """Ask, parse (bounded retries) and record ``{"judgment": ..., **extra}``; returns the record,
-        or None when the unit failed (listed in :attr:`failures`; a re-run retries it).
+        """Ask, parse (bounded retries) and record ``{"judgment": ..., "produced_by": ..., **extra}``;
+        returns the record, or None when the unit failed (listed in :attr:`failures`; a re-run
+        retries it).
 
         ``reorder`` (with ``positions``, the shown items' ids in order): how to re-render this
         judgment for another order of its items; the judgment may then be chosen for a
         ``--consistency-sample`` re-ask (:meth:`run_reasks`). ``fit=False`` sends ``messages``
         as given, without the prompt budget (a system's task message). ``max_attempts``: samples per
-        parse round (default :attr:`max_attempts`).
+        parse round (default :attr:`max_attempts`). ``template``: the template the prompt was
+        rendered from when ``messages`` is not the :class:`~ideaharness.prompts.Prompt` itself (a
+        system's task message embeds it); default ``messages.step``.
+
+        What produced the record (``produced_by``: template hash, parser version,
+        :func:`~ideaharness.runner.provenance.produced_by`) is compared with what would produce it
+        now when the unit is already recorded; also its prompt, once units of the run were
+        re-judged (``store.rejudged_before``). When something differs, the unit is judged anew from
+        its first round and its record replaced (``rejudged_from`` keeps what produced the old one,
+        :meth:`~ideaharness.runs.store.RunStore.note_rejudged` counts it) if the store's provenance
+        says ``rejudge`` (``--rejudge-changed``); a store that cannot replace records (a Ray
+        worker's buffer) lists the unit as failed, for the driver's replay to decide; otherwise the
+        run is refused. Records without ``produced_by`` (recorded before it) are never compared.
 
         Raises:
             ValueError: ``reorder`` without ``positions`` of at least two items.
+            UserError: the unit was recorded with another template, parser or prompt, and the run
+                does not re-judge changed units (the line names the step, the unit and what changed).
 
         Parse failures are asked in rounds of ``max_attempts`` samples, round r with the sample
         indices ``sample_index + r * max_attempts * 1000 + k * 1000`` (their own cache keys) and,
@@ -275,15 +307,29 @@ class StepRunner:
                 raise ValueError(f"{step}: reorder needs the positions of at least two shown items")
             self.reorderable[(step, instance_id, key)] = _Reorderable(
                 model, parse, extra, list(positions), dict(sampling), reorder)
+        produced = produced_by(template if template is not None else getattr(messages, "step", None), parse)
         existing = self.store.get(step, instance_id, key)
         earlier: list[dict[str, Any]] = []
         first_round = 0
+        rejudged_from: dict[str, Any] | None = None
         if existing is not None:
-            if not self._reask(step, instance_id, key, existing):
+            changed = self._changed(existing, produced, messages, fit)
+            if changed:
+                if not callable(getattr(self.store, "areplace", None)):  # a Ray worker: the driver decides
+                    self.fail(step, instance_id, key, f"{STALE_ON_WORKER}: {'; '.join(changed)}")
+                    return None
+                if not self._rejudging():
+                    raise UserError(self._refusal(step, instance_id, key, changed))
+                rejudged_from = dict(existing.get(PRODUCED_BY) or {})
+            elif not self._reask(step, instance_id, key, existing):
                 self._note_parse(step, instance_id, key, existing)
+                stale = self.failures.get((step, instance_id, key))
+                if stale is not None and stale.error.startswith(STALE_ON_WORKER):
+                    del self.failures[(step, instance_id, key)]  # a worker's doubt, unfounded here
                 return existing
-            earlier = [*(existing.get("earlier_judgments") or []), existing["judgment"]]
-            first_round = _rounds(existing)
+            else:
+                earlier = [*(existing.get("earlier_judgments") or []), existing["judgment"]]
+                first_round = _rounds(existing)
         from ideaharness.llm.errors import BudgetExceeded, ContextLengthError, LLMError, MissingAnswer
 
         base_index = int(sampling.pop("sample_index", 0) or 0)
@@ -333,20 +379,59 @@ class StepRunner:
             return None
         self._consecutive_errors = 0
         self.failures.pop((step, instance_id, key), None)
-        record = {"judgment": judgment.model_dump(mode="json"), **(extra or {})}
+        record = {"judgment": judgment.model_dump(mode="json"), **(extra or {}), PRODUCED_BY: produced}
         truncations = getattr(fitted, "truncations", None)
         if truncations:
             record["prompt_truncations"] = truncations
         if rounds > 1:
             record["earlier_judgments"] = earlier
             record["parse_rounds"] = rounds
+        if rejudged_from is not None:
+            record["rejudged_from"] = rejudged_from
         await keep_prompt(self.store, judgment.prompt_hash, fitted)  # prompts.jsonl, before the record
         if existing is not None:
             await self.store.areplace(step, instance_id, record, key)
         else:
             await self.store.aput(step, instance_id, record, key)
+        if rejudged_from is not None:
+            self.store.note_rejudged(step)
         self._note_parse(step, instance_id, key, record)
         return record
+
+    def _rejudging(self) -> bool:
+        """Whether units recorded with another template, parser or prompt are re-judged
+        (``--rejudge-changed``: the store's provenance says ``rejudge``) rather than refused."""
+        return bool(getattr(getattr(self.store, "provenance", None), "rejudge", False))
+
+    def _changed(self, record: dict[str, Any], produced: dict[str, Any], messages: list[Message],
+                 fit: bool) -> list[str]:
+        """What differs between what produced a recorded unit and what would produce it now
+        (:func:`~ideaharness.runner.provenance.recorded_changes`); once units of the run were
+        re-judged, also its prompt (it shows what a re-judged unit now says). ``[]``: reuse it."""
+        from ideaharness.llm.errors import ContextLengthError
+        from ideaharness.llm.judge import prompt_hash
+
+        changes = recorded_changes(record, produced)
+        if changes or not getattr(self.store, "rejudged_before", False) or PRODUCED_BY not in record:
+            return changes
+        judgment = record.get("judgment")
+        recorded = judgment.get("prompt_hash") if isinstance(judgment, dict) else None
+        if not recorded:
+            return []
+        try:
+            fitted = self.fit(messages) if fit else messages
+        except ContextLengthError:
+            return []
+        if prompt_hash(fitted) != recorded:
+            return ["its prompt differs from the one it was judged with (it shows units re-judged since)"]
+        return []
+
+    def _refusal(self, step: str, instance_id: str, key: str, changed: list[str]) -> str:
+        where = getattr(self.store, "dir", None)
+        unit = f"{step} {instance_id}{'/' + key if key else ''}"
+        return (f"{where or 'this run'}: {unit} was recorded with another prompt or parser "
+                f"({'; '.join(changed)}); run again with --rejudge-changed to re-judge only the affected "
+                "units, or with --force to start a new run here")
 
     def missing_answer(self, step: str, instance_id: str, key: str, generator: str, error: str, *,
                        task_instance_id: str | None = None) -> None:
@@ -412,8 +497,9 @@ class StepRunner:
             return None
         return await self.judge_step(
             step, instance_id, key, generator, task_message(task_json),
-            lambda text: contract.parse(text, task), extra={**extra, "system_task": True},
-            fit=False, max_attempts=1 if system_kind(model) == "ideas-file" else None, **sampling)
+            functools.partial(contract.parse, task=task), extra={**extra, "system_task": True},
+            fit=False, max_attempts=1 if system_kind(model) == "ideas-file" else None,
+            template=getattr(messages, "step", None), **sampling)
 
     def reask_candidates(self) -> list[str]:
         """Units ``"<step>|<instance_id>|<key>"`` a consistency re-ask may choose: judgments asked
@@ -459,11 +545,31 @@ class StepRunner:
         return len(chosen)
 
     def reaskable(self, step: str, instance_id: str, key: str = "") -> bool:
-        """Whether the unit's record is a parse failure that :meth:`judge_step` would re-ask now
-        (recorded by an earlier run, rounds left). A benchmark that caches what it derived from a
-        unit (a list of parsed ideas, a skipped question) asks this before trusting that cache."""
+        """Whether :meth:`judge_step` would ask the recorded unit again now: a parse failure
+        (recorded by an earlier run, rounds left), or a unit whose template (or module-level
+        parser, looked up by name) changed since it was recorded, under ``--rejudge-changed``. A
+        benchmark that caches what it derived from a unit (a list of parsed ideas, a skipped
+        question) asks this before trusting that cache."""
         record = self.store.get(step, instance_id, key)
-        return record is not None and self._reask(step, instance_id, key, record)
+        if record is None:
+            return False
+        return self._reask(step, instance_id, key, record) or self._rejudging() and self._stale(record)
+
+    def _stale(self, record: dict[str, Any]) -> bool:
+        """Whether what produced a record changed, as far as the record alone tells: its
+        template's hash, or the version of its parser when that is a module-level function
+        (:meth:`~ideaharness.runner.provenance.RunProvenance.current_version`)."""
+        old = record.get(PRODUCED_BY)
+        if not isinstance(old, dict):
+            return False
+        template, digest = old.get("template"), old.get("template_sha256")
+        if isinstance(template, str) and digest and template_sha256(template) not in (None, digest):
+            return True
+        current = getattr(getattr(self.store, "provenance", None), "current_version", None)
+        if old.get("parser_by_name") and current is not None and isinstance(old.get("parser"), str):
+            now = current(old["parser"])
+            return now is not None and now != old.get("parser_version")
+        return False
 
     def note_recorded(self, step: str, instance_id: str, key: str = "") -> None:
         """Keep :attr:`unparsed` in step with a unit recorded by an earlier run that the benchmark
@@ -604,6 +710,17 @@ class Executor(Protocol):
     async def run_phases(self, items: Sequence[Any], phases: Sequence[Phase], *, progress: bool) -> None: ...
 
 
+class _StatusColumn(ProgressColumn):
+    """The run's status text (tokens, cost, budget: :attr:`LocalExecutor.status`) after a bar."""
+
+    def __init__(self, status: Callable[[], str] | None) -> None:
+        super().__init__()
+        self.status = status
+
+    def render(self, task: Any) -> Text:
+        return Text(self.status() if self.status is not None else "")
+
+
 class LocalExecutor:
     """The default :class:`Executor`: the items of a phase streamed through this process, at most
     ``max_in_flight`` started and not finished (no coroutine per item up front), one progress bar
@@ -629,6 +746,8 @@ class LocalExecutor:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            _StatusColumn(self.status),
             disable=not progress or not console.is_terminal,
             transient=False,
             console=console,

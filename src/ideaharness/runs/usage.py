@@ -8,7 +8,12 @@ store closes, and every :data:`FLUSH_INTERVAL_S` seconds while records are appen
 
 Cost is priced from the tokens (:func:`price_totals`): every recorded token of every process is
 priced at the role's current ``--price``, so a resume given ``--price`` reports the cost of the whole
-run, also of the tokens an earlier, unpriced process spent.
+run, also of the tokens an earlier, unpriced process spent. The rule is
+:data:`~ideaharness.llm.pricing.COST_RULE` (fresh prompt tokens at IN, cached prompt tokens at
+CACHED_IN or IN, completion tokens, reasoning included, at OUT); :func:`cost_block` states it in
+``results.json`` with the tokens of each kind. The counters carry ``prompt_tokens`` (cached ones
+included), ``cached_prompt_tokens``, ``completion_tokens`` (reasoning included) and
+``reasoning_tokens``; a usage file of an older version without the last two counts them as 0.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.fileio import atomic_write_text
+from ideaharness.llm.pricing import COST_RULE, Price, cost_of
+from ideaharness.llm.types import Usage
 
 USAGE_DIR = "usage"
 FLUSH_INTERVAL_S = 10.0
@@ -56,18 +63,39 @@ def sum_stats(items: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     return out
 
 
-Price = tuple[float, float]
-"""(input, output) USD per million tokens."""
+PriceLike = Price | tuple[float, ...]
+"""A price: a :class:`~ideaharness.llm.pricing.Price` or ``(IN, OUT[, CACHED_IN])`` USD per million
+tokens."""
+
+TOKEN_FIELDS = ("prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens")
+"""The token counters of a role's stats (:class:`~ideaharness.llm.client.LLMStats`)."""
 
 
-def token_cost(stats: Mapping[str, Any], price: Price) -> float:
-    """USD of the tokens in ``stats``: ``(prompt_tokens * IN + completion_tokens * OUT) / 1e6``."""
-    price_in, price_out = price
-    return (int(stats.get("prompt_tokens") or 0) * price_in
-            + int(stats.get("completion_tokens") or 0) * price_out) / 1e6
+def usage_of(stats: Mapping[str, Any]) -> Usage:
+    """The tokens of counters (a role's stats) as one :class:`~ideaharness.llm.types.Usage`
+    (missing or None counters are 0)."""
+    return Usage(**{name: int(stats.get(name) or 0) for name in TOKEN_FIELDS})
 
 
-def price_totals(totals: RoleStats, prices: Mapping[str, Price | None]) -> float | None:
+def token_cost(stats: Mapping[str, Any], price: PriceLike) -> float:
+    """USD of the tokens in ``stats`` by :data:`~ideaharness.llm.pricing.COST_RULE`:
+    ``((prompt - cached) * IN + cached * (CACHED_IN or IN) + completion * OUT) / 1e6``.
+
+    Raises:
+        ValueError: ``price`` is not 2 or 3 non-negative numbers.
+    """
+    priced = Price.of(price)
+    assert priced is not None
+    return cost_of(usage_of(stats), priced)
+
+
+def spent_tokens(stats: Mapping[str, Any]) -> int:
+    """Tokens a budget counts for counters: prompt plus completion tokens (cached prompt tokens and
+    reasoning tokens are parts of those)."""
+    return int(stats.get("prompt_tokens") or 0) + int(stats.get("completion_tokens") or 0)
+
+
+def price_totals(totals: RoleStats, prices: Mapping[str, PriceLike | None]) -> float | None:
     """Set ``cost_usd`` of every priced role in ``totals`` (in place) from its summed tokens, and
     return the total over roles (None when no role with counters is priced).
 
@@ -84,6 +112,61 @@ def price_totals(totals: RoleStats, prices: Mapping[str, Price | None]) -> float
         stats["cost_usd"] = token_cost(stats, price)
         total = (total or 0.0) + stats["cost_usd"]
     return total
+
+
+def cost_block(totals: RoleStats, prices: Mapping[str, PriceLike | None],
+               sharing: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``results.json``'s ``cost`` block: which tokens were billed at which price, per role and in all.
+
+    Args:
+        totals: counters per role over every process (:meth:`UsageLog.totals`); None for a role
+            that shares another role's client.
+        prices: role -> its price now (None: unpriced).
+        sharing: role -> the role whose client it shares (:meth:`UsageLog.sharing`).
+
+    Returns:
+        ``{"rule": COST_RULE, "roles": {role: {"price": Price.describe() | None, "tokens": {prompt,
+        cached_prompt, uncached_prompt, completion, reasoning, answer}, "billed_usd": {input,
+        cached_input, output} | None, "cost_usd": float | None, "shares_client_of": role | None}},
+        "tokens": {the same token kinds summed over roles}, "cost_usd": total | None,
+        "unpriced_roles": [roles with tokens and no price]}``. ``answer`` is completion minus
+        reasoning; billed amounts are USD. A role sharing a client is listed with no tokens of its own.
+    """
+    roles: dict[str, Any] = {}
+    summed = dict.fromkeys(("prompt", "cached_prompt", "uncached_prompt", "completion", "reasoning",
+                            "answer"), 0)
+    total: float | None = None
+    unpriced: list[str] = []
+    for role, stats in totals.items():
+        if stats is None:
+            roles[role] = {"price": None, "tokens": None, "billed_usd": None, "cost_usd": None,
+                           "shares_client_of": (sharing or {}).get(role)}
+            continue
+        usage = usage_of(stats)
+        cached = min(max(usage.cached_prompt_tokens, 0), max(usage.prompt_tokens, 0))
+        reasoning = min(max(usage.reasoning_tokens, 0), max(usage.completion_tokens, 0))
+        tokens = {"prompt": usage.prompt_tokens, "cached_prompt": cached,
+                  "uncached_prompt": usage.prompt_tokens - cached, "completion": usage.completion_tokens,
+                  "reasoning": reasoning, "answer": usage.completion_tokens - reasoning}
+        for kind, count in tokens.items():
+            summed[kind] += count
+        price = Price.of(prices.get(role))
+        entry: dict[str, Any] = {"price": None, "tokens": tokens, "billed_usd": None, "cost_usd": None,
+                                 "shares_client_of": None}
+        if price is None:
+            if usage.prompt_tokens or usage.completion_tokens:
+                unpriced.append(role)
+        else:
+            cached_price = price.input if price.cached_input is None else price.cached_input
+            billed = {"input": tokens["uncached_prompt"] * price.input / 1e6,
+                      "cached_input": cached * cached_price / 1e6,
+                      "output": usage.completion_tokens * price.output / 1e6}
+            cost = cost_of(usage, price)
+            entry.update(price=price.describe(), billed_usd=billed, cost_usd=cost)
+            total = (total or 0.0) + cost
+        roles[role] = entry
+    return {"rule": dict(COST_RULE), "roles": roles, "tokens": summed, "cost_usd": total,
+            "unpriced_roles": unpriced}
 
 
 class UsageLog:
@@ -116,9 +199,25 @@ class UsageLog:
             out[role] = model_stats(model)
         return out
 
-    def prices(self) -> dict[str, Price | None]:
-        """Role -> the price its client charges now (``price_per_mtok``; None when unpriced)."""
-        return {role: getattr(model, "price_per_mtok", None) for role, model in self.roles.items()}
+    def prices(self) -> dict[str, PriceLike | None]:
+        """Role -> the price its client charges now (``price``, else ``price_per_mtok``; None when
+        unpriced)."""
+        return {role: getattr(model, "price", None) if isinstance(getattr(model, "price", None), Price)
+                else getattr(model, "price_per_mtok", None) for role, model in self.roles.items()}
+
+    def sharing(self) -> dict[str, str]:
+        """Role -> the role whose client it shares (the first role of that client), for the roles
+        that share one."""
+        first: dict[int, str] = {}
+        out: dict[str, str] = {}
+        for role, model in self.roles.items():
+            if model is None:
+                continue
+            if id(model) in first:
+                out[role] = first[id(model)]
+            else:
+                first[id(model)] = role
+        return out
 
     def save(self) -> RoleStats:
         """Write this process's counters now; returns them."""
