@@ -102,8 +102,12 @@ def test_shared_flags_behave_the_same_on_every_benchmark(
     # every setting that changes results is in results.json, not only config.json
     config = json.loads((out / "config.json").read_text())
     recorded = results["settings"]["config"]
-    assert {k: config[k] for k in recorded} == recorded and set(config) - set(recorded) == {"input_sha256"}
+    assert {k: config[k] for k in recorded} == recorded
+    assert set(config) - set(recorded) == {"input_sha256", "produced_by"}
     assert results["settings"]["input_sha256"] == config["input_sha256"]
+    # the prompt templates the benchmark renders, hashed (a resume refuses when one changed)
+    assert results["settings"]["template_sha256"] == config["produced_by"]["templates"]
+    assert config["produced_by"]["templates"]
     assert "seed" in recorded and ("judge" in recorded or "judges" in recorded)  # a panel: judges
     assert "openai/judge" in results["settings"]["models"].values()
     if has_generator:

@@ -2,18 +2,23 @@
 
 ``<run>/batches/<phase>.requests.jsonl``
     every request collected for a phase (:class:`PendingRequest`: cache key, request, endpoint,
-    HTTP body; never a key), appended before it is submitted;
+    batch API, HTTP body; never a key), appended before it is submitted;
 ``<run>/batches/<phase>.json``
     the batches submitted for the phase (:class:`PhaseBatches`), rewritten atomically.
 
 :func:`export_lines` and :func:`import_output` are ``ideaharness batch export`` / ``batch import``:
-the same Batch JSONL for ``vllm run-batch`` or a provider's batch console.
+the same Batch JSONL for ``vllm run-batch`` or a provider's batch console. Two batch APIs are
+spoken: OpenAI's Batch API (``openai/``; input lines ``{"custom_id", "method", "url", "body"}``,
+output lines ``{"custom_id", "response": {"status_code", "body"}, "error"}``) and Anthropic's Message
+Batches (``anthropic/``; requests ``{"custom_id", "params"}``, results lines ``{"custom_id",
+"result": {"type": "succeeded" | "errored" | "canceled" | "expired", ...}}``). The ``custom_id`` is
+the request's cache key either way (64 hex characters: within Anthropic's 1-64 ``[a-zA-Z0-9_-]``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,26 +27,31 @@ from pydantic import BaseModel, Field
 from ideaharness.errors import UserError
 from ideaharness.fileio import append_line, atomic_write_text
 from ideaharness.llm.cache import ResponseCache
-from ideaharness.llm.client import LLMStats
 from ideaharness.llm.errors import ProviderError
-from ideaharness.llm.openai_provider import completion_from_body
-from ideaharness.llm.types import ChatRequest
+from ideaharness.llm.types import ChatRequest, Completion
 from ideaharness.redaction import redact
 
 BATCHES_DIR = "batches"
 BATCH_URL = "/v1/chat/completions"
+BATCH_APIS = ("openai", "anthropic")
+"""The batch APIs spoken: OpenAI's Batch API and Anthropic's Message Batches."""
 
 
 class PendingRequest(BaseModel):
-    """One uncached request: its cache key, the request, its endpoint and its HTTP body (no key)."""
+    """One uncached request: its cache key, the request, its endpoint, the batch API it goes
+    through (``openai`` or ``anthropic``) and its HTTP body (no key)."""
 
     key: str
     base_url: str
     request: ChatRequest
     body: dict[str, Any]
+    api: str = "openai"
 
     def batch_line(self) -> dict[str, Any]:
-        """The request as one line of an OpenAI Batch input file."""
+        """The request as one line of a batch input: an OpenAI Batch input line, or an Anthropic
+        Message Batches request (``{"custom_id", "params"}``)."""
+        if self.api == "anthropic":
+            return {"custom_id": self.key, "params": self.body}
         return {"custom_id": self.key, "method": "POST", "url": BATCH_URL, "body": self.body}
 
 
@@ -49,10 +59,13 @@ class BatchJob(BaseModel):
     """One submitted batch, as stored in ``batches/<phase>.json``.
 
     ``failed`` maps the cache key of each line that got no answer to the reason (redacted).
+    ``input_file_id`` is the uploaded input file (OpenAI; empty for Anthropic, whose requests go in
+    the create call). ``estimate_usd`` / ``estimate_tokens``: what the batch was estimated to cost
+    before it was submitted (USD, prompt + reply tokens; None in state files older than estimates).
     """
 
     batch_id: str
-    input_file_id: str
+    input_file_id: str = ""
     base_url: str
     model: str
     keys: list[str]
@@ -60,6 +73,9 @@ class BatchJob(BaseModel):
     imported: bool = False
     succeeded: int = 0
     failed: dict[str, str] = Field(default_factory=dict)
+    api: str = "openai"
+    estimate_usd: float | None = None
+    estimate_tokens: int | None = None
 
 
 class PhaseBatches(BaseModel):
@@ -145,10 +161,13 @@ class OutputLines(BaseModel):
 
 
 def read_output_lines(text: str) -> OutputLines:
-    """Read the lines of a Batch output or error file (OpenAI, ``vllm run-batch``).
+    """Read the lines of a batch output or error file: OpenAI (``vllm run-batch``) or Anthropic
+    Message Batches results.
 
-    A line is ``{"custom_id", "response": {"status_code", "body"}, "error"}``; status 200 with a
-    body is an answer (the body, parsed later), anything else a failure with its reason.
+    An OpenAI line is ``{"custom_id", "response": {"status_code", "body"}, "error"}``: status 200 with
+    a body is an answer (the body, parsed later), anything else a failure with its reason. An
+    Anthropic line is ``{"custom_id", "result": {"type", ...}}`` (:func:`read_result_row`). Lines that
+    are not JSON objects with a ``custom_id`` are counted in ``unreadable``.
     """
     out = OutputLines()
     for line in text.split("\n"):
@@ -159,6 +178,9 @@ def read_output_lines(text: str) -> OutputLines:
             key = row["custom_id"]
         except (json.JSONDecodeError, TypeError, KeyError):
             out.unreadable += 1
+            continue
+        if "result" in row:
+            read_result_row(row, out)
             continue
         response = row.get("response") or {}
         error = row.get("error")
@@ -177,17 +199,67 @@ def read_output_lines(text: str) -> OutputLines:
     return out
 
 
+def read_result_row(row: dict[str, Any], out: OutputLines) -> None:
+    """Add one Anthropic Message Batches results line to ``out``: ``succeeded`` → its ``message``
+    (parsed later) under ``custom_id``; ``errored`` → the error's type and message; ``canceled`` /
+    ``expired`` → that reason; anything else is unreadable."""
+    key = row.get("custom_id")
+    result = row.get("result")
+    kind = result.get("type") if isinstance(result, dict) else None
+    if not isinstance(key, str) or not isinstance(result, dict) or kind is None:
+        out.unreadable += 1
+        return
+    if kind == "succeeded":
+        out.answers[key] = result.get("message")
+        return
+    if kind == "errored":
+        error = result.get("error")
+        inner = error.get("error") if isinstance(error, dict) else None
+        inner = inner if isinstance(inner, dict) else (error if isinstance(error, dict) else {})
+        reason = f"{inner.get('type', 'error')}: {inner.get('message', '')}"
+    elif kind == "expired":
+        reason = "batch_expired: the batch ended (24 h) before this request was processed"
+    elif kind == "canceled":
+        reason = "canceled: the batch was canceled before this request was processed"
+    else:
+        reason = f"result type {kind!r}"
+    out.failed[key] = redact(reason.strip())
+
+
+def completion_of(pending: PendingRequest, body: Any) -> Completion:
+    """The :class:`Completion` of one batch answer ``body`` to ``pending`` (``model`` = the
+    request's model), read by the parser of the request's batch API.
+
+    Raises:
+        ProviderError: ``body`` is not a chat completion (OpenAI) or a message (Anthropic).
+    """
+    if pending.api == "anthropic":
+        from ideaharness.llm.anthropic_provider import completion_from_body as anthropic_completion
+
+        return anthropic_completion(body, pending.request.model)
+    from ideaharness.llm.openai_provider import completion_from_body
+
+    return completion_from_body(body, pending.request.model)
+
+
 def import_answers(
     lines: OutputLines,
     requests: dict[str, PendingRequest],
     cache: ResponseCache,
-    stats: LLMStats | None = None,
+    account: Callable[[Completion], Completion] | None = None,
 ) -> tuple[int, dict[str, str]]:
     """Put the answers of ``lines`` into ``cache`` under their cache keys.
 
+    Args:
+        lines: read output lines (:func:`read_output_lines`).
+        requests: the recorded requests, by cache key.
+        cache: the response cache.
+        account: applied to each completion before it is stored (the client's
+            :meth:`~ideaharness.llm.LLM.account`: counts its tokens and sets ``cost_usd``), or None.
+
     Returns:
-        (answers stored, cache key -> reason for answers that are not chat completions or whose
-        custom_id is not a recorded request). Token counts go into ``stats`` when given.
+        (answers stored, cache key -> reason for answers that are not chat completions / messages
+        or whose custom_id is not a recorded request).
     """
     stored = 0
     failed: dict[str, str] = {}
@@ -197,16 +269,14 @@ def import_answers(
             failed[key] = "custom_id is not a request of this run"
             continue
         try:
-            completion = completion_from_body(body, pending.request.model)
+            completion = completion_of(pending, body)
         except ProviderError as exc:
             failed[key] = redact(str(exc))
             continue
+        if account is not None:
+            completion = account(completion)
         cache.put(key, pending.request, completion)
         stored += 1
-        if stats is not None:
-            stats.calls += 1
-            stats.prompt_tokens += completion.usage.prompt_tokens
-            stats.completion_tokens += completion.usage.completion_tokens
     return stored, failed
 
 

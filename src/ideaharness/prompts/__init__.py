@@ -30,15 +30,17 @@ the rest is split evenly among the longer ones), is cut to it with a visible
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
 import jinja2
+import jinja2.meta
 
 from ideaharness.errors import UserError
 from ideaharness.llm.errors import ContextLengthError
@@ -160,7 +162,7 @@ def _folder(package: str) -> Traversable | None:
     else:
         try:
             folder = resources.files(package).joinpath("prompts")
-        except (ModuleNotFoundError, TypeError):
+        except (ModuleNotFoundError, TypeError, ValueError):
             return None
     return folder if folder.is_dir() else None
 
@@ -220,13 +222,23 @@ def template_path(step: str) -> Traversable:
     return found
 
 
+_SOURCES: dict[str, str] = {}
+"""Template name -> the text Jinja loaded for it in this process (what renders, what is hashed)."""
+_SHA256: dict[str, str] = {}
+"""Template name -> :func:`template_sha256` (memoised: no file is read or hashed per render)."""
+
+
 class _FolderLoader(jinja2.BaseLoader):
-    """Jinja2 loader over :func:`template_path` (names are ``<step>.j2``)."""
+    """Jinja2 loader over :func:`template_path` (names are ``<step>.j2``); keeps the text it loads
+    (:data:`_SOURCES`), so the hash of a template is that of the text that renders."""
 
     def get_source(self, environment: jinja2.Environment,
                    template: str) -> tuple[str, str | None, Callable[[], bool] | None]:
-        entry = template_path(template.removesuffix(".j2"))
-        return entry.read_text(encoding="utf-8"), str(entry), lambda: True
+        name = template.removesuffix(".j2")
+        entry = template_path(name)
+        text = entry.read_text(encoding="utf-8")
+        _SOURCES[name] = text
+        return text, str(entry), lambda: True
 
 
 @lru_cache(maxsize=8)
@@ -246,6 +258,67 @@ def _jinja(packages: tuple[str, ...]) -> jinja2.Environment:
 
 def _environment() -> jinja2.Environment:
     return _jinja(tuple(_ADDED_PACKAGES))
+
+
+def template_sha256(step: str) -> str | None:
+    """sha256 (64 hex digits) of the template ``step`` as this process renders it: the text Jinja
+    loaded (read once per process, or again after :func:`reload_templates`), followed, for each
+    template it includes, imports or extends (sorted by name), by that template's name and hash.
+    Memoised: a call after the first is a dictionary look-up.
+
+    Returns:
+        The digest, or None when no template folder has ``step`` (a template removed since).
+
+    Raises:
+        TemplateConflict: a name is in two template folders.
+        jinja2.TemplateSyntaxError: the template does not parse.
+    """
+    found = _SHA256.get(step)
+    if found is not None:
+        return found
+    return _hash_template(step, ())
+
+
+def _hash_template(step: str, seen: tuple[str, ...]) -> str | None:
+    env = _environment()
+    try:
+        env.get_template(f"{step}.j2")
+    except jinja2.TemplateNotFound:
+        return None
+    text = _SOURCES.get(step)
+    if text is None:  # loaded by an environment before this one kept its sources: load it anew
+        text = template_source(step)
+        _SOURCES[step] = text
+    digest = hashlib.sha256(text.encode("utf-8"))
+    referenced = jinja2.meta.find_referenced_templates(env.parse(text))
+    for name in sorted({r.removesuffix(".j2") for r in referenced if r is not None} - {step, *seen}):
+        digest.update(f"\n{name}:{_hash_template(name, (*seen, step))}".encode())
+    _SHA256[step] = digest.hexdigest()
+    return _SHA256[step]
+
+
+def package_templates(packages: Iterable[str]) -> list[str]:
+    """The names (without ``.j2``) of the templates in the ``prompts/`` folders of ``packages``
+    (:data:`SHARED_PACKAGE` is this package itself), sorted; a package without a template folder
+    adds none."""
+    names: set[str] = set()
+    for package in packages:
+        folder = _folder(package) if package else None  # "": a class defined outside a package
+        if folder is None:
+            continue
+        names.update(e.name.removesuffix(".j2") for e in folder.iterdir()
+                     if e.name.endswith(".j2") and e.is_file())
+    return sorted(names)
+
+
+def reload_templates() -> None:
+    """Forget every template read so far: the next render (and :func:`template_sha256`) reads the
+    files again. The runner calls it when a run opens, so a template edited between two runs in
+    one process is the one that renders and is hashed in the second."""
+    _index.cache_clear()
+    _jinja.cache_clear()
+    _SOURCES.clear()
+    _SHA256.clear()
 
 
 def template_source(step: str) -> str:

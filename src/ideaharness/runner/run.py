@@ -25,9 +25,9 @@ import contextlib
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ideaharness.errors import PartialRunError, Terminated, UserError
 from ideaharness.metrics.aggregate import IntervalSettings
@@ -35,9 +35,10 @@ from ideaharness.redaction import redact
 from ideaharness.report.html import Table, write_report
 from ideaharness.runner.arguments import RunArguments
 from ideaharness.runner.executors import install_executor
-from ideaharness.runner.models import build_models
+from ideaharness.runner.models import build_models, run_budget
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import SELECTION_ORDER, Benchmark, MetricSpec, MetricValue, RunContext
+from ideaharness.runner.provenance import RunProvenance
 from ideaharness.runner.registry import enrichers, metrics
 from ideaharness.runner.sources import (
     CaptureClient,
@@ -47,10 +48,13 @@ from ideaharness.runner.sources import (
     identity_inputs,
     is_generator_role,
 )
-from ideaharness.runner.steps import StepRunner, UnparsedUnit, unparsed_note
+from ideaharness.runner.steps import LocalExecutor, StepRunner, UnparsedUnit, unparsed_note
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.scores import Score, scored_records, summarise_scores, write_scores
 from ideaharness.runs.store import CONFIG_FILE, RunStore, shard_of
+
+if TYPE_CHECKING:
+    from ideaharness.llm.budget import RunBudget
 
 
 def select_items(items: Sequence[Any], options: ExecutionOptions) -> list[Any]:
@@ -131,15 +135,20 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
     given = {r: m for r, m in args.models.items() if r in roles}
     if capture is not None:  # the generators are never asked: not built (no weights, no key, no agent)
         given.update({r: CaptureClient(m) for r, m in roles.items() if is_generator_role(r)})
-    models = build_models(roles, args.options, given)
     out = args.options.out or default_out(bench_cls.name)
+    budget = None if capture is not None else run_budget(args.options, out, roles)
+    models = build_models(roles, args.options, given, parity=bool(getattr(args.config, "parity", False)),
+                          budget=budget)
     store = RunStore(out, args.config.model_dump(mode="json"), identity_keys=bench.identity_keys(),
                      inputs=identity_inputs(bench.input_files(), args.config, roles),
-                     force=args.options.force, defaults=config_defaults(args.config))
+                     force=args.options.force, defaults=config_defaults(args.config),
+                     provenance=RunProvenance.of(bench_cls, rejudge=args.options.rejudge_changed))
     store.track_usage(models)
     steps = StepRunner(store, max_attempts=args.options.max_attempts, progress=args.options.progress,
                        max_prompt_tokens=getattr(args.config, "max_prompt_tokens", None),
                        max_in_flight=2 * args.options.max_concurrency)
+    if isinstance(steps.executor, LocalExecutor):  # the progress bar's text: tokens, cost, budget
+        steps.executor.status = progress_status(models, budget)
     models = install_executor(steps, args.options, models, roles, Path(out), given=list(given))
     ctx = RunContext(config=args.config, options=args.options, store=store, steps=steps, models=models,
                      extras=args.extras, out=Path(out))
@@ -170,8 +179,25 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
             ended = f"stopped by an error: {redact(exc)}"
             raise
         finally:
-            results = await _finish(bench, ctx, items, available, ended)
+            results = await _finish(bench, ctx, items, available, ended, budget)
     return results
+
+
+def progress_status(models: dict[str, Any], budget: RunBudget | None) -> Callable[[], str]:
+    """The text after each progress bar: the budget's (tokens and cost spent over the run, of the
+    limits) when the run has one, else the tokens and cost this process's clients spent."""
+    clients = list({id(m): m for m in models.values()}.values())
+
+    def status() -> str:
+        if budget is not None:
+            return budget.status_text()
+        stats = [s for s in (getattr(m, "stats", None) for m in clients) if s is not None]
+        tokens = sum(int(getattr(s, "prompt_tokens", 0) or 0) + int(getattr(s, "completion_tokens", 0) or 0)
+                     for s in stats)
+        costs = [c for c in (getattr(s, "cost_usd", None) for s in stats) if isinstance(c, int | float)]
+        return f"tokens {tokens:,}" + (f" · ${sum(costs):.4f}" if costs else "")
+
+    return status
 
 
 def _shard_text(options: ExecutionOptions) -> str:
@@ -179,7 +205,7 @@ def _shard_text(options: ExecutionOptions) -> str:
 
 
 async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available: list[Any],
-                  ended: str) -> dict[str, Any]:
+                  ended: str, budget: RunBudget | None = None) -> dict[str, Any]:
     """Aggregate, enrich, write results.json and report.html. After an abort a failure here is
     reported on stderr and never hides the abort's own exception."""
     aborted = ended != "complete"
@@ -191,6 +217,10 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
         scores = run_scores(bench, ctx, results)
         write_scores(ctx.out, scores)
         results.update(common_blocks(bench, ctx, items, available, results, ended, scores))
+        if budget is not None:
+            results["budget"] = budget_block(budget, results)
+            if results["budget"]["line"]:
+                results["notes"].insert(0, results["budget"]["line"])
         for enrich in [*enrichers(), *bench.enrichers]:
             enrich(ctx, results)
         ctx.store.write_results(results, block_class=bench.results_class)  # typed (ideaharness.results)
@@ -202,6 +232,26 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
     finally:
         await bench.aclose(ctx)
     return results
+
+
+def budget_units(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The units a run left undone for its budget (``failed_units`` with status "budget")."""
+    units = results.get("failed_units") or []
+    return [u for u in units if isinstance(u, dict) and u.get("status") == "budget"]
+
+
+def budget_line(n_units: int) -> str:
+    """The line saying a run stopped at its budget (console, notes, report)."""
+    return (f"budget reached: {n_units} unit(s) not started; run again with a larger --max-cost (or "
+            "--max-tokens) to resume")
+
+
+def budget_block(budget: RunBudget, results: dict[str, Any]) -> dict[str, Any]:
+    """``budget`` of results.json: :meth:`RunBudget.summary` (limits, spent over every process
+    and in this one, calls admitted and refused, the estimate rule), ``units_left`` (the units not
+    started for the budget) and ``line`` (:func:`budget_line`, or None when none was left)."""
+    left = len(budget_units(results))
+    return {**budget.summary(), "units_left": left, "line": budget_line(left) if left else None}
 
 
 def selection_block(ctx: RunContext, items: Sequence[Any], available: Sequence[Any]) -> dict[str, Any]:
@@ -397,13 +447,17 @@ def usage_table(results: dict[str, Any], models: dict[str, Any]) -> Table:
         wall = stats.get("wall_s")
         rows.append([label, model if kind == "model" else f"{model} ({kind})", stats.get("calls"),
                      stats.get("failures"), stats.get("cache_hits"), stats.get("prompt_tokens"),
-                     stats.get("completion_tokens"),
+                     stats.get("cached_prompt_tokens") or 0, stats.get("completion_tokens"),
+                     stats.get("reasoning_tokens") or 0,
                      round(wall, 2) if isinstance(wall, int | float) else None, stats.get("cost_usd")])
     cost = results.get("cost_usd")
     return Table(title="Model usage (all processes of this run)",
                  columns=["role", "model", "calls", "failures", "cache hits", "prompt tokens",
-                          "completion tokens", "wall s", "cost USD"], rows=rows,
-                 note=f"total cost USD {cost:.6f} (every recorded token at --price)" if cost is not None
+                          "of which cached", "completion tokens", "of which reasoning", "wall s",
+                          "cost USD"], rows=rows,
+                 note=f"total cost USD {cost:.6f} (every recorded token at --price: uncached prompt tokens "
+                 "at IN, cached at CACHED_IN (default IN), completion tokens, reasoning included, at OUT)"
+                 if cost is not None
                  else "cost: give --price IN,OUT (every role) or --price ROLE=IN,OUT")
 
 
@@ -466,13 +520,22 @@ def finish_run(results: dict[str, Any], out: Path) -> None:
     extra = extras_line(results.get("idea_sources") or [])
     if extra:
         print(extra)
+    rejudged = results.get("rejudged")
+    if isinstance(rejudged, dict) and rejudged.get("line"):  # --rejudge-changed: how many, of which steps
+        print(rejudged["line"])
     print(f"report: {out / 'report.html'}")
     units = results.get("failed_units") or []
-    if results.get("status") == "partial" or units:
+    left = budget_units(results)
+    if left:
+        print(budget_line(len(left)))
+    units = [u for u in units if u.get("status") != "budget"]
+    if results.get("status") == "partial" or units or left:
         failed = sum(1 for u in units if u.get("status") != "skipped")
         skipped = len(units) - failed
         parts = []
-        if units or not results.get("not_computed"):
+        if left:
+            parts.append(budget_line(len(left)))
+        if units or not (results.get("not_computed") or left):
             parts.append(f"{failed} unit(s) failed after retries and {skipped} skipped (listed under "
                          f"'failed_units' in {out / 'results.json'})")
         missing = results.get("not_computed")

@@ -2,8 +2,10 @@
 
 Layout of ``--out runs/NAME``::
 
-    config.json          the full configuration of the run (no secrets) and the sha256 of every
-                         input file, written once
+    config.json          the full configuration of the run (no secrets), the sha256 of every
+                         input file and (``produced_by``) of every prompt template the benchmark
+                         can render, written once (updated when an old run gains a field, or a
+                         re-judge accepts new templates)
     records/<step>.jsonl one line per finished unit of work, appended and fsynced as it finishes
     records/<step>.torn  line fragments a crash left at the end of a records file (kept aside)
     prompts.jsonl        the rendered messages of every recorded judgment, once per distinct prompt:
@@ -27,6 +29,15 @@ A judge panel asking several models the same prompt, repeated samples and re-ask
 one line of ``prompts.jsonl``; known secret values are removed from the messages before they are
 written (:func:`ideaharness.redaction.redact_values`).
 
+What produced a record: a judgment's record carries ``produced_by`` (its template's hash and its
+parser's version, :mod:`ideaharness.runner.provenance`). When the run is opened again with a
+``provenance`` (the runner gives one), the templates in ``config.json`` and the templates and
+parsers its records name are compared with the current ones: a change refuses the run (one line
+naming what changed) unless ``provenance.rejudge`` (``--rejudge-changed``: the step runner then
+re-judges only the affected units, counted in :attr:`RunStore.rejudged` and reported in
+``results.json``) or ``force`` (a new run; the old one is moved aside). Records without
+``produced_by`` (runs recorded before it) are never compared.
+
 A unit is recorded once, except that :meth:`RunStore.replace` (a parse failure re-asked by a later
 run, :meth:`~ideaharness.runner.steps.StepRunner.judge_step`) appends its new record: the last line
 of a unit is its record, and the store drops the lines it superseded (:meth:`RunStore.compact`,
@@ -44,7 +55,7 @@ import os
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from ideaharness.errors import StorageError, UserError, storage_error
 from ideaharness.fileio import append_line, append_lines, atomic_write_text
@@ -54,7 +65,7 @@ from ideaharness.redaction import redact_values
 from ideaharness.results import BenchmarkResults, validate_results
 from ideaharness.runs.inputs import INPUTS_KEY, InputHashes, changed_input, hash_inputs
 from ideaharness.runs.lock import HOLDER_FILE, LOCK_FILE, RunLock
-from ideaharness.runs.usage import USAGE_DIR, UsageLog, price_totals
+from ideaharness.runs.usage import USAGE_DIR, UsageLog, cost_block, price_totals
 
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.json"
@@ -63,6 +74,32 @@ RECORDS_DIR = "records"
 SUPERSEDED_DIR = "superseded"
 TORN_SUFFIX = ".torn"
 PROMPTS_FILE = "prompts.jsonl"
+PRODUCED_BY_KEY = "produced_by"
+"""The ``config.json`` key of what produces the run's records: ``{"templates": {name: sha256},
+"rejudged": true}`` (``rejudged`` once a unit was re-judged after a change: from then on a unit
+whose prompt differs from the one it was judged with is affected too)."""
+
+ProducedKey = tuple[str, str | None, str | None, str | None, str | None, bool]
+"""``(step, template, template_sha256, parser, parser_version, parser_by_name)`` of a record's
+``produced_by``: what :meth:`Provenance.changes` compares when a run opens."""
+
+
+class Provenance(Protocol):
+    """What a store checks about what produced its records when it opens
+    (:class:`ideaharness.runner.provenance.RunProvenance`).
+
+    Attributes:
+        templates: template name -> sha256 of the templates the benchmark can render now.
+        rejudge: accept a change (the affected units are re-judged) instead of refusing.
+    """
+
+    templates: dict[str, str]
+    rejudge: bool
+
+    def changes(self, recorded: Mapping[str, str] | None, seen: Iterable[ProducedKey]) -> list[str]:
+        """What changed, as parts of one line (``[]`` when nothing did); ``recorded``: the template
+        hashes of ``config.json`` (None before they were recorded); ``seen``: the records' keys."""
+        ...
 
 
 _RUN_FILES = (CONFIG_FILE, RECORDS_DIR, PROMPTS_FILE, RESULTS_FILE, REPORT_FILE, USAGE_DIR, "batches")
@@ -90,15 +127,21 @@ class RunStore:
         identity_keys: the config keys that must match to resume; default all keys.
         inputs: flag (``"--data"``) -> the files read for it; their sha256 is recorded and must
             match on resume.
-        force: when the recorded run has other settings or inputs, move it to
-            ``superseded/<time>/`` and start a new run instead of refusing.
+        force: when the recorded run has other settings or inputs, or (with ``provenance``)
+            other templates or parsers, move it to ``superseded/<time>/`` and start a new run
+            instead of refusing.
         defaults: config key -> its default (JSON form): a key the recorded config.json lacks (a
             setting added since that run started) equals its default, so old run directories resume.
+        provenance: what produces the records now (:class:`Provenance`): its templates are
+            recorded in ``config.json`` and compared, with those and the parsers the records name,
+            when the run is opened again; None compares nothing (the records' own ``produced_by``
+            is still compared unit by unit by the step runner).
 
     Raises:
         UserError: ``out_dir`` is a file or a folder that is not a run directory; its
             ``config.json`` is unreadable; it holds a run with a different configuration or
-            changed inputs (without ``force``); or another process holds it.
+            changed inputs (without ``force``); its templates or parsers changed (without
+            ``force`` or ``provenance.rejudge``); or another process holds it.
         StorageError: the directory cannot be written (disk full, read-only).
 
     Use as a context manager or call :meth:`close` to release the directory.
@@ -113,11 +156,19 @@ class RunStore:
         inputs: Mapping[str, Sequence[Path]] | None = None,
         force: bool = False,
         defaults: Mapping[str, Any] | None = None,
+        provenance: Provenance | None = None,
     ) -> None:
         self.dir = Path(out_dir)
         self.config = config
         self.defaults = dict(defaults or {})
+        self.provenance = provenance
         self.corrupt_lines = 0
+        self.rejudged: dict[str, int] = {}
+        """Step -> units re-judged by this process because what produced them changed."""
+        self.rejudged_before = False
+        """Whether ``config.json`` says units of this run were re-judged after a change (or a change
+        was accepted when it opened): units whose prompt differs are then affected too."""
+        self._seen: dict[ProducedKey, int] = {}  # what produced the records -> how many
         # key digest -> where its line is (records file number, byte offset, byte length, packed in
         # one int by _pack): the data stays on disk, so memory per record is ~0.2 KB whatever the
         # record holds (streamed runs)
@@ -148,8 +199,8 @@ class RunStore:
     # -- opening -------------------------------------------------------------
     def _open(self, identity_keys: tuple[str, ...] | None, hashes: InputHashes, force: bool) -> None:
         config_path = self.dir / CONFIG_FILE
-        if config_path.exists():
-            old = _read_config(config_path)
+        old = _read_config(config_path) if config_path.exists() else None
+        if old is not None:
             problem = _identity_problem(old, self.config, identity_keys, hashes, self.defaults)
             if problem and not force:
                 raise UserError(
@@ -158,11 +209,34 @@ class RunStore:
                 )
             if problem:
                 self._supersede()
-                self._write_config(hashes)
-            elif set(hashes) - set(old.get(INPUTS_KEY) or {}):  # recorded before inputs were hashed
-                self._write_config({**hashes, **(old.get(INPUTS_KEY) or {})}, base=old)
-        else:
+                old = None
+        self._index_records()
+        if old is not None and self.provenance is not None:
+            found = old.get(PRODUCED_BY_KEY)
+            block: dict[str, Any] = found if isinstance(found, dict) else {}
+            self.rejudged_before = bool(block.get("rejudged"))
+            recorded = block.get("templates") if isinstance(block.get("templates"), dict) else None
+            changed = self.provenance.changes(recorded, list(self._seen))
+            if changed and not self.provenance.rejudge:
+                if not force:
+                    raise UserError(
+                        f"{config_path}: {'; '.join(changed)}; run again with --rejudge-changed to "
+                        "re-judge only the affected units, or with --force to start a new run here (the "
+                        f"old one is moved to {self.dir / SUPERSEDED_DIR}), or use another --out")
+                self._reset()
+                self._supersede()
+                self._index_records()
+                old = None
+            elif changed:
+                self.rejudged_before = True
+        if old is None:
             self._write_config(hashes)
+        elif (set(hashes) - set(old.get(INPUTS_KEY) or {})  # recorded before inputs were hashed
+              or self._produced_block(old) != old.get(PRODUCED_BY_KEY)):
+            self._write_config({**hashes, **(old.get(INPUTS_KEY) or {})}, base=old)
+        self.compact()  # a crash between a replace and its compaction left two lines of one unit
+
+    def _index_records(self) -> None:
         records = self.dir / RECORDS_DIR
         try:
             records.mkdir(exist_ok=True)
@@ -177,7 +251,30 @@ class RunStore:
         if prompts.exists():
             repair_torn_tail(prompts, prompts.with_suffix(TORN_SUFFIX))
             self._index_prompts(prompts)
-        self.compact()  # a crash between a replace and its compaction left two lines of one unit
+
+    def _reset(self) -> None:
+        """Forget every record indexed (before the run is moved aside)."""
+        for fd in self._readers.values():
+            os.close(fd)
+        self._readers.clear()
+        self._index.clear()
+        self._files.clear()
+        self._file_no.clear()
+        self._prompts.clear()
+        self._superseded.clear()
+        self._seen.clear()
+        self.corrupt_lines = 0
+
+    def _produced_block(self, old: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """``config.json``'s :data:`PRODUCED_BY_KEY` for this run: the current templates (the old
+        block when the store has no provenance), and ``rejudged`` once set."""
+        previous = (old or {}).get(PRODUCED_BY_KEY)
+        if self.provenance is None:
+            return previous if isinstance(previous, dict) else None
+        block: dict[str, Any] = {"templates": dict(self.provenance.templates)}
+        if self.rejudged_before:
+            block["rejudged"] = True
+        return block
 
     def _index_file(self, path: Path) -> None:
         number = self._number(path)
@@ -193,7 +290,11 @@ class RunStore:
                         continue
                     if key in self._index:
                         self._superseded.add(path)
+                        self._unsee(self._read(self._index[key]))
                     self._index[key] = _pack(number, start, len(line))
+                    seen = _produced_key(record)
+                    if seen is not None:
+                        self._seen[seen] = self._seen.get(seen, 0) + 1
         except OSError as exc:
             raise storage_error(path, exc) from exc
 
@@ -238,9 +339,55 @@ class RunStore:
         except OSError as exc:
             raise storage_error(self._files[number], exc) from exc
 
+    def _unsee(self, record: dict[str, Any]) -> None:
+        """Forget what produced a record line that a later line of its unit replaced."""
+        seen = _produced_key(record)
+        if seen is not None and self._seen.get(seen):
+            self._seen[seen] -= 1
+            if not self._seen[seen]:
+                del self._seen[seen]
+
     def _write_config(self, hashes: InputHashes, base: dict[str, Any] | None = None) -> None:
         content = {**(base if base is not None else self.config), INPUTS_KEY: hashes}
+        block = self._produced_block(base)
+        if block is not None:
+            content[PRODUCED_BY_KEY] = block
         atomic_write_text(self.dir / CONFIG_FILE, json.dumps(content, indent=2, sort_keys=True, default=str))
+
+    def note_rejudged(self, step: str) -> None:
+        """Count a unit re-judged because what produced it changed (``--rejudge-changed``); the
+        first one marks ``config.json`` (``rejudged``), so later runs also treat units whose prompt
+        differs as affected.
+
+        Raises:
+            StorageError: ``config.json`` cannot be rewritten.
+        """
+        self.rejudged[step] = self.rejudged.get(step, 0) + 1
+        if not self.rejudged_before:
+            self.rejudged_before = True
+            path = self.dir / CONFIG_FILE
+            current = _read_config(path)
+            block = dict(current.get(PRODUCED_BY_KEY) or {})
+            block["rejudged"] = True
+            atomic_write_text(path, json.dumps({**current, PRODUCED_BY_KEY: block}, indent=2, sort_keys=True,
+                                               default=str))
+
+    def rejudged_block(self) -> dict[str, Any] | None:
+        """``results["rejudged"]``: ``{"units", "steps": {step: n}, "templates", "parsers", "line"}``
+        of the units this process re-judged because their template or parser changed; None when
+        none was."""
+        if not self.rejudged:
+            return None
+        total = sum(self.rejudged.values())
+        steps = dict(sorted(self.rejudged.items()))
+        changed = [*getattr(self.provenance, "changed_templates", []),
+                   *getattr(self.provenance, "changed_parsers", [])]
+        what = f" (changed: {', '.join(changed)})" if changed else ""
+        line = (f"{total} unit(s) re-judged because their prompt template, reply parser or prompt "
+                f"changed{what}: " + ", ".join(f"{step} {n}" for step, n in steps.items()))
+        return {"units": total, "steps": steps,
+                "templates": list(getattr(self.provenance, "changed_templates", [])),
+                "parsers": list(getattr(self.provenance, "changed_parsers", [])), "line": line}
 
     def _supersede(self) -> None:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -528,12 +675,17 @@ class RunStore:
         typed, the benchmark's block through ``block_class``, its ``results_class``) and write
         ``results.json`` atomically, in the layout of the dict; returns its path.
 
-        Adds to ``results`` (in place): ``corrupt_record_lines``; and when usage is tracked,
+        Adds to ``results`` (in place): ``corrupt_record_lines``; with a provenance,
+        ``settings.template_sha256`` (the templates' hashes, as in ``config.json``); when units
+        were re-judged, ``rejudged`` (:meth:`rejudged_block`, its line also in ``notes``); and when
+        usage is tracked,
         ``llm_stats`` (per role, summed over every process of the run), ``llm_stats_this_process``,
-        ``llm_stats_processes`` and ``cost_usd`` (USD over every role and process: every recorded
+        ``llm_stats_processes``, ``cost_usd`` (USD over every role and process: every recorded
         token priced at the role's current price, :func:`~ideaharness.runs.usage.price_totals`;
-        None when no client has a price). As a last guard, every secret value known to the process
-        (:func:`ideaharness.redaction.known_secrets`) is removed from the file (not from ``results``).
+        None when no client has a price) and ``cost`` (which tokens were billed at which price,
+        :func:`~ideaharness.runs.usage.cost_block`). As a last guard, every secret value known to
+        the process (:func:`ideaharness.redaction.known_secrets`) is removed from the file (not
+        from ``results``).
 
         Raises:
             InvalidResults: a block does not fit its model (one line naming the field); nothing
@@ -541,10 +693,18 @@ class RunStore:
             StorageError: the file cannot be written (the previous one stays intact).
         """
         results["corrupt_record_lines"] = self.corrupt_lines
+        if self.provenance is not None and isinstance(results.get("settings"), dict):
+            results["settings"]["template_sha256"] = dict(self.provenance.templates)
+        rejudged = self.rejudged_block()
+        if rejudged is not None:  # --rejudge-changed: how many units, of which steps
+            results["rejudged"] = rejudged
+            if isinstance(results.get("notes"), list) and rejudged["line"] not in results["notes"]:
+                results["notes"].append(rejudged["line"])
         if self._usage is not None:
             results["llm_stats_this_process"] = self._usage.save()
             results["llm_stats"], results["llm_stats_processes"] = self._usage.totals()
             results["cost_usd"] = price_totals(results["llm_stats"], self._usage.prices())
+            results["cost"] = cost_block(results["llm_stats"], self._usage.prices(), self._usage.sharing())
         validate_results(json.loads(json.dumps(results, default=str)), block_class)
         text = json.dumps(redact_values(results), indent=2, default=str)
         return atomic_write_text(self.dir / RESULTS_FILE, text)
@@ -723,12 +883,26 @@ def _identity_problem(
     old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...] | None, hashes: InputHashes,
     defaults: Mapping[str, Any] | None = None,
 ) -> str | None:
-    names = keys or tuple(sorted((set(old) | set(new)) - {INPUTS_KEY}))
+    names = keys or tuple(sorted((set(old) | set(new)) - {INPUTS_KEY, PRODUCED_BY_KEY}))
     defaults = defaults or {}
     diff = [k for k in names if (old[k] if k in old else defaults.get(k)) != new.get(k)]
     if diff:
         return f"this run directory holds a run with different settings ({', '.join(diff)})"
     return changed_input(old.get(INPUTS_KEY) or {}, hashes)
+
+
+def _produced_key(record: Mapping[str, Any]) -> ProducedKey | None:
+    """The :data:`ProducedKey` of a record line (``{"step", ..., "data": {"produced_by"}}``), or
+    None when it has no ``produced_by`` (not a judgment, or recorded before it)."""
+    data = record.get("data")
+    produced = data.get("produced_by") if isinstance(data, dict) else None
+    if not isinstance(produced, dict):
+        return None
+    def text(key: str) -> str | None:
+        value = produced.get(key)
+        return value if isinstance(value, str) else None
+    return (str(record.get("step")), text("template"), text("template_sha256"), text("parser"),
+            text("parser_version"), produced.get("parser_by_name") is True)
 
 
 def _safe(step: str) -> str:
