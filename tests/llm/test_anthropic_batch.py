@@ -265,8 +265,8 @@ def test_export_and_import_of_anthropic_requests(tmp_path: Path) -> None:
         lines = export_lines(run_dir, cache)
         assert len(lines) == 3 and all(set(line) == {"custom_id", "params"} for line in lines)
         # the exported requests are a valid Message Batches create body; its results file imports
-        status, batch = server.handle("POST", "/v1/messages/batches", {},
-                                      json.dumps({"requests": lines}).encode())
+        status, _, batch = server.handle("POST", "/v1/messages/batches", {},
+                                         json.dumps({"requests": lines}).encode())
         assert status == 200
         server.handle("GET", f"/v1/messages/batches/{batch['id']}", {}, b"")
         _, _, results = server.handle("GET", f"/v1/messages/batches/{batch['id']}/results", {}, b"")

@@ -156,7 +156,7 @@ class AnthropicServer:
         self._results: dict[str, list[dict[str, Any]]] = {}
         self._polls: Counter[str] = Counter()
         self._version = API_VERSION_WITHOUT_SAMPLING
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # message() is also called under it (batch lines)
         self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
         self._thread: threading.Thread | None = None
 
