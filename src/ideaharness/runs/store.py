@@ -226,6 +226,7 @@ class RunStore:
                 self._reset()
                 self._supersede()
                 self._index_records()
+                self.rejudged_before = False
                 old = None
             elif changed:
                 self.rejudged_before = True
