@@ -376,3 +376,15 @@ async def test_judge_step_refuses_or_rejudges_a_unit_recorded_with_another_parse
         block = store.rejudged_block()
         assert block is not None and block["units"] == 1 and "1 unit(s) re-judged" in block["line"]
         await store.drain()
+
+
+def test_comparing_runs_ignores_the_stores_produced_by_block() -> None:
+    from ideaharness.analysis.compare import result_settings, settings_mismatch
+
+    def lookup(name: str) -> None:
+        return None
+
+    old = {"benchmark": "ideabench", "seed": 0}  # recorded before produced_by
+    new = {**old, PRODUCED_BY_KEY: {"templates": {"t": "1" * 64}, "rejudged": True}}
+    assert PRODUCED_BY_KEY not in result_settings(new, lookup=lookup)
+    assert settings_mismatch([old, new], lookup=lookup) == []

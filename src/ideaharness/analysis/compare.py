@@ -50,6 +50,7 @@ from ideaharness.metrics.stats import (
 )
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.scores import Row, Score, summarise, table_of, unit_rows
+from ideaharness.runs.store import PRODUCED_BY_KEY
 
 SYSTEM_KEYS = frozenset(
     {
@@ -80,7 +81,8 @@ def result_settings(config: dict[str, Any], benchmark: str | None = None,
     inputs = config.get(INPUTS_KEY) or {}
     cls = lookup(str(benchmark or config.get("benchmark") or ""))
     free = frozenset(getattr(cls, "free_settings", frozenset())) if cls is not None else frozenset()
-    out = {k: v for k, v in config.items() if k not in SYSTEM_KEYS | free and k != INPUTS_KEY}
+    out = {k: v for k, v in config.items()
+           if k not in SYSTEM_KEYS | free and k not in (INPUTS_KEY, PRODUCED_BY_KEY)}  # the store's own
     for key, flag in PATH_KEYS.items():
         if flag in inputs:
             out.pop(key, None)
