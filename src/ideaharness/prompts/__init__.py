@@ -26,6 +26,11 @@ share of what the fixed text leaves (water-filling: texts shorter than their sha
 the rest is split evenly among the longer ones), is cut to it with a visible
 :data:`TRUNCATION_MARK`, and the cut is recorded on the returned :class:`Prompt`
 (``truncations``), so one 10 MB abstract is shortened instead of crowding out the others.
+
+Hashes: :func:`template_sha256` is the sha256 of the text Jinja loaded for a template (with the
+templates it includes), memoised; templates are read once per process, and again after
+:func:`reload_templates` (each run calls it when it opens,
+:func:`~ideaharness.runner.provenance.benchmark_templates`), so what renders is what is hashed.
 """
 
 from __future__ import annotations
