@@ -25,7 +25,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ideaharness"
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
     ("base", frozenset({"errors", "text", "textio", "jsonl", "concurrency", "tables", "results", "fileio",
-                        "redaction", "seeding", "schema", "net"})),
+                        "redaction", "seeding", "schema", "net", "cutoff"})),
     ("clients", frozenset({"llm", "scholarly", "systems"})),
     # systems (idea-generation systems as providers; the idea contracts) imports llm; llm.providers
     # reaches systems.adapters only inside its provider factories; benchmarks register contracts
