@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ideaharness.analysis.load import BenchmarkLookup, RunData, load_run, metric_key, registered_benchmark
 from ideaharness.errors import UserError
@@ -449,6 +448,8 @@ def _ci(value: tuple[float, float] | None) -> list[float] | None:
 def scores_of(run: RunData) -> list[Score]:
     """The scores of a loaded run as :class:`~ideaharness.runs.scores.Score` objects, read from its
     ``scores`` table (NaN value = unscored), so a table edited or built by hand compares too."""
+    import pandas as pd
+
     frame = run.scores
     out = []
     for row in frame.itertuples(index=False):

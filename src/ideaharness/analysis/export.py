@@ -10,13 +10,14 @@ per message (:func:`~ideaharness.runs.store.prompt_text`); empty for a run that 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
-
-import pandas as pd
+from typing import TYPE_CHECKING, Literal
 
 from ideaharness.analysis.load import RunData, load_run
 from ideaharness.errors import StorageError, UserError
 from ideaharness.runs.store import prompt_text, read_prompts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Format = Literal["parquet", "csv", "jsonl"]
 FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl")
@@ -34,6 +35,8 @@ def _write(frame: pd.DataFrame, path: Path, fmt: str) -> None:
 def with_prompts(judgments: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     """``judgments`` with each missing ``prompt`` filled from the run's kept prompts (by
     ``prompt_hash``); the frame itself is not changed."""
+    import pandas as pd
+
     if judgments.empty or "prompt_hash" not in judgments:
         return judgments
     kept = read_prompts(run_dir, {str(h) for h in judgments["prompt_hash"].dropna()})
@@ -76,6 +79,8 @@ def export_run(run: str | Path | RunData, fmt: str = "parquet", out: str | Path 
 
 def read_export(path: str | Path) -> pd.DataFrame:
     """Read back one exported file (format from its extension)."""
+    import pandas as pd
+
     source = Path(path)
     if source.suffix == ".parquet":
         return pd.read_parquet(source, engine="pyarrow")

@@ -17,9 +17,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import ValidationError
 
 from ideaharness.analysis.systems import (
@@ -35,6 +34,9 @@ from ideaharness.jsonl import scan_jsonl
 from ideaharness.results import BenchmarkResults, RunResults, parse_results
 from ideaharness.runs.scores import Record, Score, read_scores, scored_records
 from ideaharness.runs.store import CONFIG_FILE, RECORDS_DIR, RESULTS_FILE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORE_COLUMNS = ["benchmark", "run_id", "system", "system_kind", "instance_id", "pair_key", "metric", "group",
                  "value", "weight", "reason"]
@@ -187,6 +189,8 @@ def recompute_scores(benchmark: str, records: Sequence[Record], config: dict[str
 
 def _score_frame(scores: Sequence[Score], benchmark: str, run_id: str, system: str,
                  systems: Sequence[SystemInfo] = ()) -> pd.DataFrame:
+    import pandas as pd
+
     kinds: dict[str, str | None] = {}
 
     def kind_of(name: str) -> str | None:
@@ -334,6 +338,8 @@ def load_run(path: str | Path, lookup: BenchmarkLookup = registered_benchmark) -
     Raises:
         UserError: ``path`` is not a run directory, or its config/results JSON is unreadable.
     """
+    import pandas as pd
+
     run_dir = Path(path)
     config = _read_json(run_dir / CONFIG_FILE, required=True)
     results = _read_json(run_dir / RESULTS_FILE, required=False)

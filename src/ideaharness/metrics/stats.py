@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.stats import bootstrap, permutation_test
 
 
 def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
@@ -96,6 +95,8 @@ def bootstrap_ci(
         point = float(statistic(arr))
         return point, point
 
+    from scipy.stats import bootstrap  # scipy.stats takes ~1 s to import: only when an interval is asked
+
     result = bootstrap(
         (arr,), _vectorised(statistic, arr), n_resamples=n_resamples, confidence_level=confidence,
         method=BOOTSTRAP_METHOD, rng=np.random.default_rng(seed), vectorized=True,
@@ -159,6 +160,8 @@ def bootstrap_ratio_ci(
 
     def pooled(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.asarray(np.sum(a, axis=axis) / np.sum(b, axis=axis))
+
+    from scipy.stats import bootstrap
 
     result = bootstrap(
         (num, den), pooled, n_resamples=n_resamples, confidence_level=confidence, method=BOOTSTRAP_METHOD,
@@ -230,6 +233,8 @@ def paired_permutation_test(
         return None
     order = np.lexsort(np.column_stack([x.reshape(n, -1), y.reshape(n, -1)]).T[::-1])
     x, y = x[order], y[order]
+    from scipy.stats import permutation_test
+
     exact = 2**n <= n_resamples
     rng = np.random.default_rng(seed)
     if statistic is None:

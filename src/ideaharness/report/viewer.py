@@ -22,10 +22,9 @@ import math
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
-import pandas as pd
 from markupsafe import Markup
 
 from ideaharness import __version__
@@ -34,6 +33,9 @@ from ideaharness.analysis.systems import run_systems
 from ideaharness.report.compare import missing_lines
 from ideaharness.report.html import format_cell
 from ideaharness.runs.store import read_prompts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 INSTANCE_COLUMNS = [
     "system",
@@ -151,6 +153,8 @@ def _rows(frame: pd.DataFrame, columns: Sequence[str]) -> list[list[Any]]:
 
 
 def _missing(value: Any) -> bool:
+    import pandas as pd
+
     try:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
@@ -191,6 +195,8 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
     """The JSON the viewer reads: ``instances`` (one row per system x instance: counts, tokens and
     one column per metric), ``judgments`` (one row per judgment), ``failed`` (units left undone,
     by system and instance), ``instance_scores`` and ``prompts`` (:func:`prompt_map`)."""
+    import pandas as pd
+
     items = [runs] if isinstance(runs, RunData) else list(runs)
     frames = []
     for run in items:
@@ -265,6 +271,8 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
 
 
 def _usage_rows(runs: Sequence[RunData]) -> list[list[Any]]:
+    import pandas as pd
+
     frames = [r.judgments for r in runs if not r.judgments.empty]
     if not frames:
         return []

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel
-from scipy.stats import kendalltau
 
 from ideaharness.metrics.reliability.views import JudgmentView
 
@@ -150,5 +149,7 @@ def _tau(a: JudgmentView, b: JudgmentView) -> float | None:
     items = sorted(set(ra) & set(rb))
     if len(items) < 2:
         return None
+    from scipy.stats import kendalltau  # scipy.stats takes ~1 s to import
+
     tau = kendalltau([ra[i] for i in items], [rb[i] for i in items]).statistic  # τ-b by default
     return None if tau is None or math.isnan(tau) else float(tau)

@@ -27,7 +27,6 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
-from scipy.stats import pearsonr
 
 from ideaharness.errors import DataError
 
@@ -196,6 +195,8 @@ def human_ceiling(
     Raises:
         DataError: the data cannot be found or read. ValueError: fewer than 8 ideas with two reviews.
     """
+    from scipy.stats import pearsonr  # scipy.stats takes ~1 s to import
+
     rows = load_si2024_reviews() if reviews is None else reviews
     by_idea: dict[str, list[float]] = defaultdict(list)
     for r in rows:

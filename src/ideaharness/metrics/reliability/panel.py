@@ -16,7 +16,6 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
-from scipy.stats import spearmanr
 
 from ideaharness.metrics.reliability.views import JudgmentView
 
@@ -168,7 +167,7 @@ def human_agreement(
     ids; rating, the human score; ranking, the human ranking (item ids, best first).
     Returns None when no parsed view has a label.
     """
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest, spearmanr  # scipy.stats takes ~1 s to import
 
     def label_of(v: JudgmentView) -> Any:
         return labels.get(v.unit_id) if labels else v.human_label

@@ -42,7 +42,6 @@ from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
-from scipy.stats import binom
 
 from ideaharness.metrics.reliability.views import JudgmentView
 
@@ -151,6 +150,8 @@ def _ordinal(k: int, m: int | None) -> str:
 @functools.lru_cache(maxsize=1024)
 def _half_binomial_p(n: int) -> np.ndarray:
     """Exact two-sided p of every win count 0..n under Binomial(n, 1/2) (``binomtest``'s rule)."""
+    from scipy.stats import binom  # scipy.stats takes ~1 s to import
+
     return _p_table(binom.pmf(np.arange(n + 1), n, 0.5))
 
 
@@ -361,6 +362,8 @@ def choice_position_test(
         )
     else:
         groups = Counter((len(r), int(r.sum())) for r in rows)
+    from scipy.stats import binom
+
     pmf = np.ones(1)
     for (m, s), c in sorted(groups.items()):
         pmf = np.convolve(pmf, binom.pmf(np.arange(c + 1), c, s / m))
