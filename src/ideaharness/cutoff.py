@@ -16,9 +16,11 @@ the cutoff day is visible). Only ``Paper.publication_date`` and ``Paper.year`` a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
+
+from ideaharness.schema import Instance
 
 CutoffVerdict = Literal["before", "after", "undated"]
 """Where one work lies relative to a cutoff (see :func:`verdict`)."""
@@ -88,13 +90,16 @@ def parse_cutoff(text: str, *, where: str = "--cutoff") -> dt.date:
 
 @dataclass
 class CutoffLedger:
-    """Counts of works seen by each literature access of a run, per source.
+    """Counts of works seen by each literature access of a run, per source, and the works it left out.
 
     A *source* names one access: ``references`` (shown to a generator), ``inspirations``,
     ``s2_search``, ``openalex_search``, ``arxiv_search``, ``corpus``, ``pool`` and so on.
+    ``excluded_works``: source -> the excluded works (:func:`work_summary`), filled by
+    :func:`before_cutoff` and :func:`within_window`.
     """
 
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    excluded_works: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def _row(self, source: str) -> dict[str, int]:
         return self.counts.setdefault(source, dict.fromkeys(COUNT_KEYS, 0))
@@ -116,6 +121,10 @@ class CutoffLedger:
                 row["undated"] += 1
                 row["kept" if undated == "keep" else "excluded"] += 1
 
+    def note_excluded(self, source: str, works: Iterable[Any]) -> None:
+        """Keep the excluded works of ``source`` (paper-like objects, as :func:`work_summary`)."""
+        self.excluded_works.setdefault(source, []).extend(work_summary(w) for w in works)
+
     def excluded(self, source: str | None = None) -> int:
         """Works excluded from ``source`` (every source when None; 0 for a source never seen)."""
         if source is not None:
@@ -127,12 +136,16 @@ class CutoffLedger:
         return {s: dict(self.counts[s]) for s in sorted(self.counts)}
 
     def merge(self, other: CutoffLedger | dict[str, dict[str, int]]) -> None:
-        """Add another ledger's counts (or an :meth:`as_dict` read back from a file) to this one."""
+        """Add another ledger's counts and excluded works (or an :meth:`as_dict` read back from a
+        file: counts only) to this one."""
         rows = other.counts if isinstance(other, CutoffLedger) else other
         for source, theirs in rows.items():
             row = self._row(source)
             for key in COUNT_KEYS:
                 row[key] += int(theirs.get(key, 0))
+        if isinstance(other, CutoffLedger):
+            for source, works in other.excluded_works.items():
+                self.excluded_works.setdefault(source, []).extend(works)
 
     @classmethod
     def from_dict(cls, rows: dict[str, dict[str, int]]) -> CutoffLedger:
@@ -160,7 +173,193 @@ def before_cutoff(papers: Sequence[P], cutoff: dt.date | None, *, source: str,
         verdicts: list[CutoffVerdict] = ["before"] * len(papers)
     else:
         verdicts = [verdict(p, cutoff) for p in papers]
+    return _keep(papers, verdicts, source, ledger, undated)
+
+
+def _keep(papers: Sequence[P], verdicts: Sequence[CutoffVerdict], source: str, ledger: CutoffLedger | None,
+          undated: UndatedPolicy) -> list[P]:
+    drop = {"after"} if undated == "keep" else {"after", "undated"}
     if ledger is not None:
         ledger.record(source, verdicts, undated=undated)
-    drop = {"after"} if undated == "keep" else {"after", "undated"}
+        ledger.note_excluded(source, [p for p, v in zip(papers, verdicts, strict=True) if v in drop])
     return [p for p, v in zip(papers, verdicts, strict=True) if v not in drop]
+
+
+def within_window(papers: Sequence[P], start: dt.date | None, end: dt.date | None, *, source: str,
+                  ledger: CutoffLedger | None = None, undated: UndatedPolicy = "keep") -> list[P]:
+    """The works of ``papers`` not provably outside ``[start, end]`` (both days included).
+
+    ``end`` alone is :func:`before_cutoff`; ``start`` adds the other side (a future window, e.g.
+    HindSight's (T, T + horizon] is ``start = T + 1 day``). A work is outside when
+    :func:`verdict` places it after ``end`` or on or before ``start - 1 day``; a work that cannot be
+    placed against a bound is undated (kept or dropped by ``undated``).
+
+    Returns:
+        A new list, in input order; the counts go to ``ledger`` under ``source``.
+    """
+    return _keep(papers, [window_verdict(p, start, end) for p in papers], source, ledger, undated)
+
+
+def window_verdict(paper: Dated, start: dt.date | None, end: dt.date | None) -> CutoffVerdict:
+    """``"before"`` (inside the window), ``"after"`` (outside it, on either side) or ``"undated"``."""
+    verdicts: list[CutoffVerdict] = []
+    if end is not None:
+        verdicts.append(verdict(paper, end))
+    if start is not None:
+        side = verdict(paper, start - dt.timedelta(days=1))  # "before" = on or before start - 1: outside
+        flipped: dict[CutoffVerdict, CutoffVerdict] = {"after": "before", "before": "after",
+                                                       "undated": "undated"}
+        verdicts.append(flipped[side])
+    if "after" in verdicts:
+        return "after"
+    return "undated" if "undated" in verdicts else "before"
+
+
+# ----------------------------------------------------------------------------- what a run records
+
+Work = dict[str, Any]
+"""A work as an access record keeps it: ``{"id", "title", "publication_date" (ISO or None), "year"}``."""
+
+
+def work_summary(paper: Any) -> Work:
+    """The :data:`Work` of a paper-like object (``id``, ``title``, ``publication_date``, ``year``)."""
+    date = getattr(paper, "publication_date", None)
+    return {"id": str(getattr(paper, "id", "")), "title": str(getattr(paper, "title", "") or ""),
+            "publication_date": date.isoformat() if isinstance(date, dt.date) else date,
+            "year": getattr(paper, "year", None)}
+
+
+@dataclass(frozen=True)
+class DatedWork:
+    """A :data:`Work` read back from a record, with the two date fields :func:`verdict` reads."""
+
+    id: str
+    title: str
+    publication_date: dt.date | None
+    year: int | None
+
+    @classmethod
+    def of(cls, work: Mapping[str, Any]) -> DatedWork:
+        """Read a recorded work; an unreadable date or year counts as unknown."""
+        raw, year = work.get("publication_date"), work.get("year")
+        try:
+            date = dt.date.fromisoformat(str(raw)) if raw else None
+        except ValueError:
+            date = None
+        return cls(id=str(work.get("id", "")), title=str(work.get("title") or ""), publication_date=date,
+                   year=year if isinstance(year, int) and not isinstance(year, bool) else None)
+
+
+def filter_access(papers: Sequence[P], cutoff: dt.date | None, *, source: str,
+                  start: dt.date | None = None, undated: UndatedPolicy = "keep",
+                  ledger: CutoffLedger | None = None) -> tuple[list[P], dict[str, Any]]:
+    """One literature access through the cutoff: the works kept, and the record the run keeps of it.
+
+    Args:
+        papers: the works the access returned or holds (search results, references, corpus hits).
+        cutoff: the instance's effective cutoff (the window's end); None keeps every work.
+        source: the ledger source (``references``, ``s2_search``, ``corpus``...).
+        start: the first day of a future window (None: the access reads up to the cutoff only).
+        undated: keep or drop works that cannot be placed.
+        ledger: also counted here when given.
+
+    Returns:
+        ``(kept, record)``; ``record`` is ``{"source", "cutoff", "window", "kept", "excluded",
+        "undated", "kept_works", "excluded_works"}`` (works as :func:`work_summary`), the data of a
+        ``cutoff`` step record (:data:`CUTOFF_STEP`), which the leakage check reads.
+    """
+    own = CutoffLedger()
+    kept = within_window(papers, start, cutoff, source=source, ledger=own, undated=undated)
+    if ledger is not None:
+        ledger.merge(own)
+    return kept, access_record(own, source, kept, cutoff=cutoff, start=start)
+
+
+def access_record(ledger: CutoffLedger, source: str, kept: Sequence[Any], *, cutoff: dt.date | None,
+                  start: dt.date | None = None) -> dict[str, Any]:
+    """The :data:`CUTOFF_STEP` record of one access: the ledger's counts and excluded works of
+    ``source`` and the works ``kept`` (e.g. a scholarly client's results, already filtered again
+    by the client into ``ledger``).
+
+    Returns:
+        ``{"source", "cutoff", "window": [start, end], "kept", "excluded", "undated",
+        "kept_works", "excluded_works"}``; dates ISO, works as :func:`work_summary`.
+    """
+    row = ledger.as_dict().get(source) or dict.fromkeys(COUNT_KEYS, 0)
+    return {"source": source, "cutoff": cutoff.isoformat() if cutoff else None,
+            "window": [start.isoformat() if start else None, cutoff.isoformat() if cutoff else None],
+            **row, "kept_works": [work_summary(p) for p in kept],
+            "excluded_works": list(ledger.excluded_works.get(source, []))}
+
+
+CUTOFF_STEP = "cutoff"
+"""The step under which a run records each literature access (:func:`filter_access` records; key:
+the source, ``<source>/<k>`` for repeated accesses of one instance)."""
+
+
+@dataclass(frozen=True)
+class LiteratureAccess:
+    """How a benchmark's runs reach the literature, declared once per benchmark
+    (``Benchmark.literature``) for the knowledge cutoff and the leakage check.
+
+    Attributes:
+        sources: ledger source -> what it is (e.g. ``{"references": "reference abstracts shown to
+            the generator"}``); empty: the benchmark makes no literature access.
+        prompt_steps: recorded steps (or prefixes ending in ``/``) whose prompts show literature
+            the cutoff governs (a generator's inputs, retrieved works shown to a judge); the leakage
+            check looks in these prompts for works dated after the instance's cutoff.
+        future_sources: sources that read the window after the cutoff by design (AI Idea Bench's
+            contemporary papers of NA, HindSight's matched future papers): their works are not
+            leaks in a search, but must still never reach a prompt of ``prompt_steps``.
+        references_source: the source under which the runner filters ``Instance.references``
+            before the run (None: the benchmark's items carry no references it shows).
+        note: how the cutoff applies here, in one or two sentences (shown in the leakage block).
+    """
+
+    sources: Mapping[str, str] = field(default_factory=dict)
+    prompt_steps: tuple[str, ...] = ()
+    future_sources: tuple[str, ...] = ()
+    references_source: str | None = None
+    note: str = ""
+
+    @property
+    def has_access(self) -> bool:
+        """Whether the benchmark makes any literature access."""
+        return bool(self.sources)
+
+    def shows(self, step: str) -> bool:
+        """Whether recorded prompts of ``step`` are checked (a listed step or under a listed prefix)."""
+        return any(step == s or (s.endswith("/") and step.startswith(s)) for s in self.prompt_steps)
+
+
+NO_LITERATURE = LiteratureAccess(note="no literature access declared")
+"""The default of a benchmark that declares nothing (the leakage block says so)."""
+
+
+CutoffEntry = tuple[str, str, dict[str, Any]]
+"""``(instance id, record key, record data)`` of one access done before the run (the runner writes
+it as a :data:`CUTOFF_STEP` record)."""
+
+
+def apply_to_instances(instances: Sequence[Instance], run_cutoff: dt.date | None,
+                       source: str | None) -> tuple[list[Instance], list[CutoffEntry]]:
+    """Each instance with its effective cutoff (:func:`effective_cutoff` of its own and the run's)
+    and, when ``source`` is given, only the references not after it.
+
+    Returns:
+        ``(instances, entries)``: copies (the inputs are not changed) and one :func:`filter_access`
+        record per instance under ``source`` (with ``"target"``: the target paper as a
+        :data:`Work`, which the leakage check also looks for in prompts).
+    """
+    out: list[Instance] = []
+    entries: list[CutoffEntry] = []
+    for inst in instances:
+        cutoff = effective_cutoff(inst.knowledge_cutoff, run_cutoff)
+        if source is None:
+            out.append(inst.model_copy(update={"knowledge_cutoff": cutoff}))
+            continue
+        kept, record = filter_access(inst.references, cutoff, source=source)
+        record["target"] = work_summary(inst.target)
+        out.append(inst.model_copy(update={"knowledge_cutoff": cutoff, "references": kept}))
+        entries.append((inst.id, source, record))
+    return out, entries

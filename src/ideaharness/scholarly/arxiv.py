@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ideaharness.cutoff import CutoffLedger
 from ideaharness.schema import Paper
-from ideaharness.scholarly.base import ClientBase, DateWindow, check_window
+from ideaharness.scholarly.base import ClientBase, DateWindow, check_window, date_window, filter_again
 from ideaharness.scholarly.errors import ScholarlyError
 
 _NS = {
@@ -32,6 +33,10 @@ class ArxivPage(BaseModel):
     total: int
     start: int
     papers: list[Paper]
+
+
+SEARCH_SOURCE = "arxiv_search"
+"""The :class:`~ideaharness.cutoff.CutoffLedger` source of arXiv searches."""
 
 
 def _text(node: ET.Element | None) -> str | None:
@@ -133,17 +138,26 @@ class ArXiv(ClientBase):
         max_results: int = 100,
         sort_by: str | None = None,
         sort_order: str | None = None,
+        published_after: dt.date | None = None,
+        published_before: dt.date | None = None,
+        ledger: CutoffLedger | None = None,
     ) -> ArxivPage:
         """One page of ``/api/query``.
 
-        ``category`` (e.g. ``cs.CL``) and ``publication_date_window`` (submission dates) are
-        ANDed to ``search_query``. ``max_results`` <= 2,000 per call (arXiv limit).
+        ``category`` (e.g. ``cs.CL``) and ``publication_date_window`` (submission dates; or
+        ``published_after`` = strictly after, ``published_before`` = on or before,
+        :func:`~ideaharness.scholarly.base.date_window`) are ANDed to ``search_query``; the
+        entries are filtered again by their v1 dates (``papers``; ``total`` stays the service's
+        count), counted in ``ledger`` (source :data:`SEARCH_SOURCE`). ``max_results`` <= 2,000 per
+        call (arXiv limit).
 
         Raises:
-            ValueError: nothing to query, or max_results outside 1..2000.
+            ValueError: nothing to query, max_results outside 1..2000, both window forms given.
         """
         if not 1 <= max_results <= 2000:
             raise ValueError("max_results must be in 1..2000")
+        publication_date_window = date_window(publication_date_window, published_after=published_after,
+                                              published_before=published_before)
         clauses = [
             c
             for c in (
@@ -163,4 +177,6 @@ class ArXiv(ClientBase):
             "sortBy": sort_by,
             "sortOrder": sort_order,
         }
-        return parse_atom(await self.http.get_text(f"{self.base_url}/api/query", params=params))
+        page = parse_atom(await self.http.get_text(f"{self.base_url}/api/query", params=params))
+        kept = filter_again(page.papers, publication_date_window, source=SEARCH_SOURCE, ledger=ledger)
+        return page.model_copy(update={"papers": kept})

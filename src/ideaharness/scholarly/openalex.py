@@ -13,8 +13,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ideaharness.cutoff import CutoffLedger
 from ideaharness.schema import Paper
-from ideaharness.scholarly.base import ClientBase, DateWindow, check_window
+from ideaharness.scholarly.base import ClientBase, DateWindow, check_window, date_window, filter_again
+
+SEARCH_SOURCE = "openalex_search"
+"""The :class:`~ideaharness.cutoff.CutoffLedger` source of OpenAlex searches."""
 
 
 def abstract_from_inverted_index(index: dict[str, list[int]] | None) -> str | None:
@@ -108,10 +112,24 @@ class OpenAlex(ClientBase):
         page: int = 1,
         publication_date_window: DateWindow | None = None,
         filters: list[str] | None = None,
+        published_after: dt.date | None = None,
+        published_before: dt.date | None = None,
+        ledger: CutoffLedger | None = None,
     ) -> list[Paper]:
-        """Full-text work search (``/works?search=``), one page of ``per_page`` (1..200)."""
+        """Full-text work search (``/works?search=``), one page of ``per_page`` (1..200).
+
+        The date window (``publication_date_window``, or ``published_after`` = strictly after,
+        ``published_before`` = on or before, :func:`~ideaharness.scholarly.base.date_window`) is
+        sent as ``from_publication_date:`` / ``to_publication_date:`` AND the results are filtered
+        again by their own dates, counted in ``ledger`` (source :data:`SEARCH_SOURCE`).
+
+        Raises:
+            ValueError: per_page outside 1..200; both window forms given.
+        """
         if not 1 <= per_page <= 200:
             raise ValueError("per_page must be in 1..200")
+        publication_date_window = date_window(publication_date_window, published_after=published_after,
+                                              published_before=published_before)
         clauses = list(filters or []) + date_filter(publication_date_window)
         params = {
             "search": query,
@@ -121,7 +139,8 @@ class OpenAlex(ClientBase):
             **self._auth,
         }
         data = await self.http.get_json(f"{self.base_url}/works", params=params)
-        return [paper_from_openalex(w) for w in data.get("results") or []]
+        return filter_again([paper_from_openalex(w) for w in data.get("results") or []],
+                            publication_date_window, source=SEARCH_SOURCE, ledger=ledger)
 
     async def work(self, work_id: str) -> Paper:
         """One work by ``W…`` id, ``doi:10.…`` or full URL. Raises NotFound for unknown ids."""

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ideaharness.cutoff import CutoffLedger
 from ideaharness.schema import Paper, Reference
-from ideaharness.scholarly.base import ClientBase, DateWindow, check_window
+from ideaharness.scholarly.base import ClientBase, DateWindow, check_window, date_window, filter_again
 from ideaharness.scholarly.errors import BadRequest, NotFound
 
 PAPER_FIELDS = (
@@ -30,6 +31,8 @@ EDGE_FIELDS = (
     "contexts,intents,isInfluential,paperId,externalIds,title,abstract,venue,year,"
     "publicationDate,citationCount,publicationTypes"
 )
+SEARCH_SOURCE = "s2_search"
+"""The :class:`~ideaharness.cutoff.CutoffLedger` source of Semantic Scholar searches."""
 SEARCH_MAX_WINDOW = 1000
 SEARCH_MAX_LIMIT = 100
 BATCH_MAX_IDS = 500
@@ -172,18 +175,29 @@ class SemanticScholar(ClientBase):
         min_citation_count: int | None = None,
         fields_of_study: str | Sequence[str] | None = None,
         publication_types: str | Sequence[str] | None = None,
+        published_after: dt.date | None = None,
+        published_before: dt.date | None = None,
+        ledger: CutoffLedger | None = None,
     ) -> list[Paper]:
         """Relevance search (``GET /graph/v1/paper/search``), one page.
 
         Args:
             limit: 1..100 results; ``offset + limit`` must be <= 1,000 (S2 limit since 2023-10).
             publication_date_window: ``(start, end)`` dates, either None (knowledge cutoff).
+            published_after, published_before: the same window as bounds (after D: from D + 1 day;
+                before D: up to D included; :func:`~ideaharness.scholarly.base.date_window`).
             year: ``2024`` or ``"2019-2023"``; venue / fields_of_study / publication_types:
                 one value or a list (comma-joined).
+            ledger: counts of the results kept and dropped by the date window (source
+                :data:`SEARCH_SOURCE`). The window is sent as ``publicationDateOrYear`` AND the
+                results are filtered again by their own dates (S2 places a paper by its year when
+                it has no date; any service may round or ignore a filter).
 
         Raises:
-            ValueError: limit outside 1..100 or offset + limit > 1,000.
+            ValueError: limit outside 1..100 or offset + limit > 1,000; both window forms given.
         """
+        publication_date_window = date_window(publication_date_window, published_after=published_after,
+                                              published_before=published_before)
         if not 1 <= limit <= SEARCH_MAX_LIMIT:
             raise ValueError(f"limit must be in 1..{SEARCH_MAX_LIMIT}, got {limit}")
         if offset < 0 or offset + limit > SEARCH_MAX_WINDOW:
@@ -196,7 +210,8 @@ class SemanticScholar(ClientBase):
             publication_date_window, year, venue, min_citation_count, fields_of_study, publication_types
         )
         data = await self.http.get_json(self._url("/paper/search"), params=params)
-        return [paper_from_s2(p) for p in data.get("data") or []]
+        return filter_again([paper_from_s2(p) for p in data.get("data") or []], publication_date_window,
+                            source=SEARCH_SOURCE, ledger=ledger)
 
     async def search_bulk(
         self,
@@ -211,12 +226,19 @@ class SemanticScholar(ClientBase):
         min_citation_count: int | None = None,
         fields_of_study: str | Sequence[str] | None = None,
         publication_types: str | Sequence[str] | None = None,
+        published_after: dt.date | None = None,
+        published_before: dt.date | None = None,
+        ledger: CutoffLedger | None = None,
     ) -> AsyncIterator[Paper]:
         """Bulk search (``GET /graph/v1/paper/search/bulk``): yields papers page by page.
 
         Follows the continuation ``token`` until it is absent or ``max_results`` papers were
-        yielded. ``sort``: ``paperId|publicationDate|citationCount[:asc|desc]``.
+        yielded. ``sort``: ``paperId|publicationDate|citationCount[:asc|desc]``. The date window
+        (either form, as :meth:`search`) is sent and each page filtered again by the papers' own
+        dates (counted in ``ledger``); ``max_results`` counts the papers yielded.
         """
+        publication_date_window = date_window(publication_date_window, published_after=published_after,
+                                              published_before=published_before)
         params: dict[str, Any] = {"query": query, "fields": fields, "sort": sort}
         params |= self._filters(
             publication_date_window, year, venue, min_citation_count, fields_of_study, publication_types
@@ -227,8 +249,9 @@ class SemanticScholar(ClientBase):
             page = await self.http.get_json(
                 self._url("/paper/search/bulk"), params={**params, "token": token}
             )
-            for item in page.get("data") or []:
-                yield paper_from_s2(item)
+            papers = [paper_from_s2(item) for item in page.get("data") or []]
+            for paper in filter_again(papers, publication_date_window, source=SEARCH_SOURCE, ledger=ledger):
+                yield paper
                 yielded += 1
                 if max_results is not None and yielded >= max_results:
                     return
