@@ -90,6 +90,11 @@ class ExecutionOptions(BaseModel):
     rejudge_changed: bool = Field(False, description="When prompt templates or reply parsers changed "
                                   "since judgments were recorded, re-judge only the affected units "
                                   "(default: refuse, naming what changed).")
+    model_cutoff: dict[str, str] | None = Field(
+        None, json_schema_extra={"repeatable": True},
+        description="DATE or ROLE=DATE (YYYY-MM-DD, or 'unknown'): the training-data cutoff of a role's "
+        "model, for the leakage block (every role, or one; repeat the flag); default: the provider's "
+        "stated cutoff from the table in docs/runs.md, else unknown.")
     timeout: float = Field(300.0, gt=0, description="Seconds one attempt at a model endpoint may take "
                            "(also bounds Semantic Scholar requests, at most 30 s).")
     max_retries: int = Field(6, ge=0, description="Retries of a failed model call (429, 5xx, timeout, "
@@ -154,6 +159,12 @@ class ExecutionOptions(BaseModel):
     def _budget(cls, value: Any) -> Any:
         return parse_role_map(value, flag="--reasoning-budget", parse_one=parse_reasoning_budget,
                               example="2048 or judge=0", scalar=(int,))
+
+    @field_validator("model_cutoff", mode="before")
+    @classmethod
+    def _model_cutoff(cls, value: Any) -> Any:
+        return parse_role_map(value, flag="--model-cutoff", parse_one=_parse_model_cutoff,
+                              example="2023-10-01 or generator=2024-06-01")
 
     @model_validator(mode="after")
     def _check(self) -> ExecutionOptions:
@@ -224,7 +235,7 @@ class ExecutionOptions(BaseModel):
         kinds = set(roles) | {r.split(":", 1)[0] for r in roles}
         per_role: dict[str, Mapping[str, Any] | None] = {
             "--price": self.price, "--reasoning-effort": self.reasoning_effort,
-            "--reasoning-budget": self.reasoning_budget}
+            "--reasoning-budget": self.reasoning_budget, "--model-cutoff": self.model_cutoff}
         for flag, values in per_role.items():
             for role in values or {}:
                 if role != ALL_ROLES and role not in kinds:
@@ -252,6 +263,15 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
     if count < 1 or not 0 <= index < count:
         raise UserError(f"--shard {value!r}: need 0 <= i < N")
     return index, count
+
+
+def _parse_model_cutoff(value: Any, prefix: str) -> str:
+    from ideaharness.runner.model_cutoffs import parse_model_cutoff
+
+    try:
+        return parse_model_cutoff(str(value))
+    except ValueError:
+        raise UserError(f"--model-cutoff {prefix}{value}: expected YYYY-MM-DD or 'unknown'") from None
 
 
 ALL_ROLES = "*"
