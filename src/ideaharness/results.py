@@ -175,6 +175,9 @@ class RunResults(BaseModel):
     ``{"units", "steps": {step: n}, "templates", "parsers", "line"}``
     (:meth:`ideaharness.runs.store.RunStore.rejudged_block`)."""
     idea_sources: list[IdeaSource] | None = None
+    leakage: dict[str, Any] | None = None
+    """The knowledge cutoff: works excluded per source, the leakage check, the models' training
+    cutoffs (:func:`ideaharness.runner.leakage.leakage_block`)."""
     block: BenchmarkResults = Field(default_factory=BenchmarkResults)
 
     def to_json(self) -> dict[str, Any]:

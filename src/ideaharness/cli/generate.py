@@ -119,6 +119,10 @@ def benchmark_command(name: str) -> Callable[..., None]:
         print_banner(results)
         print_tables(_tables(bench, results))
         print_reliability(results)
+        from ideaharness.runner.leakage import leakage_lines
+
+        for line in leakage_lines(results):  # the knowledge cutoff: excluded works, leaks, models
+            print(line)
         out = Path(results.get("settings", {}).get("execution", {}).get("out") or default_out(name))
         finish_run(results, out)
 

@@ -7,6 +7,7 @@
 """
 
 from ideaharness.runner import reliability as _reliability  # noqa: F401, I001  (registers the enricher)
+from ideaharness.runner import leakage as _leakage  # noqa: F401, I001  (registers the enricher)
 from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.protocol import (
     Benchmark,

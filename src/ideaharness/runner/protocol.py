@@ -30,6 +30,7 @@ directory, progress, resume, exit statuses, the common blocks of ``results.json`
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from ideaharness.cutoff import NO_LITERATURE, CutoffEntry, LiteratureAccess, apply_to_instances
 from ideaharness.errors import UserError
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.aggregate import (
@@ -53,6 +55,7 @@ from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
 from ideaharness.runs.scores import Score as Score  # re-exported: the contract names runner.protocol.Score
 from ideaharness.runs.store import RunStore
+from ideaharness.schema import Instance
 from ideaharness.tables import Section, Table
 
 
@@ -67,6 +70,9 @@ class BenchmarkConfig(BaseModel):
     max_prompt_tokens: int = Field(DEFAULT_MAX_PROMPT_TOKENS, ge=256, description="Prompt budget "
                                    "(4 characters a token): longer paper or model texts are cut to fit, "
                                    "with a note.")
+    cutoff: dt.date | None = Field(None, description="Knowledge cutoff YYYY-MM-DD for every instance: no "
+                                   "work dated after it reaches a prompt, a retrieval or a search (an "
+                                   "instance's own cutoff, when earlier, wins).")
 
 
 MODEL_FORMS = ("local/qwen2.5-coder-1.5b, local/qwen2.5-coder-0.5b, openai/<model>, any registered provider, "
@@ -248,6 +254,11 @@ class Benchmark:
     cross_run_competition: ClassVar[Competition | None] = None
     """The competition ``compare --judge MODEL`` plays between saved runs of this benchmark
     (:class:`Competition`), or None: ``compare --judge`` is then refused with one line."""
+    literature: ClassVar[LiteratureAccess] = NO_LITERATURE
+    """How the benchmark reaches the literature (:class:`~ideaharness.cutoff.LiteratureAccess`):
+    the sources its accesses count under, the steps whose prompts show literature, and how the
+    knowledge cutoff applies; empty ``sources``: no literature access (the leakage block says so).
+    The registry-wide cutoff test fails for a benchmark that reaches literature without a test."""
     results_class: ClassVar[type[BenchmarkResults]] = BenchmarkResults
     """The model of this benchmark's own block of ``results.json`` (the keys its :meth:`aggregate`
     returns; :class:`ideaharness.results.BenchmarkResults` or a subclass): the run store validates
@@ -293,6 +304,28 @@ class Benchmark:
             UserError: the data cannot be loaded (naming file, line and field).
         """
         raise NotImplementedError
+
+    def apply_cutoff(self, items: Sequence[Any], run_cutoff: dt.date | None) -> tuple[list[Any],
+                                                                                    list[CutoffEntry]]:
+        """The loaded items under the knowledge cutoff, before selection, and what was filtered.
+
+        Default: every :class:`~ideaharness.schema.Instance` gets its effective cutoff (the earlier of
+        its own ``knowledge_cutoff`` and ``run_cutoff``) and, when :attr:`literature` names a
+        ``references_source``, only the references not dated after it
+        (:func:`~ideaharness.cutoff.apply_to_instances`); other items pass unchanged. A benchmark
+        whose items carry dated text of another kind overrides it (items it drops are left out of
+        the returned list and listed in the entries).
+
+        Returns:
+            ``(items, entries)``: the entries (``(item id, key, record)``) are written as ``cutoff``
+            records of the selected items.
+        """
+        if not any(isinstance(i, Instance) for i in items):
+            return list(items), []
+        instances = [i for i in items if isinstance(i, Instance)]
+        done, entries = apply_to_instances(instances, run_cutoff, self.literature.references_source)
+        by_id = {id(old): new for old, new in zip(instances, done, strict=True)}
+        return [by_id.get(id(i), i) for i in items], entries
 
     async def setup(self, ctx: RunContext) -> None:
         """Prepare per-run state once the run directory is open (default: nothing)."""

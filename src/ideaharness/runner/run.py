@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry
 from ideaharness.errors import PartialRunError, Terminated, UserError
 from ideaharness.metrics.aggregate import IntervalSettings
 from ideaharness.redaction import redact
@@ -126,7 +127,7 @@ async def arun_benchmark(
 async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[bool],
                capture: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     bench = bench_cls(args.config, **args.extras)
-    available = list(bench.load())
+    available, cutoff_entries = cutoff_items(bench, list(bench.load()))
     items = select_items(available, args.options)
     if not items:
         raise UserError(f"{bench_cls.name}: no {bench_cls.item_noun} to run (data has {len(available)}; "
@@ -155,6 +156,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
     if capture is not None:
         steps.capture = capture
         with store:
+            record_cutoff_entries(store, cutoff_entries, items, args.options)
             try:
                 await bench.setup(ctx)
                 await bench.execute(ctx, items)
@@ -164,6 +166,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
         return {"tasks": len(capture), **steps.outcome()}
     ended = "complete"
     with store:
+        record_cutoff_entries(store, cutoff_entries, items, args.options)
         try:
             await bench.setup(ctx)
             await bench.execute(ctx, items)
@@ -181,6 +184,34 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
         finally:
             results = await _finish(bench, ctx, items, available, ended, budget)
     return results
+
+
+def cutoff_items(bench: Benchmark, loaded: list[Any]) -> tuple[list[Any], list[CutoffEntry]]:
+    """The loaded items under the run's knowledge cutoff (``--cutoff``, :meth:`Benchmark.apply_cutoff`)
+    and the record of what it filtered (:data:`~ideaharness.cutoff.CutoffEntry`).
+
+    Raises:
+        UserError: the cutoff left no item (naming it and how many it excluded).
+    """
+    run_cutoff = getattr(bench.config, "cutoff", None)
+    kept, entries = bench.apply_cutoff(loaded, run_cutoff)
+    if loaded and not kept:
+        raise UserError(f"{bench.name}: --cutoff {run_cutoff}: every one of the {len(loaded)} "
+                        f"{bench.item_noun} is dated after the cutoff; give a later --cutoff")
+    return kept, entries
+
+
+def record_cutoff_entries(store: RunStore, entries: Sequence[CutoffEntry], items: Sequence[Any],
+                          options: ExecutionOptions) -> None:
+    """Write the ``cutoff`` records of the selected items (and of the items the cutoff left out of
+    this shard), once: they are a function of the data and the config, so a resume finds them."""
+    selected = {str(getattr(i, "id", i)) for i in items}
+    dropped = {iid for iid, _, data in entries if data.get("item_excluded")}
+    for iid, key, data in entries:
+        mine = iid in selected or (iid in dropped and (
+            options.shard is None or shard_of(iid, options.shard[1]) == options.shard[0]))
+        if mine and not store.has(CUTOFF_STEP, iid, key):
+            store.put(CUTOFF_STEP, iid, data, key)
 
 
 def progress_status(models: dict[str, Any], budget: RunBudget | None) -> Callable[[], str]:
@@ -487,6 +518,11 @@ def write_run_report(bench: Benchmark, ctx: RunContext, items: Sequence[Any], re
     reliability = reliability_table(results)
     if reliability is not None:
         tables.append(reliability)
+    from ideaharness.runner.leakage import leakage_table
+
+    leakage = leakage_table(results)
+    if leakage is not None:
+        tables.append(leakage)
     tables.append(usage_table(results, ctx.models))
     return write_report(
         ctx.out / "report.html", title=bench.title or bench.name, config=results["settings"],
