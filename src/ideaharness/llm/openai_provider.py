@@ -1,12 +1,18 @@
 """Provider for any OpenAI-compatible ``/v1/chat/completions`` endpoint (OpenAI, DeepSeek, vLLM,
-Ollama, llama.cpp server), through the ``openai`` SDK's ``AsyncOpenAI``.
+Ollama, llama.cpp server).
 
-The SDK's own retries are off (``max_retries=0``): the :class:`~ideaharness.llm.LLM` façade retries,
-so every retry is bounded and counted. One attempt here maps SDK errors to
-:class:`~ideaharness.llm.errors.ProviderError` (429/5xx/timeouts/connection errors retryable),
-:class:`~ideaharness.errors.UserError` (401/403: key; 404: model or URL) or
-:class:`~ideaharness.llm.errors.ContextLengthError`. A reply that is not a chat completion (a body
-that is not JSON, a JSON body without ``choices[0].message``) is a retryable ProviderError too.
+Requests go through a lean aiohttp client by default, or through the ``openai`` SDK's
+``AsyncOpenAI`` with ``IDEAHARNESS_HTTP_CLIENT=sdk`` (:mod:`ideaharness.llm.openai_http`: both send
+the same body and report the same outcomes; the Files and Batches APIs always use the SDK). No
+client retries by itself: the :class:`~ideaharness.llm.LLM` façade retries, so every retry is
+bounded and counted. One attempt here maps an error reply
+(:class:`~ideaharness.llm.openai_http.HTTPFailure`) to
+:class:`~ideaharness.llm.errors.ProviderError` (408/429/5xx retryable, with Retry-After),
+:class:`~ideaharness.errors.UserError` (401/403: key; 404: model or URL),
+:class:`~ideaharness.llm.errors.ContextLengthError` (400/413 saying the context is exceeded) or
+:class:`~ideaharness.llm.errors.LLMError` (other statuses); timeouts and connection failures are
+retryable ProviderErrors. A reply that is not a chat completion (a body that is not JSON, a JSON
+body without ``choices[0].message``, content that is not text) is a retryable ProviderError too.
 Every error text is redacted (:func:`ideaharness.redaction.redact`): a server that echoes the key
 in its error message never gets it into a record, a result or the console.
 
@@ -23,17 +29,27 @@ reasoning token counts (:func:`read_usage`).
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel
+
 from ideaharness.errors import UserError
 from ideaharness.llm.errors import ContextLengthError, LLMError, ProviderError
+from ideaharness.llm.openai_http import (
+    AiohttpChat,
+    ConnectFailure,
+    HTTPFailure,
+    ReplyNotJSON,
+    SDKChat,
+    TransportTimeout,
+    transport_name,
+)
 from ideaharness.llm.types import ChatRequest, Completion, Usage
-from ideaharness.net.retry import is_retryable_status, parse_retry_after
+from ideaharness.net.retry import is_retryable_status
 from ideaharness.redaction import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -47,6 +63,9 @@ DROPPABLE_PARAMS = ("temperature", "top_p", "seed", "reasoning_effort")
 """Body fields sent without when the endpoint calls them unsupported (HTTP 400)."""
 _UNSUPPORTED_WORDS = ("unsupported", "not supported", "does not support", "unrecognized", "unknown parameter",
                       "not allowed", "not permitted", "extra inputs are not permitted", "extra_forbidden")
+_CONTEXT_WORDS = ("context length", "context window", "context size", "maximum context")
+"""Words of an error message that says the prompt does not fit the model's context (OpenAI:
+"maximum context length", llama.cpp server: "exceeds the available context size")."""
 MAX_ADJUSTMENTS = 6
 """Requests of one attempt re-sent after a 400 that a body change fixes (each change made once)."""
 
@@ -87,18 +106,30 @@ class OpenAIProvider:
     Args:
         model: the model name sent to the server (without the ``openai/`` prefix).
         base_url: endpoint root, e.g. ``http://127.0.0.1:8000/v1``.
-        api_key: the key (from the environment; held only by the SDK client, never logged or cached).
+        api_key: the key (from the environment; held only by the HTTP clients, never logged or cached).
         timeout_s: per-attempt timeout in seconds.
         label: the full model string for messages (``openai/<model>``).
+        transport: ``"aiohttp"`` (the lean client) or ``"sdk"`` (``AsyncOpenAI``); None reads
+            ``$IDEAHARNESS_HTTP_CLIENT`` (default ``aiohttp``;
+            :func:`~ideaharness.llm.openai_http.transport_name`).
+
+    Raises:
+        UserError: an unknown transport.
     """
 
-    def __init__(self, model: str, *, base_url: str, api_key: str, timeout_s: float, label: str) -> None:
+    def __init__(self, model: str, *, base_url: str, api_key: str, timeout_s: float, label: str,
+                 transport: str | None = None) -> None:
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.label = label
         self.timeout_s = timeout_s
         self._api_key = api_key
-        self._clients: dict[int, Any] = {}
+        self.transport = transport_name(transport)
+        """``aiohttp`` or ``sdk``: the client chat completions go through."""
+        self._sdk = SDKChat(base_url=self.base_url, api_key=api_key, timeout_s=timeout_s)
+        self._chat: AiohttpChat | SDKChat = (
+            self._sdk if self.transport == "sdk"
+            else AiohttpChat(base_url=self.base_url, api_key=api_key, timeout_s=timeout_s))
         self.response_format_supported = True
         self.token_param = "max_completion_tokens" if uses_max_completion_tokens(model) else "max_tokens"
         """The body field that carries the reply cap (switched once on a 400 that refuses it)."""
@@ -111,23 +142,11 @@ class OpenAIProvider:
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
 
-    def _client(self) -> Any:
-        # AsyncOpenAI holds a connection pool bound to the running event loop: one client per loop.
-        loop_id = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_id)
-        if client is None:
-            from openai import AsyncOpenAI
-
-            client = AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout_s, max_retries=0
-            )
-            self._clients = {loop_id: client}
-        return client
-
     def client(self) -> Any:
         """The SDK's ``AsyncOpenAI`` for this endpoint in the running event loop (SDK retries off);
-        the Files and Batches APIs of :mod:`ideaharness.llm.batch` go through it."""
-        return self._client()
+        the Files and Batches APIs of :mod:`ideaharness.llm.batch` go through it, whatever the
+        transport of chat completions."""
+        return self._sdk.client()
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of ``POST /chat/completions`` for ``request`` (no key: that is a header).
@@ -165,46 +184,46 @@ class OpenAIProvider:
         a field of :data:`DROPPABLE_PARAMS` (:meth:`_adjust`) is fixed, remembered and noted.
 
         Raises:
-            ProviderError: retryable (429, 5xx, timeout, connection, a malformed reply body) or
+            ProviderError: retryable (408, 429, 5xx, timeout, connection, a malformed reply body) or
                 other HTTP failures.
             ContextLengthError: the server reports the prompt is too long.
             UserError: 401/403 (key) or 404 (model or URL).
         """
-        import openai
-
-        kwargs = self.request_body(request)
+        body = self.request_body(request)
         start = time.monotonic()
         try:
             for adjustment in range(MAX_ADJUSTMENTS + 1):
                 try:
-                    response = await self._client().chat.completions.create(**kwargs)
+                    reply = await self._chat.post(body)
                     break
-                except openai.BadRequestError as exc:
+                except HTTPFailure as failure:
                     last = adjustment == MAX_ADJUSTMENTS
-                    if last or _is_context_error(exc) or not self._adjust(exc, kwargs):
+                    if (failure.status != 400 or last or _is_context_error(failure)
+                            or not self._adjust(failure, body)):
                         raise
-        except openai.APIStatusError as exc:
-            raise self._map_status_error(exc) from exc
-        except openai.APITimeoutError as exc:
+        except HTTPFailure as failure:
+            raise self._map_status_error(failure) from None
+        except TransportTimeout as exc:
             raise ProviderError(
                 f"{self.label}: timed out after {self.timeout_s:g} s", retryable=True
             ) from exc
-        except openai.APIConnectionError as exc:
-            cause = self._redact(str(exc.__cause__ or exc))
+        except ConnectFailure as exc:
             raise ProviderError(
-                f"{self.label}: cannot connect to {self.base_url} ({cause})", retryable=True
+                f"{self.label}: cannot connect to {self.base_url} ({self._redact(str(exc))})", retryable=True
             ) from exc
-        except (ValueError, TypeError, AttributeError, KeyError, openai.OpenAIError) as exc:
-            # a 200 whose body is not JSON, or JSON the SDK cannot read as a chat completion
+        except ReplyNotJSON as exc:
+            raise ProviderError(f"{self.label}: malformed reply body from {self.base_url} "
+                                f"({_not_json(self._redact(exc.text))})", retryable=True) from None
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            # what the SDK raises for a reply it cannot read as a chat completion
             raise ProviderError(
                 f"{self.label}: malformed reply body from {self.base_url} "
                 f"({type(exc).__name__}: {_short(self._redact(str(exc)))})",
                 retryable=True,
             ) from exc
-        latency = time.monotonic() - start
-        return read_reply(response, self.label).model_copy(update={"latency_s": latency})
+        return read_reply(reply, self.label, latency_s=time.monotonic() - start)
 
-    def _adjust(self, exc: Any, body: dict[str, Any]) -> bool:
+    def _adjust(self, failure: HTTPFailure, body: dict[str, Any]) -> bool:
         """Change ``body`` (and this endpoint's memory) to fit a 400; False when nothing fits.
 
         * the token field sent is refused (``param`` or a quoted name in the message, with a word
@@ -213,8 +232,8 @@ class OpenAIProvider:
         * otherwise, when ``response_format`` was sent: leave it out from now on (as before
           any of the above existed, whatever the 400 says).
         """
-        refused = _refused_param(exc, body)
-        detail = _short(self._redact(str(getattr(exc, "message", "") or exc)), 160)
+        refused = _refused_param(failure, body)
+        detail = _short(self._redact(failure.message), 160)
         if refused in TOKEN_PARAMS and not self._token_switched:
             other = TOKEN_PARAMS[1 - TOKEN_PARAMS.index(refused)]
             body[other] = body.pop(refused)
@@ -239,9 +258,9 @@ class OpenAIProvider:
     def _redact(self, text: str) -> str:
         return redact(text, [self._api_key])
 
-    def _map_status_error(self, exc: Any) -> Exception:
-        status = int(exc.status_code)
-        detail = _short(self._redact(getattr(exc, "message", "") or str(exc)))
+    def _map_status_error(self, failure: HTTPFailure) -> Exception:
+        status = failure.status
+        detail = _short(self._redact(failure.message or "no message"))
         if status in (401, 403):
             return UserError(
                 f"{self.label}: the server at {self.base_url} refused the key (HTTP {status}); "
@@ -252,51 +271,56 @@ class OpenAIProvider:
                 f"{self.label}: not found at {self.base_url} (HTTP 404: {detail}); check the model name "
                 "and --base-url (it usually ends in /v1)"
             )
-        if status == 400 and _is_context_error(exc):
+        if status in (400, 413) and _is_context_error(failure):
             return ContextLengthError(f"{self.label}: prompt too long for the model's context: {detail}")
-        retryable = is_retryable_status(status)
-        retry_after = parse_retry_after(dict(exc.response.headers)) if retryable else None
-        if not retryable:
+        if not is_retryable_status(status):
             return LLMError(f"{self.label}: HTTP {status} from {self.base_url}: {detail}")
         return ProviderError(
-            f"HTTP {status}: {detail}", status=status, retryable=True, retry_after_s=retry_after
+            f"HTTP {status}: {detail}", status=status, retryable=True, retry_after_s=failure.retry_after_s
         )
 
     async def aclose(self) -> None:
-        clients, self._clients = self._clients, {}
-        for client in clients.values():
-            await client.close()
+        """Close this endpoint's HTTP clients in the running loop (those of loops that ended were
+        closed with them)."""
+        await self._chat.aclose()
+        if self._chat is not self._sdk:
+            await self._sdk.aclose()
 
 
-def read_reply(response: Any, label: str) -> Completion:
-    """The :class:`Completion` (``model`` = ``label``) of a chat completion: text, finish reason,
-    usage (:func:`read_usage`) and the provider's reasoning field (``message.reasoning_content``,
-    else ``message.reasoning``; None when neither is text). The text is as returned: ``<think>``
-    tags are separated later (:func:`~ideaharness.llm.reasoning.with_reasoning`).
+def read_reply(response: Any, label: str, *, latency_s: float = 0.0) -> Completion:
+    """The :class:`Completion` (``model`` = ``label``) of a chat completion, a parsed JSON body (dict)
+    or the SDK's ``ChatCompletion`` alike: text, finish reason (None unless text), usage
+    (:func:`read_usage`) and the provider's reasoning field (``message.reasoning_content``, else
+    ``message.reasoning``; None when neither is non-blank text). The text is as returned:
+    ``<think>`` tags are separated later (:func:`~ideaharness.llm.reasoning.with_reasoning`).
 
     Raises:
         ProviderError: (retryable, naming ``label``) the reply lacks ``choices[0].message`` or its
             content is not text.
     """
-    try:
-        choice = response.choices[0]
-        message = choice.message
-        content = message.content
-        finish_reason = choice.finish_reason
-    except (AttributeError, IndexError, KeyError, TypeError) as exc:
-        raise ProviderError(
-            f"{label}: reply without choices[0].message ({type(exc).__name__})", retryable=True
-        ) from exc
+    choices = _field(response, "choices")
+    choice = choices[0] if isinstance(choices, list | tuple) and choices else None
+    message = _field(choice, "message") if _is_record(choice) else None
+    if not _is_record(message):
+        raise ProviderError(f"{label}: reply without choices[0].message", retryable=True)
+    content = _field(message, "content")
     if content is not None and not isinstance(content, str):
         raise ProviderError(f"{label}: reply content is not text", retryable=True)
+    finish_reason = _field(choice, "finish_reason")
     reasoning = None
     for name in ("reasoning_content", "reasoning"):
         value = _field(message, name)
         if isinstance(value, str) and value.strip():
             reasoning = value
             break
-    return Completion(text=content or "", model=label, usage=read_usage(getattr(response, "usage", None)),
-                      finish_reason=finish_reason, reasoning=reasoning)
+    return Completion(text=content or "", model=label, usage=read_usage(_field(response, "usage")),
+                      finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+                      reasoning=reasoning, latency_s=latency_s)
+
+
+def _is_record(value: Any) -> bool:
+    """A JSON object: a dict, or a model the SDK built from one."""
+    return isinstance(value, dict | BaseModel)
 
 
 def read_usage(usage: Any) -> Usage:
@@ -361,26 +385,29 @@ def completion_from_body(body: Any, label: str) -> Completion:
     return read_reply(response, label)
 
 
-def _refused_param(exc: Any, body: dict[str, Any]) -> str | None:
+def _refused_param(failure: HTTPFailure, body: dict[str, Any]) -> str | None:
     """The body field a 400 refuses as unsupported (from the error's ``param``, else the first field
     of the body quoted in its message), or None when the message says no such thing."""
-    text = str(getattr(exc, "message", "") or exc)
+    text = failure.message
     lowered = text.lower()
     if not any(word in lowered for word in _UNSUPPORTED_WORDS):
         return None
     candidates = [name for name in (*TOKEN_PARAMS, *DROPPABLE_PARAMS) if name in body]
-    param = getattr(exc, "param", None)
-    if isinstance(param, str) and param in candidates:
-        return param
+    if failure.param in candidates:
+        return failure.param
     found = [(m.start(), name) for name in candidates
              for m in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", text)]
     return min(found)[1] if found else None
 
 
-def _is_context_error(exc: Any) -> bool:
-    code = str(getattr(exc, "code", "") or "")
-    text = str(getattr(exc, "message", "") or exc).lower()
-    return code == "context_length_exceeded" or "context length" in text or "context window" in text
+def _is_context_error(failure: HTTPFailure) -> bool:
+    text = failure.message.lower()
+    return failure.code == "context_length_exceeded" or any(word in text for word in _CONTEXT_WORDS)
+
+
+def _not_json(text: str) -> str:
+    """What a reply body that is not JSON looked like, for an error message."""
+    return f"not JSON: {_short(text, 80)}" if text.strip() else "empty body"
 
 
 def _short(text: str, limit: int = 300) -> str:
