@@ -36,7 +36,8 @@ def _modules_after(code: str) -> list[str]:
     """).format(body=textwrap.indent(textwrap.dedent(code), "    "), watched=HEAVY + ENDPOINT_SDKS)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("MODULES ")]
-    assert lines, f"the probe did not finish (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    assert lines, (f"the probe did not finish (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n"
+                   f"{proc.stderr[-3000:]}")
     return list(json.loads(lines[-1].removeprefix("MODULES ")))
 
 

@@ -50,6 +50,7 @@ from ideaharness.runner.sources import (
     is_generator_role,
 )
 from ideaharness.runner.steps import LocalExecutor, StepRunner, UnparsedUnit, unparsed_note
+from ideaharness.runner.timing import RunClock, TimedExecutor
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.scores import Score, scored_records, summarise_scores, write_scores
 from ideaharness.runs.store import CONFIG_FILE, RunStore, shard_of
@@ -126,12 +127,14 @@ async def arun_benchmark(
 
 async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[bool],
                capture: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    clock = RunClock()  # timing.json: where the run's wall time went (runner.timing)
     bench = bench_cls(args.config, **args.extras)
     available, cutoff_entries = cutoff_items(bench, list(bench.load()))
     items = select_items(available, args.options)
     if not items:
         raise UserError(f"{bench_cls.name}: no {bench_cls.item_noun} to run (data has {len(available)}; "
                         f"--shard {_shard_text(args.options)}, --limit {args.options.limit})")
+    clock.mark("selected")
     roles = bench.model_roles()
     given = {r: m for r, m in args.models.items() if r in roles}
     if capture is not None:  # the generators are never asked: not built (no weights, no key, no agent)
@@ -151,6 +154,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
     if isinstance(steps.executor, LocalExecutor):  # the progress bar's text: tokens, cost, budget
         steps.executor.status = progress_status(models, budget)
     models = install_executor(steps, args.options, models, roles, Path(out), given=list(given))
+    steps.executor = TimedExecutor(steps.executor, clock)
     ctx = RunContext(config=args.config, options=args.options, store=store, steps=steps, models=models,
                      extras=args.extras, out=Path(out))
     if capture is not None:
@@ -169,9 +173,11 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
         record_cutoff_entries(store, cutoff_entries, items, args.options)
         try:
             await bench.setup(ctx)
+            clock.mark("ready")
             await bench.execute(ctx, items)
             await steps.run_reasks(args.options.consistency_sample,  # --consistency-sample
                                    seed=int(getattr(args.config, "seed", 0)))
+            clock.mark("executed")
         except asyncio.CancelledError:
             ended = "terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)"
             raise
@@ -182,7 +188,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
             ended = f"stopped by an error: {redact(exc)}"
             raise
         finally:
-            results = await _finish(bench, ctx, items, available, ended, budget)
+            results = await _finish(bench, ctx, items, available, ended, budget, clock)
     return results
 
 
@@ -236,9 +242,10 @@ def _shard_text(options: ExecutionOptions) -> str:
 
 
 async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available: list[Any],
-                  ended: str, budget: RunBudget | None = None) -> dict[str, Any]:
-    """Aggregate, enrich, write results.json and report.html. After an abort a failure here is
-    reported on stderr and never hides the abort's own exception."""
+                  ended: str, budget: RunBudget | None = None,
+                  clock: RunClock | None = None) -> dict[str, Any]:
+    """Aggregate, enrich, write results.json and report.html (then ``timing.json``). After an abort
+    a failure here is reported on stderr and never hides the abort's own exception."""
     aborted = ended != "complete"
     results: dict[str, Any] = {}
     try:
@@ -255,7 +262,12 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
         for enrich in [*enrichers(), *bench.enrichers]:
             enrich(ctx, results)
         ctx.store.write_results(results, block_class=bench.results_class)  # typed (ideaharness.results)
+        if clock is not None:
+            clock.mark("results_written")
         write_run_report(bench, ctx, items, results)
+        if clock is not None:
+            clock.mark("report_written")
+            clock.write(ctx.out)
     except Exception as exc:
         if not aborted:
             raise
