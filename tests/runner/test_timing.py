@@ -45,6 +45,10 @@ def test_a_run_writes_its_marks_and_every_phase(tmp_path: Path) -> None:
     assert spans["between_phases"] == pytest.approx(
         timing["executed"] - timing["ready"] - spans["model_phases"])  # BERTScore, between two phases
     assert spans["after_execute"] == pytest.approx(timing["report_written"] - timing["executed"])
+    cpu = timing["cpu_s"]
+    assert [cpu[m] for m in MARKS] == sorted(cpu[m] for m in MARKS)  # process CPU only grows
+    assert timing["spans_cpu_s"]["before_runner"] == cpu["started"] > 0  # imports, option parsing
+    assert timing["spans_cpu_s"]["model_phases"] == pytest.approx(sum(p["cpu_s"] for p in phases))
 
 
 def test_a_phase_that_raises_is_noted_as_not_completed_and_the_error_passes() -> None:
