@@ -237,7 +237,12 @@ class HybridIndex:
                 break
         return hits
 
-    def nearest_cosines(self, query_embedding: np.ndarray, n: int) -> list[float]:
-        """Cosines of the ``n`` documents nearest to ``query_embedding`` (dim,), best first (exact)."""
+    def nearest_cosines(self, query_embedding: np.ndarray, n: int, *,
+                        exclude: Sequence[str] = ()) -> list[float]:
+        """Cosines of the ``n`` documents nearest to ``query_embedding`` (dim,), best first (exact);
+        documents whose id is in ``exclude`` are never counted (e.g. those after a knowledge cutoff)."""
         cos = self.embeddings @ np.asarray(query_embedding, dtype=np.float32).reshape(-1)
+        skip = set(exclude)
+        if skip:
+            cos = cos[[i for i, doc in enumerate(self.ids) if doc not in skip]]
         return [float(cos[i]) for i in top_k(cos, n)]

@@ -93,20 +93,20 @@ def leakage_check(records: Sequence[Record], prompt_of: PromptOf, literature: Li
     docstring), from the records alone.
 
     Returns:
-        ``{"leaks": n, "examples": [...], "searches_checked", "works_checked", "prompts_checked",
+        ``{"leaks": n, "examples": [...], "accesses_checked", "works_checked", "prompts_checked",
         "titles_checked", "titles_unchecked"}``; each example ``{"kind": "retrieved" | "search window"
         | "prompt", "instance_id", "source" | "step", "work"}``.
     """
     leaks: list[dict[str, Any]] = []
     after: dict[str, dict[str, dict[str, Any]]] = {}  # instance -> normalised title -> work
-    searches = works = 0
+    accesses = works = 0
     for step, inst, key, data in records:
         cutoff = cutoffs.get(inst)
         if step != CUTOFF_STEP or cutoff is None:
             continue
         source = str(data.get("source"))
         future = source in literature.future_sources
-        searches += 1
+        accesses += 1
         seen = [*(data.get("kept_works") or []), *(data.get("excluded_works") or [])]
         if isinstance(data.get("target"), dict):
             seen.append(data["target"])
@@ -140,7 +140,7 @@ def leakage_check(records: Sequence[Record], prompt_of: PromptOf, literature: Li
         for title, work in after[inst].items():
             if checkable(title) and title in text:
                 leaks.append({"kind": "prompt", "instance_id": inst, "step": step, "key": key, "work": work})
-    return {"leaks": len(leaks), "examples": leaks[:MAX_EXAMPLES], "searches_checked": searches,
+    return {"leaks": len(leaks), "examples": leaks[:MAX_EXAMPLES], "accesses_checked": accesses,
             "works_checked": works, "prompts_checked": prompts, "titles_checked": titles,
             "titles_unchecked": unchecked}
 
@@ -216,7 +216,7 @@ def leakage_block(records: Sequence[Record], prompt_of: PromptOf, literature: Li
     line = (f"knowledge cutoff: {len(dated)}/{len(cutoffs)} instance(s) dated"
             + (f" ({dated[0]} to {dated[-1]})" if dated else "")
             + (f"; {n_out} work(s) excluded, {check['leaks']} leak(s) found in "
-               f"{check['prompts_checked']} prompt(s) and {check['searches_checked']} access(es)"
+               f"{check['prompts_checked']} prompt(s) and {check['accesses_checked']} access(es)"
                if access == "literature" else "; no literature access: nothing to filter"))
     return {"run_cutoff": run_cutoff.isoformat() if run_cutoff else None, "access": access,
             "note": literature.note, "sources": dict(literature.sources),
@@ -296,7 +296,7 @@ def leakage_table(results: Mapping[str, Any]) -> Table | None:
                      f"{m.get('source') or ''})".replace("( ", "(")])
     check = block.get("check") or {}
     notes = [str(block.get("line") or ""), str(block.get("note") or ""),
-             f"checked: {check.get('prompts_checked', 0)} prompt(s), {check.get('searches_checked', 0)} "
+             f"checked: {check.get('prompts_checked', 0)} prompt(s), {check.get('accesses_checked', 0)} "
              f"access record(s), {check.get('titles_checked', 0)} title(s) dated after a cutoff "
              f"({check.get('titles_unchecked', 0)} too short to look for); leaks: {check.get('leaks', 0)}",
              *[f"⚠ {w}" for w in block.get("warnings") or []]]

@@ -79,8 +79,10 @@ class AIIdeaBenchConfig(SystemFields, GeneratorJudgeConfig):
     concepts_max_tokens: int = Field(default=300, ge=16, description="Tokens of the feasibility concepts (a "
                                      "JSON list); the judge's reasoning budget is added; --parity: 8,000, "
                                      "as published.")
-    cutoff: dt.date = Field(DEFAULT_CUTOFF, description="Default knowledge cutoff (NA split, FA latest "
-                            "year), YYYY-MM-DD.")
+    cutoff: dt.date | None = Field(None, description="Knowledge cutoff YYYY-MM-DD (NA split, FA latest "
+                                   "year, inspirations shown): an instance's own cutoff, when earlier, "
+                                   "wins; one without its own takes this, else the paper's "
+                                   f"{DEFAULT_CUTOFF}.")
     parity: bool = Field(False, description="Published choices: competition in one order with 1 point "
                          "per loss; the dataset's topic for generators; IMCQ distractors as the papers' "
                          "own texts.")

@@ -38,6 +38,9 @@ from ideaharness.benchmarks.aiideabench.decompose import (
 )
 from ideaharness.benchmarks.aiideabench.imcq import build_question
 from ideaharness.benchmarks.aiideabench.literature import (
+    CONTEMPORARY_SOURCE,
+    FEASIBILITY_SOURCE,
+    HISTORICAL_SOURCE,
     ScholarGate,
     ScholarUnavailable,
     feasibility_record,
@@ -46,7 +49,9 @@ from ideaharness.benchmarks.aiideabench.literature import (
 )
 from ideaharness.benchmarks.aiideabench.scores import aiideabench_scores
 from ideaharness.benchmarks.aiideabench.tournament import COMPETITION
+from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry, LiteratureAccess
 from ideaharness.data.aiideabench import (
+    DEFAULT_CUTOFF,
     from_tomato,
     inspiration_text,
     load_target_paper_data,
@@ -75,10 +80,10 @@ def load_aiideabench_instances(config: AIIdeaBenchConfig) -> list[Instance]:
     """Instances of ``config.data``: a ``.json`` target_paper_data file, else the shared registry
     (``tomato-chem`` or Instance JSONL) mapped with :func:`from_tomato`."""
     if config.data.endswith(".json"):
-        return load_target_paper_data(config.data, cutoff=config.cutoff)
+        return load_target_paper_data(config.data, cutoff=config.cutoff or DEFAULT_CUTOFF)
     from ideaharness.data.registry import load_instances
 
-    return from_tomato(load_instances(config.data), cutoff=config.cutoff)
+    return from_tomato(load_instances(config.data), cutoff=config.cutoff or DEFAULT_CUTOFF)
 
 
 def input_files(config: AIIdeaBenchConfig) -> dict[str, list[Path]]:
@@ -132,6 +137,19 @@ class AIIdeaBench(Benchmark):
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
     cross_run_competition = COMPETITION
+    literature = LiteratureAccess(
+        sources={"inspirations": "the target's inspiration papers, shown to the generator (and digested "
+                                 "by the judge with --digest-inspirations)",
+                 HISTORICAL_SOURCE: "NA: Semantic Scholar search before the cutoff (historical papers)",
+                 CONTEMPORARY_SOURCE: "NA: Semantic Scholar search on or after the cutoff (contemporary "
+                                      "papers, the future window of Eq. 7: embedded, never in a prompt)",
+                 FEASIBILITY_SOURCE: "FA: Semantic Scholar search per method concept, up to the cutoff"},
+        prompt_steps=("generate", "digest"), future_sources=(CONTEMPORARY_SOURCE,),
+        references_source="inspirations",
+        note="inspirations dated after the instance's cutoff are neither shown to the generator nor "
+             "digested nor offered as IMCQ options; NA's historical and FA's searches end at the cutoff "
+             "(sent to the API and filtered again); NA's contemporary search reads after it by design. "
+             "An instance without a cutoff of its own takes --cutoff, else the paper's 2023-10-03.")
     free_settings = frozenset({"compare", "scholar_base_url"})
 
     version = BENCHMARK_VERSION
@@ -202,6 +220,19 @@ class AIIdeaBench(Benchmark):
             raise DataError(path, f"no idea for any of the {len(self.pool)} instance(s) of --data "
                             f"{self.config.data}{example}")
         return self.pool
+
+    def apply_cutoff(self, items: Sequence[Any], run_cutoff: dt.date | None) -> tuple[list[Any],
+                                                                                    list[CutoffEntry]]:
+        """The runner's cutoff (:meth:`Benchmark.apply_cutoff`: inspirations after it removed), also
+        applied to :attr:`pool`, where the IMCQ options come from."""
+        kept, entries = super().apply_cutoff(items, run_cutoff)
+        self.pool = [i for i in kept if isinstance(i, Instance)]
+        return kept, entries
+
+    def cutoff_of(self, inst: Instance) -> dt.date:
+        """The instance's knowledge cutoff (the runner set the stricter of its own and --cutoff; the
+        loader gave one without either the paper's 2023-10-03)."""
+        return inst.knowledge_cutoff or self.config.cutoff or DEFAULT_CUTOFF
 
     def unanswered(self, inst: Instance) -> bool:
         """Whether the ideas file has no answer for ``inst`` (its ground truth is not needed)."""
@@ -402,7 +433,7 @@ class AIIdeaBench(Benchmark):
     def latest_year(self, inst: Instance) -> int:
         if self.config.latest_year == "current":
             return dt.date.today().year
-        return (inst.knowledge_cutoff or self.config.cutoff).year
+        return self.cutoff_of(inst).year
 
     def _skip(self, step: str, inst: Instance, keys: Sequence[str], reason: object) -> None:
         """List the literature units that could not be computed (the run is then partial)."""
@@ -429,16 +460,19 @@ class AIIdeaBench(Benchmark):
             keywords = rec["judgment"]["parsed"]
         lit = self.store.get("literature", inst.id)
         if lit is None:
-            cutoff = inst.knowledge_cutoff or self.config.cutoff
+            cutoff = self.cutoff_of(inst)
+            access: list[dict[str, Any]] = []
             try:
                 split = await search_split(self.gate, " ".join(keywords[:3]), cutoff,
-                                           self.config.search_limit)
+                                           self.config.search_limit, records=access)
             except ScholarUnavailable as exc:
                 self._skip("novelty", inst, keys, exc)
                 return
             lit = {"query": " ".join(keywords[:3]), "cutoff": cutoff.isoformat(),
                    "historical": [p.model_dump(mode="json") for p in split[0]],
                    "contemporary": [p.model_dump(mode="json") for p in split[1]]}
+            for record in access:  # what each search returned, kept and excluded (leakage check)
+                self.store.put(CUTOFF_STEP, inst.id, record, record["source"])
             self.store.put("literature", inst.id, lit)
         from ideaharness.schema import Paper
 
@@ -467,14 +501,18 @@ class AIIdeaBench(Benchmark):
             if not rec or not rec["judgment"]["parse_ok"]:
                 continue
             concepts = rec["judgment"]["parsed"][: self.config.max_concepts]
+            access: list[dict[str, Any]] = []
             try:
                 fa = await feasibility_record(
-                    self.gate, concepts, inst.knowledge_cutoff or self.config.cutoff,
+                    self.gate, concepts, self.cutoff_of(inst),
                     self.config.search_limit, self.latest_year(inst), self.config.influence_lambda,
+                    records=access,
                 )
             except ScholarUnavailable as exc:  # only this idea; the others still use the service
                 self._skip("feasibility", inst, [str(k)], exc)
                 continue
+            for j, record in enumerate(access):
+                self.store.put(CUTOFF_STEP, inst.id, record, f"{FEASIBILITY_SOURCE}/{k}/{j}")
             self.store.put("feasibility", inst.id, {"idea_id": idea.id, **fa}, str(k))
 
     # -- orchestration -------------------------------------------------------

@@ -29,6 +29,7 @@ from ideaharness.benchmarks.ideabench.parsers import (
 )
 from ideaharness.benchmarks.ideabench.report import example_sections, rank_figure, results_tables, skip_notes
 from ideaharness.benchmarks.ideabench.scores import ideabench_scores
+from ideaharness.cutoff import LiteratureAccess
 from ideaharness.data.registry import data_files, load_instances
 from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
@@ -158,6 +159,13 @@ class IdeaBench(Benchmark):
     """IdeaBench (see the package docstring for the protocol); one instance per run."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    literature = LiteratureAccess(
+        sources={"references": "reference abstracts shown to the generator (low resource: the k sampled "
+                               "after the relevance filter; high resource: every one with an abstract)"},
+        prompt_steps=("generate/",), references_source="references",
+        note="references dated after the instance's cutoff are removed before the relevance filter and "
+             "the sampling, so they are never shown to the generator; the target paper (after the "
+             "cutoff by design) is shown only to the judge")
 
     @classmethod
     def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:

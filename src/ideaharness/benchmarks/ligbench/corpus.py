@@ -94,7 +94,9 @@ class ReferenceCorpus:
         q = query_embedding if query_embedding is not None else self.query_embedding(text)
         return self.index.search(text, k, query_embedding=q, exclude=exclude)
 
-    def similarities(self, text: str, n: int, *, query_embedding: np.ndarray | None = None) -> list[float]:
-        """Cosine similarities of ``text`` to its ``n`` nearest records (dense only), best first."""
+    def similarities(self, text: str, n: int, *, query_embedding: np.ndarray | None = None,
+                     exclude: Sequence[str] = ()) -> list[float]:
+        """Cosine similarities of ``text`` to its ``n`` nearest records (dense only), best first;
+        records in ``exclude`` (e.g. dated after the idea's cutoff) are never counted."""
         q = query_embedding if query_embedding is not None else self.query_embedding(text)
-        return self.index.nearest_cosines(q, n)
+        return self.index.nearest_cosines(q, n, exclude=exclude)

@@ -26,6 +26,7 @@ from ideaharness.benchmarks.ligbench.steps import (
     parse_comparison,
     reference_text,
 )
+from ideaharness.cutoff import LiteratureAccess
 from ideaharness.data.pairiq import PairIQRecord, pairiq_files
 from ideaharness.errors import UserError
 from ideaharness.metrics.aggregate import wilson
@@ -93,6 +94,9 @@ class JudgeAccuracy(Benchmark):
     """Judge accuracy on similar-paper pairs (see the module docstring); items are :class:`PairItem`."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    literature = LiteratureAccess(note="no literature access: the judge compares pairs of published papers "
+                                       "(the items themselves, whose accept/reject outcome is the label); "
+                                       "nothing is retrieved, searched or shown besides them")
     free_settings = frozenset({"judge"})  # the judge is the system under test: runs of judges compare
 
     @classmethod

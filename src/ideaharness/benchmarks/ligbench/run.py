@@ -7,6 +7,7 @@ compare several systems in one run. ``score_idea`` (:mod:`.score_idea`) scores o
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,8 +27,10 @@ from ideaharness.benchmarks.ligbench.config import (
 )
 from ideaharness.benchmarks.ligbench.contract import generation_task, topic_id
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+from ideaharness.benchmarks.ligbench.cutoff import LITERATURE, as_date
 from ideaharness.benchmarks.ligbench.scores import ligbench_scores
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_text
+from ideaharness.cutoff import CutoffEntry, effective_cutoff
 from ideaharness.data.pairiq import pairiq_files
 from ideaharness.errors import UserError
 from ideaharness.metrics.aggregate import IntervalSettings
@@ -68,6 +71,7 @@ class LigBench(Benchmark):
     idea of one system for one topic, or one ScholarIdeas plan)."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    literature = LITERATURE
 
     @classmethod
     def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
@@ -136,6 +140,16 @@ class LigBench(Benchmark):
             out += [IdeaSpec(id=f"scholarideas::{p.id}", system=SCHOLARIDEAS_SYSTEM, topic=p.title,
                              text=p.text, cutoff=p.cutoff.isoformat() if p.cutoff else None) for p in plans]
         return out
+
+    def apply_cutoff(self, items: Sequence[Any], run_cutoff: dt.date | None) -> tuple[list[Any],
+                                                                                    list[CutoffEntry]]:
+        """Each idea's cutoff: the stricter of its own (a ScholarIdeas plan's ``cutoff.txt``) and
+        ``--cutoff``; the corpus and the online search honour it when the idea is scored (.cutoff)."""
+        out = []
+        for spec in items:
+            cutoff = effective_cutoff(as_date(spec.cutoff), run_cutoff)
+            out.append(spec.model_copy(update={"cutoff": cutoff.isoformat() if cutoff else None}))
+        return out, []
 
     async def setup(self, ctx: RunContext) -> None:
         """Load the reference corpus; bind the store, steps, generators and the scorer."""

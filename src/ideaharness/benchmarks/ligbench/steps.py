@@ -36,6 +36,15 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 
 from ideaharness.benchmarks.ligbench.blinding import published_text, rewrite_paper
 from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+from ideaharness.benchmarks.ligbench.cutoff import (
+    CORPUS_SOURCE,
+    SEARCH_SOURCE,
+    TOO_FEW_STATUS,
+    after_cutoff,
+    as_date,
+    corpus_record,
+)
+from ideaharness.cutoff import CUTOFF_STEP, CutoffLedger, access_record
 from ideaharness.data.pairiq import SCORE_DIMENSIONS, PairIQAnalysis, PairIQRecord
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import check_text, extract_json_object
@@ -306,8 +315,16 @@ class IdeaScorer:
         query = formal_text(formal)
         cfg = self.settings
         q_emb = self.corpus.query_embedding(query)
+        cut = as_date(cutoff)
+        later = after_cutoff(self.corpus.records, cut)  # never retrieved, shown or compared (.cutoff)
         hits = self.corpus.retrieve(query, cfg.n_calibration + cfg.elo.max_comparisons + cfg.extra_opponents,
-                                    query_embedding=q_emb)
+                                    query_embedding=q_emb, exclude=later)
+        if not self.steps.store.has(CUTOFF_STEP, idea_id, CORPUS_SOURCE):
+            self.steps.store.put(CUTOFF_STEP, idea_id, corpus_record(self.corpus.records, cut,
+                                                                     [h.id for h in hits]), CORPUS_SOURCE)
+        if len(hits) < cfg.n_calibration + 1:  # never scored against papers after the cutoff
+            return IdeaScore(idea_id=idea_id, status=TOO_FEW_STATUS, formalization=formal,
+                             parse_failures=failures)
         calibration = [self.corpus.by_id[h.id] for h in hits[: cfg.n_calibration]]
         opponents = [self.corpus.by_id[h.id] for h in hits[cfg.n_calibration:]]
         result = IdeaScore(idea_id=idea_id, status="scored", formalization=formal,
@@ -406,13 +423,17 @@ class IdeaScorer:
             if recorded is None:
                 recorded = await _scholar_similarities(self.corpus, self.gate, query, formal["main_target"],
                                                        cfg, cutoff, query_embedding)
+                access = recorded.pop("access", None)
                 if recorded.get("similarities"):
+                    if access is not None:  # what the search returned, kept and excluded
+                        self.steps.store.put(CUTOFF_STEP, idea_id, access, SEARCH_SOURCE)
                     self.steps.store.put("ligbench/novelty_search", idea_id, recorded)
             sims, note = recorded.get("similarities"), recorded.get("note")
             if sims:
                 source = "semantic-scholar"
         if not sims:
-            sims = self.corpus.similarities(query, cfg.n_related, query_embedding=query_embedding)
+            sims = self.corpus.similarities(query, cfg.n_related, query_embedding=query_embedding,
+                                            exclude=after_cutoff(self.corpus.records, as_date(cutoff)))
         detail = hybrid_novelty(sims, s_llm, cfg.novelty)
         return {**detail, "source": source, "n_related": len(sims), "note": note}
 
@@ -423,9 +444,11 @@ async def _scholar_similarities(corpus: ReferenceCorpus, gate: ScholarGate, quer
     """Cosine similarities of the idea to Semantic Scholar search results (title + abstract)."""
     from ideaharness.metrics.embeddings import embed
 
+    cut = as_date(cutoff)
+    ledger = CutoffLedger()  # the cutoff is sent and the results filtered again by the client
     try:
-        papers = await gate.call("search", search[:300], limit=min(100, cfg.n_related),
-                                 publication_date_window=(None, cutoff) if cutoff else None)
+        papers = list(await gate.call("search", search[:300], limit=min(100, cfg.n_related),
+                                      published_before=cut, ledger=ledger))
     except ScholarUnavailable as exc:  # the optional online search failed: fall back, say so
         return {"similarities": None,
                 "note": f"Semantic Scholar search unavailable ({exc}); novelty uses the local corpus"}
@@ -436,4 +459,8 @@ async def _scholar_similarities(corpus: ReferenceCorpus, gate: ScholarGate, quer
     vectors = embed(texts, model=corpus.embedding_model)
     q = query_embedding if query_embedding is not None else corpus.query_embedding(query)
     sims = [float(x) for x in vectors @ q]
-    return {"similarities": sims, "paper_ids": [p.id for p in papers], "note": None}
+    rows = CutoffLedger()
+    rows.merge({SEARCH_SOURCE: next(iter(ledger.counts.values()), {})})
+    rows.excluded_works[SEARCH_SOURCE] = [w for ws in ledger.excluded_works.values() for w in ws]
+    return {"similarities": sims, "paper_ids": [p.id for p in papers], "note": None,
+            "access": access_record(rows, SEARCH_SOURCE, papers, cutoff=cut)}

@@ -25,6 +25,7 @@ from ideaharness.benchmarks.liveideabench.scores import (
     FLEXIBILITY,
     liveideabench_scores,
 )
+from ideaharness.cutoff import LiteratureAccess
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
 from ideaharness.report.html import Section, Table
@@ -65,6 +66,9 @@ class LiveIdeaBench(Benchmark):
     """LiveIdeaBench (see the package docstring); one instance per run."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    literature = LiteratureAccess(note="no literature access: the generator sees one keyword, the judges the "
+                                       "idea; nothing is retrieved or searched, and keywords carry no date, "
+                                       "so there is nothing to filter")
 
     @classmethod
     def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:

@@ -3,6 +3,7 @@ published rubric; each unit recorded in the run directory (see the package docst
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from ideaharness.benchmarks.mlrbench.published import published_model, published
 from ideaharness.benchmarks.mlrbench.report import example_sections, result_notes, results_tables
 from ideaharness.benchmarks.mlrbench.results import MLRBenchResults
 from ideaharness.benchmarks.mlrbench.scores import mlrbench_scores, register_metrics
-from ideaharness.benchmarks.mlrbench.tasks import Task, select_tasks, task_files
+from ideaharness.benchmarks.mlrbench.tasks import Task, select_tasks, task_files, tasks_before
+from ideaharness.cutoff import CutoffEntry, LiteratureAccess
 from ideaharness.errors import UserError
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
@@ -85,6 +87,9 @@ class MLRBench(Benchmark):
     item_noun = "tasks"
     results_class = MLRBenchResults
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    literature = LiteratureAccess(note="no literature access: the generator reads a workshop call (the "
+                                       "published pipeline's literature review is not run); a call dated "
+                                       "after --cutoff (by its conference year) is left out of the run")
     consistency_sample = False  # a review shows one text: nothing to reorder
 
     config: MLRBenchConfig
@@ -113,6 +118,11 @@ class MLRBench(Benchmark):
         if self.config.ideas:
             files["--ideas"] = self.config.ideas_files()
         return files
+
+    def apply_cutoff(self, items: Sequence[Any], run_cutoff: dt.date | None) -> tuple[list[Any],
+                                                                                    list[CutoffEntry]]:
+        """The tasks whose workshop call is not dated after ``run_cutoff`` (:func:`.tasks.tasks_before`)."""
+        return tasks_before(list(items), run_cutoff)
 
     def load(self) -> list[Task]:
         """The tasks of the run (``--task``, else all 201; ``--ideas published:<model>`` without

@@ -6,10 +6,14 @@ upstream ``tasks/`` folder holds it; its id is the file name without ``.md`` (``
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+from ideaharness.cutoff import CutoffEntry, filter_access
 from ideaharness.errors import DataError, UserError
 from ideaharness.textio import read_text
 
@@ -30,6 +34,17 @@ class Task:
     def venue(self) -> str:
         """The venue and year prefix of the id (``iclr2023``)."""
         return self.id.split("_", 1)[0]
+
+    @property
+    def year(self) -> int | None:
+        """The conference year of the call (``iclr2023`` -> 2023), None when the id has none."""
+        found = re.search(r"(19|20)\d\d", self.venue)
+        return int(found.group(0)) if found else None
+
+    @property
+    def publication_date(self) -> dt.date | None:
+        """Unknown: a call is dated by its conference year only."""
+        return None
 
 
 def tasks_dir() -> Path:
@@ -87,3 +102,24 @@ def select_tasks(ids: list[str]) -> list[Task]:
             raise UserError(f"--task: no MLR-Bench task {task_id!r}{hint}")
     chosen = set(wanted)
     return [t for t in tasks if t.id in chosen]
+
+
+CALLS_SOURCE = "workshop_calls"
+"""The ledger source of the workshop calls a run shows (dated by conference year)."""
+
+
+def tasks_before(tasks: list[Task], cutoff: dt.date | None) -> tuple[list[Task], list[CutoffEntry]]:
+    """The tasks whose call is not dated after ``cutoff`` (a call of the cutoff's own year cannot be
+    placed and is kept, counted undated) and one ``cutoff`` record per task (``item_excluded`` for
+    a task left out). No cutoff: every task, no records.
+    """
+    if cutoff is None:
+        return list(tasks), []
+    kept: list[Task] = []
+    entries: list[CutoffEntry] = []
+    for task in tasks:
+        shown, record = filter_access([task], cutoff, source=CALLS_SOURCE)
+        data: dict[str, Any] = {**record, "item_excluded": not shown}
+        entries.append((task.id, CALLS_SOURCE, data))
+        kept.extend(shown)
+    return kept, entries

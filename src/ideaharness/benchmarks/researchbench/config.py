@@ -232,7 +232,8 @@ def _papers_by_discipline(instances: list[Instance]) -> dict[str, list[Paper]]:
             key = normalise_title(paper.title)
             if key and key not in keys:
                 keys.add(key)
-                out.setdefault(d, []).append(Paper(id=paper.id, title=paper.title, abstract=paper.abstract))
+                out.setdefault(d, []).append(Paper(id=paper.id, title=paper.title, abstract=paper.abstract,
+                                                   publication_date=paper.publication_date, year=paper.year))
     return out
 
 

@@ -32,9 +32,17 @@ from ideaharness.benchmarks.researchbench.config import (
     input_files,
     load_data,
 )
+from ideaharness.benchmarks.researchbench.cutoff import (
+    LITERATURE,
+    POOL_SOURCE,
+    dated_titles,
+    negatives_before,
+    pool_before,
+)
 from ideaharness.benchmarks.researchbench.ranking import generate_negatives, judge_pairs, rewrite_gold
 from ideaharness.benchmarks.researchbench.scores import researchbench_scores
 from ideaharness.benchmarks.researchbench.screening import screen_pool
+from ideaharness.cutoff import CUTOFF_STEP, CutoffLedger
 from ideaharness.data.pools import CandidatePool, build_pool, derive_seed, paper_text, similarity_to_queries
 from ideaharness.errors import UserError
 from ideaharness.llm.types import ChatModel
@@ -89,6 +97,7 @@ class ResearchBench(Benchmark):
     """
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    literature = LITERATURE
 
     @classmethod
     def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
@@ -113,6 +122,7 @@ class ResearchBench(Benchmark):
         self.blinding: dict[str, dict[str, Any]] = {}  # ranking texts: gold published / shown, negatives
         self._embeddings: Any = None
         self._embedded_ids: dict[str, int] = {}
+        self._dated: dict[str, Any] | None = None  # normalised title -> a dated paper of the data
 
     def model_roles(self) -> dict[str, str]:
         """Only the models the tasks call: the generator (a model or a system,
@@ -177,10 +187,11 @@ class ResearchBench(Benchmark):
             self.pools[inst.id] = CandidatePool.model_validate(record)
             return
         given = self.data.given_pools.get(inst.id)
+        drawn = CutoffLedger()  # negatives dated after the cutoff are never drawn (.cutoff)
         if given is not None:
             pool = given
         else:
-            same, other = self.data.negative_sources(inst)
+            same, other = negatives_before(*self.data.negative_sources(inst), inst.knowledge_cutoff, drawn)
             similarity = None
             if same:
                 queries = [inst.research_question or inst.target.title]
@@ -192,6 +203,10 @@ class ResearchBench(Benchmark):
                 per_level=self.config.per_level, seed=derive_seed(self.config.seed, inst.id, "pool"),
                 level3_fill=self.config.level3_fill, title_threshold=self.config.title_threshold,
             )
+        if self._dated is None:
+            self._dated = dated_titles(self.data)
+        pool, access = pool_before(pool, inst.knowledge_cutoff, self._dated, drawn)
+        self.store.put(CUTOFF_STEP, inst.id, access, POOL_SOURCE)
         self.store.put(STEP_POOL, inst.id, pool.model_dump(mode="json"))
         self.pools[inst.id] = pool
 
