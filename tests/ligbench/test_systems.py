@@ -62,7 +62,7 @@ def judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[OpenAICom
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr("ideaharness.metrics.embeddings._load", lambda name: HashEncoder())
+    monkeypatch.setattr("ideaharness.metrics.embeddings._load", lambda name, device="cpu": HashEncoder())
     with OpenAICompatServer(judge_reply) as server:
         yield server
 

@@ -1,4 +1,5 @@
-"""Shared CLI commands: ``ideaharness cache info`` and ``ideaharness cache clear``."""
+"""Shared CLI commands: ``ideaharness cache info`` and ``ideaharness cache clear`` (the LLM response
+cache and, without ``--path``, the embedding store)."""
 
 from __future__ import annotations
 
@@ -17,19 +18,41 @@ PathOption = Annotated[Path | None, typer.Option("--path", help=_PATH_HELP)]
 
 @cache_app.command("info")
 def info(path: PathOption = None) -> None:
-    """Print the cache file, its number of entries (per model) and its size on disk."""
+    """Print the cache file, its number of entries (per model) and its size on disk; without
+    ``--path`` also the embedding store's (embeddings per model and layer)."""
     result = cache_info(path)
     if not result.exists:
         typer.echo(f"{result.path}: no cache yet (0 entries)")
-        return
-    typer.echo(f"{result.path}: {result.entries} entries, {_human(result.size_bytes)}")
-    for model, count in sorted(result.entries_by_model.items()):
-        typer.echo(f"  {model}: {count}")
+    else:
+        typer.echo(f"{result.path}: {result.entries} entries, {_human(result.size_bytes)}")
+        for model, count in sorted(result.entries_by_model.items()):
+            typer.echo(f"  {model}: {count}")
+    if path is None:
+        from ideaharness.metrics.embedding_store import store_info
+
+        store = store_info()
+        if not store.exists:
+            typer.echo(f"{store.path}: no embedding store yet (0 embeddings)")
+            return
+        typer.echo(f"{store.path}: {store.entries} embeddings, {_human(store.size_bytes)}")
+        for space, count in sorted(store.entries_by_space.items()):
+            typer.echo(f"  {space}: {count}")
+
+
+EmbeddingsOption = Annotated[bool, typer.Option("--embeddings", help="Delete the embedding store "
+                                                "(BERTScore and sentence embeddings) instead.")]
 
 
 @cache_app.command("clear")
-def clear(path: PathOption = None) -> None:
-    """Delete the response cache (the next run calls the models again)."""
+def clear(path: PathOption = None, embeddings: EmbeddingsOption = False) -> None:
+    """Delete the response cache (the next run calls the models again), or with ``--embeddings``
+    the embedding store (the next run embeds every text again)."""
+    if embeddings:
+        from ideaharness.metrics.embedding_store import clear_store, default_store_path
+
+        target = default_store_path()
+        typer.echo(f"{target}: cleared ({_human(clear_store(target))} freed)")
+        return
     target = path or default_cache_path()
     freed = clear_cache(target)
     typer.echo(f"{target}: cleared ({_human(freed)} freed)")

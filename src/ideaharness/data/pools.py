@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from ideaharness.data.matching import DEFAULT_TITLE_THRESHOLD, match_title, normalise_title
 from ideaharness.schema import Paper
+
+if TYPE_CHECKING:
+    from ideaharness.metrics.embedding_store import EmbeddingRuntime
 
 Label = Literal["gold", "negative_t1", "negative_t2", "negative_t3", "negative_unknown"]
 LEVEL_LABELS: tuple[Label, Label, Label] = ("negative_t1", "negative_t2", "negative_t3")
@@ -78,7 +81,8 @@ def paper_text(paper: Paper) -> str:
 
 
 def similarity_to_queries(
-    queries: Sequence[str], papers: Sequence[Paper], paper_embeddings: np.ndarray | None = None
+    queries: Sequence[str], papers: Sequence[Paper], paper_embeddings: np.ndarray | None = None,
+    *, runtime: EmbeddingRuntime | None = None,
 ) -> np.ndarray:
     """Max cosine similarity of each paper to any query text (all-MiniLM-L6-v2).
 
@@ -86,6 +90,7 @@ def similarity_to_queries(
         queries: e.g. the research question and the gold inspirations' texts; at least one.
         paper_embeddings: precomputed L2-normalised embeddings of ``papers`` (shape (n, d)), to
             embed a corpus once for many instances.
+        runtime: device and embedding store of the run (None: CPU, the default store).
 
     Returns:
         Array of shape (len(papers),) with values in [-1, 1].
@@ -96,10 +101,11 @@ def similarity_to_queries(
         raise ValueError("similarity_to_queries needs at least one query text")
     if len(papers) == 0:
         return np.zeros(0)
-    emb = paper_embeddings if paper_embeddings is not None else embed([paper_text(p) for p in papers])
+    emb = (paper_embeddings if paper_embeddings is not None
+           else embed([paper_text(p) for p in papers], runtime=runtime))
     if emb.shape[0] != len(papers):
         raise ValueError(f"paper_embeddings has {emb.shape[0]} rows for {len(papers)} papers")
-    return cosine_matrix(emb, embed(list(queries))).max(axis=1)
+    return cosine_matrix(emb, embed(list(queries), runtime=runtime)).max(axis=1)
 
 
 def build_pool(

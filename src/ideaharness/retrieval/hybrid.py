@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
+from ideaharness.metrics.embedding_store import EmbeddingRuntime
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL, embed
 from ideaharness.retrieval.ann import ANN_THRESHOLD, DEFAULT_NPROBE, AnnMode, IVFIndex, use_ann
 from ideaharness.retrieval.topk import top_k
@@ -93,12 +94,14 @@ def texts_hash(texts: Sequence[str], model: str) -> str:
 
 
 def cached_embeddings(
-    texts: Sequence[str], stem: str | Path, model: str = DEFAULT_EMBEDDING_MODEL
+    texts: Sequence[str], stem: str | Path, model: str = DEFAULT_EMBEDDING_MODEL, *,
+    runtime: EmbeddingRuntime | None = None,
 ) -> np.ndarray:
     """Embeddings of ``texts`` persisted as ``<stem>.npy`` + ``<stem>.json`` (model, text hash).
 
     Loaded when the stored hash matches the texts and model, else computed with
-    :func:`ideaharness.metrics.embeddings.embed` and written (a read-only location only warns).
+    :func:`ideaharness.metrics.embeddings.embed` (on ``runtime``'s device; texts already in its
+    embedding store are not embedded again) and written (a read-only location only warns).
 
     Returns:
         float32 array (len(texts), dim), rows L2-normalised.
@@ -115,7 +118,7 @@ def cached_embeddings(
                     return np.asarray(arr, dtype=np.float32)
         except (OSError, ValueError):
             pass
-    vectors = embed(list(texts), model=model)
+    vectors = embed(list(texts), model=model, runtime=runtime)
     try:
         npy.parent.mkdir(parents=True, exist_ok=True)
         np.save(npy, vectors)
@@ -153,6 +156,7 @@ class HybridIndex:
             n >= ``ann_threshold``), ``"off"`` or ``"faiss"`` (always; needs faiss).
         ann_threshold: corpus size from which ``ann="auto"`` builds the index.
         nprobe: IVF cells scanned per query (see :class:`~ideaharness.retrieval.ann.IVFIndex`).
+        runtime: device and embedding store for documents and queries (None: CPU, default store).
 
     Raises:
         ValueError: lengths differ, the corpus is empty or ``candidates`` < 1.
@@ -162,7 +166,8 @@ class HybridIndex:
     def __init__(self, ids: Sequence[str], texts: Sequence[str], embeddings: np.ndarray | None = None,
                  *, embedding_model: str = DEFAULT_EMBEDDING_MODEL,
                  candidates: int | None = DEFAULT_CANDIDATES, ann: AnnMode = "auto",
-                 ann_threshold: int = ANN_THRESHOLD, nprobe: int = DEFAULT_NPROBE) -> None:
+                 ann_threshold: int = ANN_THRESHOLD, nprobe: int = DEFAULT_NPROBE,
+                 runtime: EmbeddingRuntime | None = None) -> None:
         import bm25s
 
         if len(ids) != len(texts) or not texts:
@@ -171,8 +176,10 @@ class HybridIndex:
             raise ValueError(f"candidates must be >= 1 or None, got {candidates}")
         self.ids = list(ids)
         self.embedding_model = embedding_model
+        self.runtime = runtime
         self.candidates = candidates
-        self.embeddings = embeddings if embeddings is not None else embed(list(texts), model=embedding_model)
+        self.embeddings = (embeddings if embeddings is not None
+                           else embed(list(texts), model=embedding_model, runtime=runtime))
         if self.embeddings.shape[0] != len(texts):
             raise ValueError(f"{self.embeddings.shape[0]} embeddings for {len(texts)} texts")
         self._bm25 = bm25s.BM25()
@@ -220,7 +227,8 @@ class HybridIndex:
         pool); ``dense_rank`` / ``bm25_rank`` are None beyond them, ``cosine`` is always exact.
         Scores equal :func:`reciprocal_rank_fusion` of the two rankings bit for bit.
         """
-        q = query_embedding if query_embedding is not None else embed([query], model=self.embedding_model)[0]
+        q = (query_embedding if query_embedding is not None
+             else embed([query], model=self.embedding_model, runtime=self.runtime)[0])
         q = np.asarray(q, dtype=np.float32).reshape(-1)
         skip = set(exclude)
         keyword = self._bm25_top(query, len(skip))

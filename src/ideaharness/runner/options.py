@@ -17,12 +17,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ideaharness.errors import UserError
 from ideaharness.net.urls import check_base_url
+
+if TYPE_CHECKING:
+    from ideaharness.metrics.embedding_store import EmbeddingRuntime
 
 LEGACY_NAMES = {"use_cache": "no_cache", "timeout_s": "timeout", "price_per_mtok": "price"}
 """Earlier Python names of options -> their field (``use_cache`` is negated)."""
@@ -117,6 +120,13 @@ class ExecutionOptions(BaseModel):
                         "ids are kept in the run directory, so re-running re-attaches (docs/scale.md).")
     batch_poll: float = Field(30.0, gt=0, description="Seconds between two checks of a running batch "
                               "(--batch).")
+    device: Literal["cpu", "cuda", "auto"] = Field("cpu", description="Where BERTScore and sentence "
+                                                   "embeddings are computed: cpu, cuda (a GPU seen by "
+                                                   "torch; else refused) or auto (cuda when torch sees "
+                                                   "one). GPU values differ from CPU values in the last "
+                                                   "digits (about 1e-6).")
+    no_embedding_cache: bool = Field(False, description="Embed every text again: neither read nor write "
+                                     "the embedding store ($IDEAHARNESS_CACHE_DIR/embeddings.sqlite).")
     runner: Literal["local", "ray"] = Field("local", description="Where instances run: this process, or "
                                             "a Ray cluster (pip install 'ideaharness[ray]').")
     ray_address: str | None = Field(None, description="Ray cluster address for --runner ray "
@@ -191,6 +201,16 @@ class ExecutionOptions(BaseModel):
     def use_cache(self) -> bool:
         """Whether the response cache is used (not ``no_cache``)."""
         return not self.no_cache
+
+    def embedding_runtime(self) -> EmbeddingRuntime:
+        """The device and embedding store of this run (``--device``, ``--no-embedding-cache``).
+
+        Raises:
+            UserError: ``--device cuda`` and torch sees no GPU (one line).
+        """
+        from ideaharness.metrics.embedding_store import EmbeddingRuntime
+
+        return EmbeddingRuntime(self.device, cache=not self.no_embedding_cache)
 
     @property
     def timeout_s(self) -> float:

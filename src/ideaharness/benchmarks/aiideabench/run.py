@@ -165,6 +165,7 @@ class AIIdeaBench(Benchmark):
         super().__init__(config, **extras)
         self._embed_fn: Callable[[Sequence[str]], Any] | None = extras.get("embed_fn")
         self._embeddings: dict[str, Any] = {}
+        self.embedding_runtime: Any = None  # the run's device and embedding store (setup)
         self.answered: set[str] | None = None
         """With an ideas file: the instance ids it has rows for (None: any generator)."""
         self.competition: dict[str, Any] | None = None
@@ -245,6 +246,7 @@ class AIIdeaBench(Benchmark):
         self.steps = ctx.steps
         self.judge = ctx.model("judge")
         self.generator = ctx.models.get("generator")
+        self.embedding_runtime = ctx.options.embedding_runtime()
         self.gate = ScholarGate(self.config.scholar_base_url, client=self.extra.get("scholar"),
                                 timeout_s=ctx.options.timeout, cache_dir=str(ctx.out / "scholar_cache"))
 
@@ -260,7 +262,7 @@ class AIIdeaBench(Benchmark):
             else:
                 from ideaharness.metrics.embeddings import embed
 
-                vectors = embed(missing, model=self.config.embedding_model)
+                vectors = embed(missing, model=self.config.embedding_model, runtime=self.embedding_runtime)
             self._embeddings.update(zip(missing, np.asarray(vectors), strict=True))
         return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
 

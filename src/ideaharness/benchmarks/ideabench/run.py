@@ -226,7 +226,8 @@ class IdeaBench(Benchmark):
         rewriter = self.rewriter_model
         self.rewriter = (self.judge if rewriter in (None, self.config.judge) else
                          self.generator if rewriter == self.generator_spec else ctx.model("rewriter"))
-        self.scorer = BertScorer(self.config.bertscore_model, self.config.bertscore_layers)
+        self.scorer = BertScorer(self.config.bertscore_model, self.config.bertscore_layers,
+                                 runtime=ctx.options.embedding_runtime())
 
     # -- steps ---------------------------------------------------------------
     async def target_idea(self, inst: Instance) -> None:
@@ -377,6 +378,7 @@ class IdeaBench(Benchmark):
                         "compared_with": kind,
                         "settings": self.scorer.settings,
                         "settings_hash": self.scorer.settings_hash,
+                        "device": self.scorer.device,
                     },
                 )
 
@@ -516,6 +518,7 @@ class IdeaBench(Benchmark):
             "instances": len(instances),
             "similarity_settings": self.scorer.settings,
             "similarity_settings_hash": self.scorer.settings_hash,
+            "similarity_embeddings": self.scorer.embedding_report(),
             "scenarios": {},
         }
         boot: dict[str, Any] = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}

@@ -17,6 +17,7 @@ import numpy as np
 
 from ideaharness.data.pairiq import PAPER_VENUE_MEANS, SCORE_DIMENSIONS, PairIQRecord, debias, load_pairiq
 from ideaharness.errors import DataError
+from ideaharness.metrics.embedding_store import EmbeddingRuntime
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL, embed
 from ideaharness.retrieval import HybridIndex, RetrievalHit, cached_embeddings
 
@@ -38,6 +39,7 @@ class ReferenceCorpus:
         embeddings: (n, dim) rows for the kept records; computed if None.
         debias_means: ``"corpus"`` (μ from these records), ``"paper"`` (LigBench's published venue
             means; only for ICLR 2024/2025 and NeurIPS 2024) or ``"none"`` (raw projected scores).
+        runtime: device and embedding store of the run (None: CPU, the default store).
 
     Raises:
         DataError: fewer than 4 usable records (3 calibration papers plus one comparison).
@@ -45,7 +47,7 @@ class ReferenceCorpus:
 
     def __init__(self, records: Sequence[PairIQRecord], *, embeddings: np.ndarray | None = None,
                  embedding_model: str = DEFAULT_EMBEDDING_MODEL, debias_means: DebiasMeans = "corpus",
-                 source: str = "<records>") -> None:
+                 source: str = "<records>", runtime: EmbeddingRuntime | None = None) -> None:
         usable = [r for r in records if all(getattr(r, d) is not None for d in SCORE_DIMENSIONS)]
         if len(usable) < 4:
             raise DataError(source, f"only {len(usable)} record(s) carry rating, contribute and soundness; "
@@ -59,21 +61,23 @@ class ReferenceCorpus:
         self.source = source
         self.debias_means = debias_means
         self.embedding_model = embedding_model
+        self.runtime = runtime
         self.by_id = {r.id: r for r in usable}
         self.index = HybridIndex([r.id for r in usable], [r.text() for r in usable], embeddings,
-                                 embedding_model=embedding_model)
+                                 embedding_model=embedding_model, runtime=runtime)
 
     @classmethod
     def load(cls, path: str | Path, *, embedding_model: str = DEFAULT_EMBEDDING_MODEL,
-             debias_means: DebiasMeans = "corpus") -> ReferenceCorpus:
+             debias_means: DebiasMeans = "corpus", runtime: EmbeddingRuntime | None = None
+             ) -> ReferenceCorpus:
         """Load a PAIR-IQ file or directory; embeddings are reused from disk when up to date."""
         source = Path(path)
         records = load_pairiq(source)
         usable = [r for r in records if all(getattr(r, d) is not None for d in SCORE_DIMENSIONS)]
         vectors = cached_embeddings([r.text() for r in usable], embeddings_stem(source, embedding_model),
-                                    embedding_model) if len(usable) >= 4 else None
+                                    embedding_model, runtime=runtime) if len(usable) >= 4 else None
         return cls(usable, embeddings=vectors, embedding_model=embedding_model,
-                   debias_means=debias_means, source=str(source))
+                   debias_means=debias_means, source=str(source), runtime=runtime)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -86,7 +90,7 @@ class ReferenceCorpus:
         return value
 
     def query_embedding(self, text: str) -> np.ndarray:
-        return embed([text], model=self.embedding_model)[0]
+        return embed([text], model=self.embedding_model, runtime=self.runtime)[0]
 
     def retrieve(self, text: str, k: int, *, exclude: Sequence[str] = (),
                  query_embedding: np.ndarray | None = None) -> list[RetrievalHit]:

@@ -160,7 +160,8 @@ class LigBench(Benchmark):
         if ctx.steps.exporting:  # tasks export: generation only, no corpus to embed
             return
         corpus = ReferenceCorpus.load(self.config.corpus, embedding_model=self.config.embedding_model,
-                                      debias_means=self.config.debias_means)
+                                      debias_means=self.config.debias_means,
+                                      runtime=ctx.options.embedding_runtime())
         self.corpus_size = len(corpus)
         self.scorer = IdeaScorer(corpus, ctx.model("judge"), self.steps, self.config.scoring,
                                  timeout_s=ctx.options.timeout)

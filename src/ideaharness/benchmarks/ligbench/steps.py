@@ -456,7 +456,7 @@ async def _scholar_similarities(corpus: ReferenceCorpus, gate: ScholarGate, quer
     if not texts:
         return {"similarities": None,
                 "note": "Semantic Scholar returned no papers; novelty uses the local corpus"}
-    vectors = embed(texts, model=corpus.embedding_model)
+    vectors = embed(texts, model=corpus.embedding_model, runtime=corpus.runtime)
     q = query_embedding if query_embedding is not None else corpus.query_embedding(query)
     sims = [float(x) for x in vectors @ q]
     rows = CutoffLedger()

@@ -123,6 +123,7 @@ class ResearchBench(Benchmark):
         self._embeddings: Any = None
         self._embedded_ids: dict[str, int] = {}
         self._dated: dict[str, Any] | None = None  # normalised title -> a dated paper of the data
+        self.embedding_runtime: Any = None  # the run's device and embedding store (setup)
 
     def model_roles(self) -> dict[str, str]:
         """Only the models the tasks call: the generator (a model or a system,
@@ -154,6 +155,7 @@ class ResearchBench(Benchmark):
         self.steps = ctx.steps
         self.generator = ctx.models.get("generator")
         self.judge = ctx.models.get("judge")
+        self.embedding_runtime = ctx.options.embedding_runtime()
 
     @staticmethod
     def _model(model: ChatModel | None, role: str) -> ChatModel:
@@ -177,7 +179,7 @@ class ResearchBench(Benchmark):
             for p in self.data.all_source_papers():
                 unique.setdefault(f"{p.id}\x1f{p.title}", p)
             self._embedded_ids = {key: row for row, key in enumerate(unique)}
-            self._embeddings = embed([paper_text(p) for p in unique.values()])
+            self._embeddings = embed([paper_text(p) for p in unique.values()], runtime=self.embedding_runtime)
         rows = [self._embedded_ids[f"{p.id}\x1f{p.title}"] for p in papers]
         return np.asarray(self._embeddings)[rows]
 
@@ -196,7 +198,8 @@ class ResearchBench(Benchmark):
             if same:
                 queries = [inst.research_question or inst.target.title]
                 queries += [paper_text(g) for g in inst.references]
-                similarity = similarity_to_queries(queries, same, self._source_embeddings(same))
+                similarity = similarity_to_queries(queries, same, self._source_embeddings(same),
+                                                   runtime=self.embedding_runtime)
             pool = build_pool(
                 inst.id, inst.references, same_discipline=same, other_disciplines=other,
                 similarity=similarity if similarity is not None else [], size=self.config.pool_size,
