@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "ideaharness.cli.batch",
     "ideaharness.cli.doctor",
     "ideaharness.cli.tasks",
+    "ideaharness.cli.check",
 )
 """Modules that register commands on the apps below when imported."""
 ENTRY_POINT_GROUP = "ideaharness.commands"
