@@ -1,4 +1,4 @@
-"""``ideaharness data build ideabench|aiideabench|pairiq`` and ``ideaharness data validate PATH``.
+"""``ideaharness data build ideabench|aiideabench|pairiq|hindsight`` and ``ideaharness data validate PATH``.
 
 API keys and logins come from the environment only (``S2_API_KEY``, ``OPENREVIEW_USERNAME`` /
 ``OPENREVIEW_PASSWORD``), never from flags, so they do not land in shell history or manifests.
@@ -195,6 +195,95 @@ def build_pairiq_command(
             min_interval_s=0.5 if min_interval is None else min_interval,
         ) as c:
             return await build_pairiq(out, settings, c)
+
+    _print_result(asyncio.run(go()))
+
+
+@build_app.command("hindsight")
+def build_hindsight_command(
+    topic: Annotated[list[str] | None, typer.Option(help="A research topic (repeat for several).")] = None,
+    cutoff: Annotated[list[str] | None, typer.Option(
+        help="Knowledge cutoff T, YYYY-MM-DD: one for every topic, or one per --topic.")] = None,
+    query: Annotated[list[str] | None, typer.Option(
+        help="Search query per --topic (default: the topic itself).")] = None,
+    field: Annotated[str | None, typer.Option(help="Field of study impact falls back on.")] = None,
+    topics: Annotated[Path | None, typer.Option(
+        help="JSONL file of topics: {\"topic\", \"cutoff\", \"query\", \"field\", \"id\"} a line.")] = None,
+    horizon: Annotated[str, typer.Option(help="Future window after T, e.g. 30m or 2y.")] = "30m",
+    n_literature: Annotated[int, typer.Option(min=0, help="Works of the literature up to T per topic.")] = 30,
+    n_future: Annotated[int, typer.Option(min=1, help="Works of the window per topic (the pool).")] = 100,
+    source: Annotated[list[str] | None, typer.Option(help="s2 (default) and/or openalex (repeat).")] = None,
+    as_of: Annotated[str | None, typer.Option(
+        help="Day the citation counts are from, YYYY-MM-DD (default: the day of the first run).")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder; the same command again resumes.")] = Path(
+        "data/hindsight"
+    ),
+    base_url: BaseUrl = None,
+    openalex_base_url: Annotated[str | None, typer.Option(
+        help="OpenAlex API root (e.g. a local replay server).", callback=_checked_url)] = None,
+    cache_dir: CacheDir = None,
+    min_interval: MinInterval = None,
+) -> None:
+    """HindSight topics: each topic's literature up to its cutoff T and its candidate pool, the papers
+    of (T, T + horizon]."""
+    from ideaharness.data.builders.hindsight import (
+        HindsightSettings,
+        TopicSpec,
+        build_hindsight,
+        parse_horizon,
+    )
+    from ideaharness.jsonl import iter_jsonl_models
+
+    specs: list[TopicSpec] = []
+    if topics is not None:
+        if not topics.is_file():
+            raise UserError(f"--topics {topics}: no such file")
+        specs += [spec for _, spec in iter_jsonl_models(topics, TopicSpec, noun="a topic")]
+    given = list(topic or [])
+    cutoffs = [_date(c, "--cutoff") for c in cutoff or []]
+    if given and len(cutoffs) not in (1, len(given)):
+        raise UserError(f"--cutoff: give one for every topic or one per --topic ({len(given)} topics, "
+                        f"{len(cutoffs)} cutoffs)")
+    if given and not cutoffs:
+        raise UserError("--cutoff: each --topic needs a knowledge cutoff, YYYY-MM-DD")
+    queries = list(query or [])
+    if queries and len(queries) != len(given):
+        raise UserError(f"--query: give one per --topic ({len(given)} topics, {len(queries)} queries)")
+    for i, text in enumerate(given):
+        specs.append(TopicSpec(topic=text, cutoff=cutoffs[i if len(cutoffs) > 1 else 0] or dt.date.min,
+                               query=queries[i] if queries else None, field=field))
+    if not specs:
+        raise UserError("give --topic TEXT --cutoff YYYY-MM-DD, or --topics FILE")
+    sources = list(dict.fromkeys(source or ["s2"]))
+    unknown = [s for s in sources if s not in ("s2", "openalex")]
+    if unknown:
+        raise UserError(f"--source {unknown[0]!r}: choose s2 or openalex")
+    try:
+        months = parse_horizon(horizon)
+    except ValueError as exc:
+        raise UserError(f"--horizon: {exc}") from None
+    settings = HindsightSettings(topics=specs, horizon_months=months, n_literature=n_literature,
+                                 n_future=n_future, sources=sources,  # type: ignore[arg-type]
+                                 as_of=_date(as_of, "--as-of"))
+
+    async def go() -> object:
+        from ideaharness.data.builders.ideabench import default_cache_dir
+        from ideaharness.scholarly import OpenAlex, SemanticScholar
+
+        cache = cache_dir or default_cache_dir(out)
+        clients: dict[str, Any] = {}
+        try:
+            if "s2" in sources:
+                clients["s2"] = SemanticScholar(base_url=base_url or "https://api.semanticscholar.org",
+                                                cache_dir=cache, min_interval_s=min_interval)
+            if "openalex" in sources:
+                clients["openalex"] = OpenAlex(base_url=openalex_base_url or "https://api.openalex.org",
+                                               cache_dir=cache, min_interval_s=0.1 if min_interval is None
+                                               else min_interval)
+            return await build_hindsight(out, settings, clients)
+        finally:
+            for client in clients.values():
+                await client.aclose()
 
     _print_result(asyncio.run(go()))
 
