@@ -1,6 +1,7 @@
 """A Semantic Scholar Graph API emulator over recorded real records, for offline builds and tests.
 
-Serves, on a :class:`ReplayServer`, the endpoints the dataset builders use — bulk search
+Serves, on a :class:`ReplayServer`, the endpoints the dataset builders use — relevance search
+(any query word in title or abstract, most shared words first), bulk search
 (filters ``year``, ``venue``, ``minCitationCount``, ``fieldsOfStudy``, ``publicationDateOrYear``;
 ``sort=citationCount:desc``; continuation tokens), paper details, batch, title match, and
 references (``offset`` / ``limit`` / ``next``) — from a pool of real S2 paper records. Response
@@ -68,6 +69,7 @@ class S2Emulator:
         """Register the emulated endpoints on ``server``."""
         server.add_handler("GET", r"/graph/v1/paper/search/bulk", self._bulk)
         server.add_handler("GET", r"/graph/v1/paper/search/match", self._match)
+        server.add_handler("GET", r"/graph/v1/paper/search", self._search)
         server.add_handler("POST", r"/graph/v1/paper/batch", self._batch)
         server.add_handler("GET", r"/graph/v1/paper/(?P<id>.+)/references", self._references)
         server.add_handler("GET", r"/graph/v1/paper/(?P<id>.+)", self._paper)
@@ -84,7 +86,8 @@ class S2Emulator:
                 return paper
         return None
 
-    def _bulk(self, match: re.Match[str], q: dict[str, str], body: Any) -> Reply:
+    def _filtered(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        """The papers passing the request's filters (year, date window, venue, citations, fields)."""
         pool = list(self.papers.values())
         if q.get("year"):
             pool = [p for p in pool if _year_ok(p, q["year"])]
@@ -98,6 +101,10 @@ class S2Emulator:
         if q.get("fieldsOfStudy"):
             wanted = set(q["fieldsOfStudy"].split(","))
             pool = [p for p in pool if wanted & set(p.get("fieldsOfStudy") or [])]
+        return pool
+
+    def _bulk(self, match: re.Match[str], q: dict[str, str], body: Any) -> Reply:
+        pool = self._filtered(q)
         if q.get("query"):
             terms = q["query"].lower().split()
             pool = [p for p in pool if all(t in (p.get("title") or "").lower() for t in terms)]
@@ -112,6 +119,28 @@ class S2Emulator:
         nxt = start + len(page)
         data: dict[str, Any] = {"total": len(pool), "data": page}
         data["token"] = base64.urlsafe_b64encode(str(nxt).encode()).decode() if nxt < len(pool) else None
+        return _json(data)
+
+    def _search(self, match: re.Match[str], q: dict[str, str], body: Any) -> Reply:
+        """Relevance search: papers sharing at least one query word with their title and abstract,
+        most shared words first (then most cited, then paperId), after the filters; ``offset`` /
+        ``limit`` paging with ``next`` (S2's limits: limit <= 100, offset + limit <= 1,000)."""
+        offset, limit = int(q.get("offset", 0)), int(q.get("limit", 10))
+        if limit > 100 or offset + limit > 1000:
+            return _json({"error": "offset + limit must be <= 1000 and limit <= 100"}, 400)
+        terms = set(re.findall(r"\w\w+", q.get("query", "").lower()))
+        scored = []
+        for paper in self._filtered(q):
+            text = f"{paper.get('title') or ''} {paper.get('abstract') or ''}"
+            words = set(re.findall(r"\w\w+", text.lower()))
+            shared = len(terms & words)
+            if shared:
+                scored.append((-shared, -(paper.get("citationCount") or 0), paper["paperId"], paper))
+        scored.sort(key=lambda t: t[:3])
+        page = [t[3] for t in scored[offset : offset + limit]]
+        data: dict[str, Any] = {"total": len(scored), "offset": offset, "data": page}
+        if offset + limit < len(scored):
+            data["next"] = offset + limit
         return _json(data)
 
     def _match(self, match: re.Match[str], q: dict[str, str], body: Any) -> Reply:
