@@ -347,14 +347,16 @@ def apply_to_instances(instances: Sequence[Instance], run_cutoff: dt.date | None
     and, when ``source`` is given, only the references not after it.
 
     Returns:
-        ``(instances, entries)``: copies (the inputs are not changed) and one :func:`filter_access`
-        record per instance under ``source`` (with ``"target"``: the target paper as a
-        :data:`Work`, which the leakage check also looks for in prompts).
+        ``(instances, entries)``: copies (the inputs are not changed); per instance a
+        :func:`data_record` (key :data:`DATA_KEY`: every dated work of its data, whatever is
+        filtered) and, with ``source``, the :func:`filter_access` record of its references (with
+        ``"target"``: the target paper as a :data:`Work`).
     """
     out: list[Instance] = []
     entries: list[CutoffEntry] = []
     for inst in instances:
         cutoff = effective_cutoff(inst.knowledge_cutoff, run_cutoff)
+        entries.append((inst.id, DATA_KEY, data_record(cutoff, [*inst.references, inst.target])))
         if source is None:
             out.append(inst.model_copy(update={"knowledge_cutoff": cutoff}))
             continue
@@ -363,3 +365,15 @@ def apply_to_instances(instances: Sequence[Instance], run_cutoff: dt.date | None
         out.append(inst.model_copy(update={"knowledge_cutoff": cutoff, "references": kept}))
         entries.append((inst.id, source, record))
     return out, entries
+
+
+DATA_KEY = "data"
+"""The key of an item's :func:`data_record` under :data:`CUTOFF_STEP`."""
+
+
+def data_record(cutoff: dt.date | None, works: Iterable[Any]) -> dict[str, Any]:
+    """What an item's own data holds, independent of any filter: its effective cutoff and every work
+    it carries (references, target...), as :data:`Work` s. The leakage check looks in the run's
+    prompts for those dated after the cutoff; it is not an access (nothing is counted)."""
+    return {"data": True, "cutoff": cutoff.isoformat() if cutoff else None,
+            "works": [work_summary(w) for w in works]}

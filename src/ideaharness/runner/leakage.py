@@ -7,11 +7,12 @@ same block from a saved run directory (:func:`check_run`).
 
 The check reads what the run recorded, not the filters' counts:
 
-* every ``cutoff`` record (:data:`~ideaharness.cutoff.CUTOFF_STEP`: one per literature access, with
-  the works it kept and excluded and its date window) names an instance's effective cutoff and the
-  works the run received; a kept work dated after the cutoff, or a search window reaching past it,
-  is a leak (sources the benchmark declares ``future_sources`` read after the cutoff by design and
-  are checked only in prompts);
+* every item's ``data`` record (:func:`~ideaharness.cutoff.data_record`, written before the run
+  whatever is filtered: the works its own data holds, references and target) and every ``cutoff``
+  record of an access (:data:`~ideaharness.cutoff.CUTOFF_STEP`: the works it kept and excluded and
+  its date window) name an instance's effective cutoff and the works the run knew of; a kept work
+  dated after the cutoff, or a search window reaching past it, is a leak (sources the benchmark
+  declares ``future_sources`` read after the cutoff by design and are checked only in prompts);
 * every recorded prompt of the steps the benchmark declares (``LiteratureAccess.prompt_steps``:
   what a generator sees, retrieved works shown to a judge) is searched for the title of every work
   dated after the instance's cutoff that the run knows of (its references, its target paper, the
@@ -104,6 +105,11 @@ def leakage_check(records: Sequence[Record], prompt_of: PromptOf, literature: Li
         cutoff = cutoffs.get(inst)
         if step != CUTOFF_STEP or cutoff is None:
             continue
+        if data.get("data"):  # the item's own works (not an access): looked for in prompts only
+            for work in data.get("works") or []:
+                if verdict(DatedWork.of(work), cutoff) == "after":
+                    after.setdefault(inst, {})[normalise(str(work.get("title") or ""))] = work
+            continue
         source = str(data.get("source"))
         future = source in literature.future_sources
         accesses += 1
@@ -149,7 +155,7 @@ def excluded_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
     """Source -> kept / excluded / undated works summed over the ``cutoff`` records."""
     out: dict[str, dict[str, int]] = {}
     for step, _, _, data in records:
-        if step == CUTOFF_STEP:
+        if step == CUTOFF_STEP and not data.get("data"):
             row = out.setdefault(str(data.get("source")), dict.fromkeys(COUNT_KEYS, 0))
             for k in COUNT_KEYS:
                 row[k] += int(data.get(k) or 0)
