@@ -16,8 +16,9 @@ import textwrap
 HEAVY = ("torch", "transformers", "sentence_transformers", "bert_score", "ray", "matplotlib", "pandas",
          "pyarrow", "scipy", "sklearn", "selenium", "llama_cpp")
 """Imported only where a code path needs them (a model load, a figure, a statistic, a DataFrame)."""
-ENDPOINT_SDKS = ("openai", "anthropic")
-"""Imported when a client of that provider is built, not by the command line itself."""
+ENDPOINT_SDKS = ("openai", "anthropic", "httpx")
+"""Imported when a client of that provider (or of a scholarly API) is built, not by the command line
+itself."""
 
 
 def _modules_after(code: str) -> list[str]:

@@ -17,10 +17,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from ideaharness.net.ratelimit import HostRateLimits
 from ideaharness.net.retry import RetryPolicy, is_retryable_status, parse_retry_after
@@ -34,6 +32,9 @@ from ideaharness.scholarly.errors import (
     ScholarlyError,
     ServerError,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 CACHE_FILE = "responses.sqlite"
 SECRET_HEADERS = frozenset({"x-api-key", "api-key", "authorization", "cookie", "proxy-authorization"})
@@ -128,6 +129,8 @@ class ScholarlyHTTP:
         self.secret_params = secret_params
         self.stats = HTTPStats()
         self._headers = dict(headers or {})
+        import httpx  # ~70 ms to import (its CLI pulls in pygments): only when a client is made
+
         self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport, follow_redirects=True)
 
     @property
@@ -199,6 +202,8 @@ class ScholarlyHTTP:
                        json_body: Any, all_headers: dict[str, str], use_cache: bool, host: str,
                        secrets: list[str]) -> str:
         """One request; raises RateLimited / ServerError for faults the retry policy may retry."""
+        import httpx
+
         waited = self.pacing.waited_s
         await self.pacing.wait_turn(host)
         self.stats.slept_s += self.pacing.waited_s - waited
