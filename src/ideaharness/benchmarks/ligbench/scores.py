@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ideaharness.benchmarks.ligbench.config import SCHOLARIDEAS_SYSTEM
+from ideaharness.benchmarks.ligbench.config import SCHOLARIDEAS_SYSTEM, SCORE_KEYS
 from ideaharness.runs.scores import Record, Score
 
 
@@ -23,11 +23,12 @@ def ligbench_system(idea_id: str) -> tuple[str, str]:
 
 def ligbench_scores(records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
     """One score per idea of the ``ideas`` block and dimension; an idea not scored (its comparisons
-    did not parse or were not done) is unscored with its status."""
+    did not parse or were not done, its formalisation failed, too few corpus papers before its
+    cutoff) is unscored with its status on every dimension."""
     out: list[Score] = []
     for idea_id, idea in (results.get("ideas") or {}).items():
         system, pair_key = ligbench_system(idea_id)
-        scores = idea.get("scores") or {}
+        scores = idea.get("scores") or dict.fromkeys(SCORE_KEYS)
         for key, value in scores.items():
             if idea.get("status") == "scored" and value is not None:
                 out.append(Score(metric="ligbench.score", group=key, instance_id=idea_id, pair_key=pair_key,
