@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 
 class _Model(BaseModel):
@@ -76,9 +76,10 @@ class Instance(_Model):
     """One benchmark item: a target paper and what a generator may see.
 
     ``references`` holds the references (IdeaBench) or inspirations (AI Idea Bench,
-    ResearchBench); ``knowledge_cutoff`` is the date after which literature counts as
-    contemporary (AI Idea Bench novelty) or must be hidden from retrieval. ``id`` must not be
-    blank (it keys records, shards and per-instance scores).
+    ResearchBench); ``knowledge_cutoff`` is the instance's knowledge cutoff: the last day whose
+    literature a generator, a retrieval or a search may use (:mod:`ideaharness.cutoff`; AI Idea
+    Bench's novelty reads the papers after it as contemporary); input files may name it ``cutoff``.
+    ``id`` must not be blank (it keys records, shards and per-instance scores).
     """
 
     id: str
@@ -90,7 +91,8 @@ class Instance(_Model):
     background_survey: str | None = None
     ground_truth: GroundTruth = Field(default_factory=GroundTruth)
     domain: str | None = None
-    knowledge_cutoff: dt.date | None = None
+    knowledge_cutoff: dt.date | None = Field(None, validation_alias=AliasChoices("knowledge_cutoff",
+                                                                                 "cutoff"))
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("id")
