@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
 from ideaharness.runner.steps import StepRunner
 from ideaharness.schema import Instance, Paper
+from ideaharness.testing.fast_server import serve_in_child
 
 REPLY = '{"rating": 7, "explanation": "Both study the same catalyst under different conditions."}'
 STEP = "overlap"
@@ -52,26 +51,10 @@ async def overlap_unit(runner: StepRunner, model: ChatModel, inst: Instance) -> 
     await runner.judge_step(STEP, inst.id, "", model, messages, parse_overlap, max_tokens=64)
 
 
-
-
 @contextlib.contextmanager
 def served(latency_s: float = 0.0) -> Iterator[str]:
     """A loopback server answering :data:`REPLY` in a child process (its CPU time and memory stay
-    out of the measured process); yields its base URL."""
-    code = ("import sys, time\n"
-            "sys.path.insert(0, sys.argv[2])\n"
-            "from _unit import responder\n"
-            "from ideaharness.testing.openai_server import OpenAICompatServer\n"
-            "server = OpenAICompatServer(responder=responder, latency_s=float(sys.argv[1])).start()\n"
-            "server.requests = type('Discard', (list,), {'append': lambda self, item: None})()\n"
-            "print(server.base_url, flush=True)\n"
-            "sys.stdin.read()\n")
-    child = subprocess.Popen([sys.executable, "-c", code, str(latency_s), str(Path(__file__).parent)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None
-        yield child.stdout.readline().strip()
-    finally:
-        assert child.stdin is not None
-        child.stdin.close()
-        child.wait(timeout=30)
+    out of the measured process): :mod:`ideaharness.testing.fast_server`, one asyncio event loop,
+    0.1–0.3 ms of CPU per request; yields its base URL."""
+    with serve_in_child(latency_s, reply=REPLY) as server:
+        yield server.base_url

@@ -1,9 +1,10 @@
 """Orchestration overhead of the LLM layer against a local OpenAI-compatible server.
 
-Starts :class:`ideaharness.testing.openai_server.OpenAICompatServer` with injected latency L per request,
-sends N distinct requests through ``get_llm("openai/...", use_cache=False)`` at concurrency C and
-prints the wall time and the ratio wall / (N * L / C): 1.0 is perfect overlap; the excess is
-client + server overhead. With ``--rpm R`` it also shows the limiter: the ideal is then
+Starts :mod:`ideaharness.testing.fast_server` (an asyncio loopback server in a child process, so
+its CPU time stays out of the measured process) with injected latency L per request, sends N
+distinct requests through ``get_llm("openai/...", use_cache=False)`` at concurrency C and prints
+the wall time and the ratio wall / (N * L / C): 1.0 is perfect overlap; the excess is client +
+server overhead. With ``--rpm R`` it also shows the limiter: the ideal is then
 max(N * L / C, (N - 1) * 60 / R + L).
 
 Usage: python benchmarks/orchestration.py [--n 64] [--latency 0.5] [--concurrency 1 4 8 16] [--rpm 240]
@@ -17,7 +18,7 @@ import math
 import time
 
 from ideaharness.llm import get_llm
-from ideaharness.testing.openai_server import OpenAICompatServer
+from ideaharness.testing.fast_server import serve_in_child
 
 
 async def measure(base_url: str, n: int, concurrency: int, rpm: float | None) -> tuple[float, int]:
@@ -49,7 +50,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    with OpenAICompatServer(latency_s=args.latency) as server:
+    with serve_in_child(args.latency) as server:
         print(f"N={args.n} requests, injected latency L={args.latency:g} s, server {server.base_url}")
         print(f"{'C':>4} {'rpm':>6} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'calls':>6}")
         runs = [(c, None) for c in args.concurrency]

@@ -1,6 +1,7 @@
 """A broken reply is one attempt's failure, never the run's: HTTP 200 bodies that are not a chat
-completion are retried like 5xx; keys echoed by a server never reach an error message; and a
-fault-injecting loopback endpoint (30 % faults) is survived call by call."""
+completion are retried like 5xx; keys echoed by a server never reach an error message (on either
+transport of the openai/ provider); and a fault-injecting loopback endpoint (30 % faults) is
+survived call by call."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ideaharness.llm import LLMError, get_llm
+from ideaharness.llm.openai_http import TRANSPORT_ENV, TRANSPORTS
 from ideaharness.testing.openai_server import Faults, OpenAICompatServer, Reply, garble
 
 MSG = [{"role": "user", "content": "Say hi"}]
@@ -21,6 +23,7 @@ SECRET = "sk-" + "test-ECHOED-0123456789abcdef"  # a fake key, assembled so scan
 def _env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv(TRANSPORT_ENV, raising=False)
 
 
 def _llm(srv: OpenAICompatServer, tmp_path: Path, **kw: object):  # type: ignore[no-untyped-def]
@@ -54,11 +57,13 @@ async def test_persistently_broken_body_fails_the_call_with_one_llm_error(tmp_pa
     assert len(srv.requests) == 3 and llm.stats.failures == 1
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("status", [400, 500, 404])
 async def test_key_echoed_in_an_error_is_redacted(
-    status: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    status: int, transport: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv(TRANSPORT_ENV, transport)
     echo = {"error": {"message": f"Incorrect API key provided: {SECRET}. Bearer {SECRET[3:]}"}}
     with OpenAICompatServer(script=[Reply(status, echo)] * 3) as srv:
         llm = _llm(srv, tmp_path, max_retries=1)
