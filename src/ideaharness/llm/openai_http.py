@@ -156,7 +156,16 @@ def parse_json(raw: bytes) -> Any:
     try:
         return json.loads(raw)
     except ValueError:
-        raise ReplyNotJSON(raw.decode("utf-8", "replace")) from None
+        raise ReplyNotJSON(_as_text(raw)) from None
+
+
+def _as_text(raw: bytes) -> str:
+    """``raw`` decoded as :func:`json.loads` decodes bytes (UTF-8, or UTF-16/32 by their byte
+    pattern), else as UTF-8 with bad bytes replaced: the text an error message quotes."""
+    try:
+        return raw.decode(json.detect_encoding(raw), "surrogatepass")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace")
 
 
 def dump_json(body: Mapping[str, Any]) -> bytes:
