@@ -95,3 +95,28 @@ def test_an_idea_with_too_few_papers_before_its_cutoff_is_not_scored(
     status = results(out)["systems"]
     assert any("too_few_references_before_cutoff" in json.dumps(s) for s in status.values())
     assert results(out)["leakage"]["excluded"]["corpus"] == {"kept": 0, "excluded": 20, "undated": 0}
+
+
+async def test_a_scholarideas_plan_keeps_its_own_cutoff_unless_the_run_is_stricter(tmp_path: Path) -> None:
+    """ScholarIdeas ships cutoff.txt per plan (ai_1: 2024-09-24): the plan is scored against the
+    corpus before it (ICLR/NeurIPS 2024 records are of its year: kept, counted undated; ICLR 2025
+    excluded); with --cutoff 2023-12-31 the stricter run cutoff applies to it."""
+    from ideaharness import arun
+    from ideaharness.benchmarks.ligbench import LigBenchConfig
+    from ideaharness.data.scholarideas import bundled_root
+    from ideaharness.llm.scripted import ScriptedModel
+    from ideaharness.runner.options import ExecutionOptions
+    from tests.ligbench.test_cli import _scripted_judge
+
+    cutoffs = {}
+    for name, cutoff in (("own", None), ("stricter", "2023-12-31")):
+        config = LigBenchConfig(judge="scripted/judge", corpus=str(PAIRIQ), topics=[], scholarideas=1,
+                                scholarideas_root=str(bundled_root()), cutoff=cutoff)
+        out = tmp_path / name
+        await arun("ligbench", config=config, options=ExecutionOptions(out=out, progress=False),
+                   judge=ScriptedModel(_scripted_judge, model="scripted/judge"))
+        rows = {r["key"]: r["data"] for r in cutoff_records(out) if r["instance_id"] == "scholarideas::ai_1"}
+        cutoffs[name] = rows["corpus"]
+    assert cutoffs["own"]["cutoff"] == "2024-09-24"
+    assert cutoffs["own"]["excluded"] == 6 and cutoffs["own"]["undated"] == 14
+    assert cutoffs["stricter"]["cutoff"] == "2023-12-31" and cutoffs["stricter"]["excluded"] == 20
