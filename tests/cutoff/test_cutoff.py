@@ -9,13 +9,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ideaharness.cutoff import (
+    DATA_KEY,
+    NO_LITERATURE,
     CutoffLedger,
+    DatedWork,
+    LiteratureAccess,
+    apply_to_instances,
     before_cutoff,
     effective_cutoff,
+    filter_access,
     parse_cutoff,
     verdict,
+    window_verdict,
+    within_window,
+    work_summary,
 )
-from ideaharness.schema import Paper, Reference
+from ideaharness.schema import Instance, Paper, Reference
 
 CUT = dt.date(2023, 10, 3)
 
@@ -124,3 +133,80 @@ def test_counts_add_up_to_the_works_seen(rows: list[tuple[dt.date | None, int | 
     assert row["kept"] == len(kept)
     assert row["kept"] + row["excluded"] == len(papers)
     assert all(verdict(p, cutoff) != "after" for p in kept)
+
+
+# ----------------------------------------------------------------------------- windows and records
+
+
+
+@given(date=st.none() | dates, year=st.none() | st.integers(1950, 2100), start=dates,
+       span=st.integers(0, 4000))
+def test_a_window_keeps_exactly_the_works_it_can_place_inside(date: dt.date | None, year: int | None,
+                                                              start: dt.date, span: int) -> None:
+    end = min(start + dt.timedelta(days=span), dt.date(2100, 12, 31))
+    v = window_verdict(_paper("p", date, year), start, end)
+    if date is not None:
+        assert v == ("before" if start <= date <= end else "after")
+    elif year is None:
+        assert v == "undated"
+    elif year < start.year or year > end.year:
+        assert v == "after"
+    elif start.year < year < end.year:
+        assert v == "before"
+
+
+def test_a_future_window_and_its_counts() -> None:
+    """(T, T + 30 months] as HindSight reads it: start T + 1 day, end T + 30 months."""
+    t = dt.date(2023, 10, 3)
+    papers = [_paper("on-T", t), _paper("next-day", t + dt.timedelta(days=1)),
+              _paper("in", dt.date(2025, 1, 1)), _paper("past-end", dt.date(2026, 5, 1)),
+              _paper("year-2023", year=2023), _paper("year-2024", year=2024)]
+    ledger = CutoffLedger()
+    kept = within_window(papers, t + dt.timedelta(days=1), dt.date(2026, 4, 3), source="future",
+                         ledger=ledger)
+    assert [p.id for p in kept] == ["next-day", "in", "year-2023", "year-2024"]
+    assert ledger.as_dict()["future"] == {"kept": 4, "excluded": 2, "undated": 1}
+    assert [w["id"] for w in ledger.excluded_works["future"]] == ["on-T", "past-end"]
+
+
+def test_filter_access_records_what_the_access_received() -> None:
+    refs = [Reference(id="a", title="Old", year=2019),
+            Reference(id="b", title="New", publication_date=CUT + dt.timedelta(days=1))]
+    kept, record = filter_access(refs, CUT, source="references")
+    assert [r.id for r in kept] == ["a"]
+    assert record == {"source": "references", "cutoff": "2023-10-03", "window": [None, "2023-10-03"],
+                      "kept": 1, "excluded": 1, "undated": 0,
+                      "kept_works": [{"id": "a", "title": "Old", "publication_date": None, "year": 2019}],
+                      "excluded_works": [{"id": "b", "title": "New", "publication_date": "2023-10-04",
+                                          "year": None}]}
+    assert DatedWork.of(record["excluded_works"][0]).publication_date == dt.date(2023, 10, 4)
+    assert DatedWork.of({"id": "x", "publication_date": "not a date", "year": "2020"}) == DatedWork(
+        id="x", title="", publication_date=None, year=None)
+    assert work_summary(refs[0]) == record["kept_works"][0]
+
+
+def test_instances_get_the_stricter_cutoff_and_a_data_record() -> None:
+    target = Paper(id="t", title="Target", publication_date=dt.date(2024, 5, 1))
+    refs = [Reference(id="a", title="A", year=2020), Reference(id="b", title="B", year=2024)]
+    insts = [Instance(id="own", dataset="d", target=target, references=refs,
+                      knowledge_cutoff=dt.date(2022, 1, 1)),
+             Instance(id="none", dataset="d", target=target, references=refs)]
+    out, entries = apply_to_instances(insts, dt.date(2023, 6, 30), "references")
+    assert [i.knowledge_cutoff for i in out] == [dt.date(2022, 1, 1), dt.date(2023, 6, 30)]
+    assert [[r.id for r in i.references] for i in out] == [["a"], ["a"]]
+    assert [r.id for r in insts[0].references] == ["a", "b"]  # the inputs are not changed
+    keys = [(iid, key) for iid, key, _ in entries]
+    assert keys == [("own", DATA_KEY), ("own", "references"), ("none", DATA_KEY), ("none", "references")]
+    data = entries[0][2]
+    assert data["data"] is True and [w["id"] for w in data["works"]] == ["a", "b", "t"]
+    assert entries[1][2]["target"]["id"] == "t"
+    unfiltered, entries = apply_to_instances(insts, None, None)
+    assert [len(i.references) for i in unfiltered] == [2, 2] and [k for _, k, _ in entries] == [DATA_KEY] * 2
+    assert unfiltered[1].knowledge_cutoff is None
+
+
+def test_literature_access_declares_steps_and_access() -> None:
+    access = LiteratureAccess(sources={"references": "shown"}, prompt_steps=("generate/", "digest"))
+    assert access.has_access and not NO_LITERATURE.has_access
+    assert access.shows("generate/low") and access.shows("digest") and not access.shows("digest/x")
+    assert not access.shows("generated") and not access.shows("rank/low/novelty")
