@@ -4,10 +4,11 @@
   ``/v1/chat/completions`` (plus Files and Batch) server on 127.0.0.1 answering from a script of
   :class:`Reply` objects or a responder function, with seeded fault injection (:class:`Faults`).
   Point any run at it with ``--base-url http://127.0.0.1:<port>/v1``.
-- :mod:`ideaharness.testing.fast_server` — :class:`FastServer`, an OpenAI-compatible chat-completions
+- :mod:`ideaharness.testing.fast_server` — ``FastServer``, an OpenAI-compatible chat-completions
   server on one asyncio event loop (0.1–0.3 ms of CPU per request, latency by a timer) for
-  benchmarks; :func:`serve_in_child` runs it as a child process
+  benchmarks; ``serve_in_child`` runs it as a child process
   (``python -m ideaharness.testing.fast_server --latency 0.1 --port 0`` prints its base URL).
+  Imported from its module (not re-exported here, so ``python -m`` runs it cleanly).
 - :mod:`ideaharness.testing.scholarly_replay` — :class:`ReplayServer`, replaying recorded HTTP
   responses (VCR cassettes or routes added in code) for the scholarly clients' ``base_url``.
 - :mod:`ideaharness.testing.s2_emulator` — :class:`S2Emulator`, a Semantic Scholar Graph API
@@ -18,7 +19,6 @@ For a dry run without any server, the ``scripted/`` provider answers from a file
 the runtime package: ``tests/test_layers.py`` checks that no module outside ``testing`` imports it.
 """
 
-from ideaharness.testing.fast_server import FastServer, serve_in_child
 from ideaharness.testing.openai_server import (
     BatchPlan,
     Faults,
@@ -33,7 +33,6 @@ from ideaharness.testing.scholarly_replay import Reply as ReplayReply
 
 __all__ = [
     "BatchPlan",
-    "FastServer",
     "Faults",
     "OpenAICompatServer",
     "ReplayReply",
@@ -43,5 +42,4 @@ __all__ = [
     "corpus_from_recordings",
     "echo_responder",
     "garble",
-    "serve_in_child",
 ]
