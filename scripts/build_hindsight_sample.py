@@ -55,15 +55,16 @@ def _slim(paper: dict) -> dict:
 async def build(raw: Path, out: Path) -> dict:
     emulator = corpus_from_recordings(raw, seed=0)
     settings = HindsightSettings(
-        topics=[TopicSpec(id=f"{key}@{CUTOFF}", topic=text, query=query, cutoff=CUTOFF, field="Computer Science")
-                for key, text, query in TOPICS],
+        topics=[TopicSpec(id=f"{key}@{CUTOFF}", topic=text, query=query, cutoff=CUTOFF,
+                          field="Computer Science") for key, text, query in TOPICS],
         n_literature=15, n_future=40, as_of=AS_OF)
     with tempfile.TemporaryDirectory() as tmp, ReplayServer() as server:
         emulator.mount(server)
         async with SemanticScholar(base_url=server.base_url, api_key="", min_interval_s=0.0,
                                    max_retries=0) as client:
             result = await build_hindsight(Path(tmp), settings, {"s2": client})
-        rows = [json.loads(line) for line in (Path(tmp) / "topics.jsonl").read_text(encoding="utf-8").splitlines()]
+        text = (Path(tmp) / "topics.jsonl").read_text(encoding="utf-8")
+        rows = [json.loads(line) for line in text.splitlines()]
         manifest = json.loads((Path(tmp) / "manifest.json").read_text(encoding="utf-8"))
     for row in rows:
         row["literature"] = [_slim(p) for p in row["literature"]]
@@ -76,7 +77,8 @@ async def build(raw: Path, out: Path) -> dict:
     for key in ("created", "updated"):
         manifest.pop(key, None)
     manifest["source"] = "s2-api-recordings/Paper.json served by ideaharness.testing.s2_emulator"
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
+                                       encoding="utf-8")
     for name in ("LICENSE",):
         shutil.copy(raw / "s2-api-recordings" / name, out / "LICENSE.recordings")
     return result.counts

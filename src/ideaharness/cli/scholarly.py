@@ -241,11 +241,11 @@ def build_hindsight_command(
         specs += [spec for _, spec in iter_jsonl_models(topics, TopicSpec, noun="a topic")]
     given = list(topic or [])
     cutoffs = [_date(c, "--cutoff") for c in cutoff or []]
+    if given and not cutoffs:
+        raise UserError("--cutoff: each --topic needs a knowledge cutoff, YYYY-MM-DD")
     if given and len(cutoffs) not in (1, len(given)):
         raise UserError(f"--cutoff: give one for every topic or one per --topic ({len(given)} topics, "
                         f"{len(cutoffs)} cutoffs)")
-    if given and not cutoffs:
-        raise UserError("--cutoff: each --topic needs a knowledge cutoff, YYYY-MM-DD")
     queries = list(query or [])
     if queries and len(queries) != len(given):
         raise UserError(f"--query: give one per --topic ({len(given)} topics, {len(queries)} queries)")
