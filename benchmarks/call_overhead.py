@@ -17,7 +17,8 @@ clients, all against one loopback server process.
    (``IDEAHARNESS_HTTP_CLIENT=sdk``), and whole units (:func:`_unit.overlap_unit`: render, fit,
    cache, call, parse, record) streamed with :func:`ideaharness.runs.stream.run_bounded` through a
    real StepRunner / RunStore / cache on each transport. The ideaharness rows also show their CPU
-   ms above raw aiohttp measured in the same run. Goals (issue 22): ideal / wall >= 0.9 for the
+   ms above raw aiohttp measured in the same run, and every row the server's CPU per request (so
+   a slow server would show). Goals (issue 22): ideal / wall >= 0.9 for the
    LLM layer and whole units on the default transport; whole-unit CPU <= raw aiohttp + 1.0 ms.
 
 Usage: python benchmarks/call_overhead.py [--n 2000] [--latency 0.1] [--concurrency 64] [--zero-n 200]
@@ -52,7 +53,7 @@ from ideaharness.runner.steps import StepRunner  # noqa: E402
 from ideaharness.runs.store import RunStore  # noqa: E402
 from ideaharness.runs.stream import run_bounded  # noqa: E402
 from ideaharness.schema import Instance, Paper  # noqa: E402
-from ideaharness.testing.fast_server import serve_in_child  # noqa: E402
+from ideaharness.testing.fast_server import ServerHandle, serve_in_child  # noqa: E402
 
 RATIO_GOAL = 0.9
 CPU_GOAL_MS = 1.0
@@ -138,6 +139,8 @@ class Row:
     cpu_ms: float
     """Client CPU per call, ms: process_time delta (all threads of this process) / N."""
     ours: bool
+    server_cpu_ms: float = 0.0
+    """The server process's CPU per request of this row, ms."""
 
 
 def _body(i: int) -> dict[str, Any]:
@@ -254,8 +257,9 @@ async def units(url: str, n: int, concurrency: int, tmp: Path, name: str) -> tup
     return wall, cpu_ms
 
 
-def side_by_side(url: str, n: int, concurrency: int, tmp: Path) -> list[Row]:
-    """Every row against the server at ``url``, each in its own event loop, one after another."""
+def side_by_side(server: ServerHandle, n: int, concurrency: int, tmp: Path) -> list[Row]:
+    """Every row against ``server``, each in its own event loop, one after another."""
+    url = server.base_url
     rows: list[Row] = []
     plan: list[tuple[str, bool, Callable[[], Coroutine[Any, Any, tuple[float, float]]]]] = [
         ("raw aiohttp (1 session)", False, lambda: raw_aiohttp(url, n, concurrency)),
@@ -267,8 +271,11 @@ def side_by_side(url: str, n: int, concurrency: int, tmp: Path) -> list[Row]:
         ("whole units, sdk", True, lambda: units(url, n, concurrency, tmp, "sdk")),
     ]
     for name, ours, run in plan:
+        before = server.stats()
         wall, cpu_ms = asyncio.run(run())
-        rows.append(Row(name, wall, cpu_ms, ours))
+        after = server.stats()
+        served_ms = (after["cpu_s"] - before["cpu_s"]) / max(after["requests"] - before["requests"], 1) * 1000
+        rows.append(Row(name, wall, cpu_ms, ours, served_ms))
     return rows
 
 
@@ -296,17 +303,18 @@ def main() -> None:
         ideal = args.n * args.latency / args.concurrency
         with serve_in_child(args.latency, reply=REPLY) as server:
             before = server.requests()
-            rows = side_by_side(server.base_url, args.n, args.concurrency, Path(tmp))
+            rows = side_by_side(server, args.n, args.concurrency, Path(tmp))
             answered = server.requests() - before
         raw = rows[0].cpu_ms
         print(f"\n2. one server process, C={args.concurrency}, L={args.latency:g} s, N={args.n} per row: "
               f"ideal N·L/C = {ideal:.2f} s ({answered} requests answered)")
         print(f"{'client':<26} {'CPU ms/call':>11} {'x aiohttp':>9} {'above raw':>10} {'wall s':>8} "
-              f"{'ideal/wall':>10}")
+              f"{'ideal/wall':>10} {'server ms':>9}")
         for row in rows:
             extra = f"{row.cpu_ms - raw:+.2f}" if row.ours else ""
             print(f"{row.name:<26} {row.cpu_ms:>11.2f} {row.cpu_ms / raw:>9.1f} {extra:>10} "
-                  f"{row.wall_s:>8.2f} {ideal / row.wall_s:>10.2f}")
+                  f"{row.wall_s:>8.2f} {ideal / row.wall_s:>10.2f} {row.server_cpu_ms:>9.2f}")
+        print("(CPU ms/call: this process, all threads; server ms: the server process's CPU per request)")
         by_name = {row.name: row for row in rows}
         layer, whole = by_name["LLM.chat, aiohttp"], by_name["whole units, aiohttp"]
         print("\ngoals (default transport):")

@@ -8,7 +8,7 @@ request. It answers ``POST .../chat/completions`` with the same chat completion 
 OpenAICompatServer (``id``, ``model`` from the request, one choice with the responder's text,
 ``finish_reason`` ``stop``, usage counted in words), ``GET .../models`` with one model, and
 ``GET /stats`` with ``{"requests": <chat completions received>, "peak_in_flight": <most waiting
-at once>}``. No scripts, faults or Batch API:
+at once>, "cpu_s": <CPU seconds of the server process>}``. No scripts, faults or Batch API:
 use OpenAICompatServer for those.
 
 Three ways to run it:
@@ -206,7 +206,8 @@ class _App:
             conn._reply(200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
         elif method == "GET" and route == "/stats":
             counter = self.counter
-            conn._reply(200, {"requests": counter.requests, "peak_in_flight": counter.peak_in_flight})
+            conn._reply(200, {"requests": counter.requests, "peak_in_flight": counter.peak_in_flight,
+                              "cpu_s": time.process_time()})
         else:
             conn._reply(404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
 
@@ -312,18 +313,18 @@ class ServerHandle:
         self.base_url = base_url
         self.process = process
 
-    def stats(self) -> dict[str, int]:
-        """``{"requests": <chat completions received>, "peak_in_flight": <most waiting at once>}``
-        (``GET /stats``)."""
+    def stats(self) -> dict[str, float]:
+        """``GET /stats``: ``requests`` (chat completions received), ``peak_in_flight`` (most
+        waiting for their answer at once) and ``cpu_s`` (the server process's CPU seconds so far)."""
         from urllib.request import urlopen
 
         root = self.base_url.split("/v1", 1)[0]
         with urlopen(f"{root}/stats", timeout=10) as reply:  # noqa: S310 (loopback)
-            return {k: int(v) for k, v in json.loads(reply.read()).items()}
+            return {k: float(v) for k, v in json.loads(reply.read()).items()}
 
     def requests(self) -> int:
         """Chat completions the server has received so far."""
-        return self.stats()["requests"]
+        return int(self.stats()["requests"])
 
 
 @contextlib.contextmanager
