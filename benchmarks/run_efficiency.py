@@ -101,9 +101,45 @@ def run_cli(label: str, args: list[str], out: Path, server: ServerHandle, env: d
         path = out / f"{name}.json"
         if path.exists():
             setattr(run, name, json.loads(path.read_text()))
+    if not run.timing and (out / "records").is_dir():
+        run.timing = timing_from_records(out)
     if run.exit_code != 0:
         print(f"warning: {label} exited {run.exit_code}: {run.stderr_tail.strip().splitlines()[-1:]}")
     return run
+
+
+def timing_from_records(run_dir: Path) -> dict[str, Any]:
+    """For a run that wrote no timing.json (an older version): each step's span from its records'
+    ``created`` times (whole seconds, so each span is known to about ±1 s), the model steps (records
+    holding a judgment) as phases (their union as the model phases' time) and the rest of the time
+    from the first to the last record as "between phases" (BERTScore). No marks, no CPU split."""
+    import datetime as dt
+
+    records, created, _ = read_records(run_dir)
+    spans: dict[str, list[float]] = {}
+    model_steps: set[str] = set()
+    for (step, _, _, data), when in zip(records, created, strict=True):
+        if when is None or step == "cutoff":
+            continue
+        at = dt.datetime.fromisoformat(when).timestamp()
+        span = spans.setdefault(step, [at, at])
+        span[0], span[1] = min(span[0], at), max(span[1], at + 1.0)  # the record's whole second
+        if isinstance(data, dict) and "judgment" in data:
+            model_steps.add(step)
+    if not spans:
+        return {}
+    ordered = sorted(spans.items(), key=lambda kv: kv[1][0])
+    phases: list[dict[str, Any]] = [
+        {"name": f"{step} (record times)", "items": 0, "wall_s": b - a, "cpu_s": 0.0}
+        for step, (a, b) in ordered if step in model_steps]
+    model, reach = 0.0, float("-inf")  # the union of the model steps' spans (LigBench's overlap)
+    for a, b in sorted(span for step, span in ordered if step in model_steps):
+        model += max(0.0, b - max(a, reach))
+        reach = max(reach, b)
+    first, last = min(a for a, _ in spans.values()), max(b for _, b in spans.values())
+    between = max(0.0, last - first - model)
+    return {"phases": phases, "spans_s": {"model_phases": model, "between_phases": between},
+            "spans_cpu_s": {}, "from_records": True}
 
 
 async def raw_aiohttp(url: str, bodies: list[dict[str, Any]], n: int,
@@ -154,6 +190,8 @@ def report(run: CliRun, latency: float, concurrency: int, raw: tuple[float, floa
     print(f"\n== {run.label}: exit {run.exit_code}, status {run.results.get('status')}, "
           f"{r:,} requests answered by the server")
     print(f"  LLM-bound ideal R·L/C = {r:,} x {latency} s / {concurrency}: {ideal:.2f} s")
+    if t.get("from_records"):
+        print("  (no timing.json: phases from the records' creation times, whole seconds, about ±1 s each)")
     print(f"  {'part':<42}{'wall s':>9}{'CPU s':>9}")
     rows = [("whole process (spawn to exit)", run.wall_s, run.cpu_s),
             ("  start-up: imports, options (to runner)", startup, cpu.get("before_runner")),
@@ -170,7 +208,9 @@ def report(run: CliRun, latency: float, concurrency: int, raw: tuple[float, floa
         print(f"  model phases / ideal: {phases / ideal:.2f}x ({verdict}); ideal / model phases: "
               f"{ideal / phases:.2f}")
     if r:
-        print(f"  CPU ms per request: model phases {_f(cpu.get('model_phases', 0) * 1000 / r)}, "
+        in_phases = cpu.get("model_phases")
+        per_request = None if in_phases is None else in_phases * 1000 / r
+        print(f"  CPU ms per request: model phases {_f(per_request)}, "
               f"whole process {run.cpu_s * 1000 / r:.2f}")
     if raw is not None and r:
         wall, ms = raw
@@ -220,6 +260,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64, help="--max-concurrency C of every run")
     parser.add_argument("--skip-pairwise", action="store_true", help="no LigBench run")
     parser.add_argument("--skip-reuse", action="store_true", help="no second generator / re-run")
+    parser.add_argument("--src", type=Path, help="run the CLI from this tree's src/ folder (an older "
+                        "version, for a baseline measured the same way); the server stays this tree's")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary)")
     args = parser.parse_args()
     topics = args.topics or args.n
@@ -229,9 +271,13 @@ def main() -> None:
         data = write_ideabench_instances(root / "instances.jsonl", args.n)
         env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
         env["IDEAHARNESS_CACHE_DIR"] = str(root / "cache")  # cold LLM and embedding caches
-        server_env = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")])))
+        server_env = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), str(HERE.parent / "src"),
+                                                                         env.get("PYTHONPATH")])))
+        if args.src is not None:
+            env["PYTHONPATH"] = str(args.src.resolve())
         print(f"run efficiency: IdeaBench n = {args.n}, LigBench topics = {topics}, L = {args.latency} s, "
-              f"C = {args.concurrency}, {os.cpu_count()} CPUs; caches cold in {root / 'cache'}")
+              f"C = {args.concurrency}, {os.cpu_count()} CPUs; caches cold in {root / 'cache'}; CLI from "
+              f"{(args.src or HERE.parent / 'src').resolve()}")
         with serve_in_child(args.latency, responder=RESPONDER, env=server_env) as server:
             common = ["--base-url", server.base_url, "--max-concurrency", str(args.concurrency),
                       "--no-progress"]
