@@ -16,6 +16,9 @@ from ideaharness.benchmarks._blinding import parse_rewrite
 from ideaharness.benchmarks.aiideabench import judges as aiib
 from ideaharness.benchmarks.aiideabench.blinding import parse_blind_decomposition
 from ideaharness.benchmarks.aiideabench.decompose import parse_decomposition, parse_digest
+from ideaharness.benchmarks.hindsight.parsers import parse_idea as hindsight_parse_idea
+from ideaharness.benchmarks.hindsight.parsers import parse_match
+from ideaharness.benchmarks.hindsight.parsers import parse_review as hindsight_parse_review
 from ideaharness.benchmarks.ideabench.blinding import idea_form
 from ideaharness.benchmarks.ideabench.parsers import parse_ideas, parse_overlap, parse_target_idea
 from ideaharness.benchmarks.ligbench.blinding import REFERENCE_FORM
@@ -337,8 +340,30 @@ researchbench = [
                 (_json({"hypothesis": GOLD}), _json({"hypothesis": SENTENCES[6] + " " + SENTENCES[7]}))),
 ]
 
+# ----------------------------------------------------------------------------- HindSight
+
+hindsight = [
+    ReplyParser("generate", hindsight_parse_idea, hindsight_parse_idea,
+                json_reply(st.fixed_dictionaries({"title": st.just("Salty gels"), "idea": long_paragraph,
+                                                  "key_phrases": st.just(["ionic gels", "thermocells"])})),
+                (_json({"title": "Salty gels", "idea": " ".join(SENTENCES)}),
+                 _json({"idea": " ".join(reversed(SENTENCES)), "key_phrases": ["acoustic sorting"]}))),
+    ReplyParser("match", parse_match, parse_match,
+                json_reply(st.fixed_dictionaries({"reason": st.sampled_from(["Same method.", "Other one."]),
+                                                  "match": st.sampled_from(["yes", "no", True, False])})),
+                (_json({"reason": "Same question and method.", "match": "yes"}),
+                 _json({"reason": "Another question.", "match": "no"}))),
+    ReplyParser("review", hindsight_parse_review, hindsight_parse_review,
+                json_reply(st.fixed_dictionaries({"reason": st.just("Plausible."),
+                                                  "novelty": st.integers(1, 10),
+                                                  "quality": st.integers(1, 10)})),
+                (_json({"reason": "New.", "novelty": 8, "quality": 4}),
+                 _json({"reason": "Known.", "novelty": 2, "quality": 7}))),
+]
+
 REPLY_PARSERS: dict[str, list[ReplyParser]] = {
     "aiideabench": aiideabench,
+    "hindsight": hindsight,
     "ideabench": ideabench,
     "ligbench": ligbench,
     "ligbench-judge": [comparison],
