@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ideaharness
 from ideaharness.data.registry import write_instances_jsonl
@@ -16,7 +18,7 @@ from ideaharness.data.tomato import load_tomato_chem
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.embedding_store import EmbeddingRuntime
 from ideaharness.metrics.embeddings import embed, model_path
-from ideaharness.metrics.similarity import BertScorer
+from ideaharness.metrics.similarity import BertScorer, length_batches
 from tests.ideabench.conftest import ideabench_responder
 
 
@@ -153,3 +155,16 @@ def test_a_second_generator_on_the_same_targets_embeds_no_target_again(
 
     assert f1(tmp_path / "b") == pytest.approx(f1(tmp_path / "c"), abs=1e-6)
     assert f1(tmp_path / "a") != pytest.approx(f1(tmp_path / "b"), abs=1e-3)  # other ideas, other scores
+
+
+@given(lengths=st.lists(st.integers(0, 600), max_size=300), max_tokens=st.integers(1, 10_000),
+       max_texts=st.integers(1, 80))
+def test_length_batches_cover_every_text_once_within_the_limits(lengths: list[int], max_tokens: int,
+                                                                max_texts: int) -> None:
+    batches = length_batches(lengths, max_tokens, max_texts)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    flat = [lengths[i] for b in batches for i in b]
+    assert flat == sorted(lengths, reverse=True)  # longest first: the first of a batch is its longest
+    for b in batches:
+        assert 1 <= len(b) <= max_texts
+        assert len(b) == 1 or len(b) * lengths[b[0]] <= max_tokens
