@@ -227,7 +227,9 @@ def test_tasks_export_shows_the_anonymised_topic_and_the_digests_and_asks_nothin
     assert [t["sample_index"] for t in tasks] == [0, 1, 0, 1]
     assert asked.count("decompose") == 2 and "digest" in asked and "other" not in asked
     records = sorted(p.stem for p in (tmp_path / "work/records").glob("*.jsonl"))
-    assert records == ["decompose", "digest"]  # no generation, no IMCQ / I2I / I2T recorded
+    # no generation, no IMCQ / I2I / I2T recorded; the knowledge cutoff's records of the data (what the
+    # tasks may show) are
+    assert records == ["cutoff", "decompose", "digest"]
     for task in tasks:
         assert task["task_id"] == f"aiideabench/generate/{task['instance_id']}/{task['key']}"
         assert task["contract"] == "ideaharness.idea/aiideabench/v1" and task["seed"] == 0
