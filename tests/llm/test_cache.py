@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,131 @@ def test_models_dir_ignores_the_response_cache_dir(monkeypatch: pytest.MonkeyPat
     assert default_models_dir() == Path.home() / ".cache" / "ideaharness" / "models"
     monkeypatch.setenv("IDEAHARNESS_MODELS_DIR", str(tmp_path / "m"))
     assert default_models_dir() == tmp_path / "m"
+
+
+# ----------------------------------------------------------------------------- the writer thread
+
+
+class _GatedConnection:
+    """The writer's SQLite connection, holding every INSERT until ``gate`` is set; counts commits."""
+
+    def __init__(self, conn: object, gate: threading.Event) -> None:
+        self.conn = conn
+        self.gate = gate
+        self.commits = 0
+        self.inserting = threading.Event()
+
+    def execute(self, sql: str, *args: object) -> object:
+        if sql.startswith("INSERT"):
+            self.inserting.set()
+            assert self.gate.wait(60), "the test never opened the gate"
+        if sql == "COMMIT":
+            self.commits += 1
+        return self.conn.execute(sql, *args)  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self.conn.close()  # type: ignore[attr-defined]
+
+
+def _request(i: int) -> ChatRequest:
+    return ChatRequest(model="m", messages=[{"role": "user", "content": f"q{i}"}])
+
+
+def test_an_entry_being_written_is_served_and_concurrent_puts_share_a_commit(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    gate = threading.Event()
+    gated = _GatedConnection(cache._conn, gate)
+    cache._conn = gated  # type: ignore[assignment]
+
+    async def main() -> None:
+        first = asyncio.create_task(cache.aput("k0", _request(0), Completion(text="0", model="m")))
+        await asyncio.to_thread(gated.inserting.wait, 60)  # the writer holds the first group
+        hit = cache.get("k0")
+        assert hit is not None and hit.text == "0" and hit.cached  # served from memory meanwhile
+        rest = [asyncio.create_task(cache.aput(f"k{i}", _request(i), Completion(text=str(i), model="m")))
+                for i in range(1, 64)]
+        await asyncio.sleep(0.05)
+        assert not first.done() and not any(t.done() for t in rest)  # not committed: not returned
+        gate.set()
+        await asyncio.gather(first, *rest)
+
+    asyncio.run(main())
+    assert gated.commits == 2  # the first entry, then the 63 handed over while it was written
+    other = ResponseCache(tmp_path / "c.sqlite")  # committed when aput returned: another reader sees them
+    assert len(other) == 64 and other.get("k63") is not None
+    other.close()
+    cache.close()
+
+
+def test_a_full_disk_fails_the_aput_of_its_group(tmp_path: Path) -> None:
+    from ideaharness.errors import StorageError
+    from tests.runs.test_store import _FullDatabase
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache._conn = _FullDatabase(cache._conn)  # type: ignore[assignment]
+    with pytest.raises(StorageError, match=r"c\.sqlite: no space left on the device"):
+        asyncio.run(cache.aput("k", _request(0), Completion(text="a", model="m")))
+    assert cache.get("k") is None  # not served from memory once its group failed
+    cache.close()
+
+
+def test_a_cancelled_aput_is_still_written(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+
+    async def main() -> None:
+        task = asyncio.create_task(cache.aput("k", _request(0), Completion(text="a", model="m")))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    cache.close()
+    reopened = ResponseCache(tmp_path / "c.sqlite")
+    assert reopened.get("k") is not None
+    reopened.close()
+
+
+def test_a_closed_cache_refuses_puts(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.close()
+    cache.close()  # safe twice
+    with pytest.raises(UserError, match="closed"):
+        cache.put("k", _request(0), Completion(text="a", model="m"))
+
+
+_EXITS_WITHOUT_CLOSE = """
+import asyncio, sys
+from ideaharness.llm.cache import ResponseCache
+from ideaharness.llm.types import ChatRequest, Completion
+cache = ResponseCache(sys.argv[1])
+req = ChatRequest(model="m", messages=[{"role": "user", "content": "q"}])
+asyncio.run(cache.aput("k", req, Completion(text="a", model="m")))
+print("done", flush=True)
+"""
+
+
+def test_a_process_that_never_closes_its_cache_exits_with_its_entries_kept(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    out = subprocess.run([sys.executable, "-c", _EXITS_WITHOUT_CLOSE, str(path)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout == "done\n", out.stderr
+    assert cache_info(path).entries == 1
+
+
+def test_an_entry_served_from_memory_is_validated_like_one_read_from_the_file(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    gate = threading.Event()
+    gated = _GatedConnection(cache._conn, gate)
+    cache._conn = gated  # type: ignore[assignment]
+    writer = threading.Thread(target=cache.put, args=("k", _request(0),
+                                                      Completion.model_construct(text="a \ude00", model="m")))
+    writer.start()
+    assert gated.inserting.wait(60)
+    served = cache.get("k")
+    gate.set()
+    writer.join()
+    read = cache.get("k")
+    cache.close()
+    assert served is not None and read is not None
+    assert served.text == read.text == "a \ufffd" and served.cached and read.cached

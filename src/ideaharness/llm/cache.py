@@ -5,17 +5,32 @@ The key is the sha256 of the canonical JSON (sorted keys, no whitespace) of ever
 makes zero model calls while any change of model, endpoint, messages, sampling parameters, seed,
 response format, sample index or reasoning effort misses. A field added to the request after
 entries were stored (:data:`LATER_FIELDS`) is left out of the hash while it holds its default, so
-those entries keep their keys. API keys are never part of the key or of the stored value.
+those entries keep their keys. API keys are never part of the key or of the stored value. The
+canonical JSON is written by orjson when that gives the very bytes :mod:`json` gives (plain JSON
+values, each float checked) and by :mod:`json` otherwise, so every key is the one earlier versions
+computed and existing cache files keep hitting.
 
-Safe for concurrent use: one connection per :class:`ResponseCache` guarded by a thread lock (calls
-come from ``asyncio.to_thread``), WAL journaling plus a busy timeout for several processes sharing
-one file.
+Reads and writes without a thread-pool hop: :meth:`ResponseCache.get` reads in the caller's thread
+(a primary-key look-up on a connection of its own; WAL readers never wait for writers), and
+:meth:`ResponseCache.put` / :meth:`ResponseCache.aput` hand the entry to the cache's writer thread,
+which commits every entry handed over while it was busy in one transaction (group commit) on a
+second connection, and tells the waiting callers at once (one wake-up per group and event loop).
+A put returns once its entry is committed, as before: a process killed right after
+:meth:`~ideaharness.llm.LLM.chat` returned (a Ray worker that dies) keeps the answer, and a disk-full
+error is raised by the put of its entry, as a :class:`~ideaharness.errors.StorageError` naming the
+file. Until its group commits, an entry is served from memory, so a ``get`` during a ``put`` hits.
+
+Safe for concurrent use: any thread or coroutine may call every method; several processes may
+share one file (WAL journaling plus a busy timeout).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -23,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
 
 from ideaharness.errors import UserError, is_disk_full, storage_error
@@ -31,6 +47,9 @@ from ideaharness.llm.types import ChatRequest, Completion
 CACHE_FILE_NAME = "llm-cache.sqlite"
 CACHE_DIR_ENV = "IDEAHARNESS_CACHE_DIR"
 BUSY_TIMEOUT_MS = 30_000
+WRITER_LINGER_S = 0.25
+"""Seconds the writer thread waits for more entries before it ends (a later put starts a new one);
+also the longest it may delay the interpreter's exit after the last put."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -77,8 +96,18 @@ def request_key(request: ChatRequest, base_url: str | None = None) -> str:
 
     ``base_url`` is normalised (trailing ``/`` removed); None for local models. Fields of
     :data:`LATER_FIELDS` at their default are left out. Never raises on text: a string holding a
-    lone surrogate hashes like any other.
+    lone surrogate hashes like any other. The bytes hashed are those of ``json.dumps(payload,
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` of ``request.model_dump(mode="json")``
+    (encoded with ``surrogatepass``), whichever serialiser writes them (module docstring).
     """
+    blob = _fast_canonical(request, base_url)
+    if blob is None:
+        blob = _canonical(request, base_url)
+    return hashlib.sha256(blob).hexdigest()
+
+
+def _canonical(request: ChatRequest, base_url: str | None) -> bytes:
+    """The canonical JSON of the key, as :mod:`json` writes it (every request, any field value)."""
     payload: dict[str, Any] = request.model_dump(mode="json")
     for name, default in LATER_FIELDS.items():
         if payload.get(name, default) == default:
@@ -86,7 +115,66 @@ def request_key(request: ChatRequest, base_url: str | None = None) -> str:
     payload["base_url"] = base_url.rstrip("/") if base_url else None
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     # "surrogatepass": a lone surrogate (never valid UTF-8) still hashes, to its own key
-    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+    return blob.encode("utf-8", "surrogatepass")
+
+
+_FIELDS = frozenset(ChatRequest.model_fields)
+_INT_RANGE = (-(2**63), 2**64 - 1)  # what orjson writes; json writes any int the same way
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "model": (str,), "messages": (list,), "temperature": (float,), "top_p": (float, type(None)),
+    "max_tokens": (int, type(None)), "seed": (int, type(None)), "json_schema": (dict, type(None)),
+    "sample_index": (int,), "reasoning_effort": (str, type(None)),
+}
+"""The type each field holds after validation (``model_dump(mode="json")`` returns it unchanged);
+another (a request built with ``model_construct``) takes the :mod:`json` path."""
+
+
+def _fast_canonical(request: ChatRequest, base_url: str | None) -> bytes | None:
+    """:func:`_canonical`'s bytes written by orjson, or None when they might differ: a field of a
+    type other than the validated one, a value that is not a plain JSON value (dict with ``str``
+    keys, list, ``str``, ``int`` of at most 64 bits, ``bool``, None, finite ``float`` that orjson
+    writes as :func:`repr` does), a lone surrogate (orjson refuses it), or a field this function
+    does not know (one added to :class:`ChatRequest` since)."""
+    if type(request) is not ChatRequest:
+        return None
+    payload = dict(request.__dict__)
+    if payload.keys() != _FIELDS or _FIELDS != _FIELD_TYPES.keys():
+        return None
+    try:
+        for name, kinds in _FIELD_TYPES.items():
+            value = payload[name]
+            if type(value) not in kinds or not _plain(value):
+                return None
+    except RecursionError:
+        return None
+    if not all(type(m) is dict and all(type(k) is str and type(v) is str for k, v in m.items())
+               for m in payload["messages"]):
+        return None  # Message is dict[str, str]
+    for name, default in LATER_FIELDS.items():
+        if payload.get(name, default) == default:
+            payload.pop(name, None)
+    if base_url is not None and type(base_url) is not str:
+        return None
+    payload["base_url"] = base_url.rstrip("/") if base_url else None
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, ValueError):  # orjson.JSONEncodeError: a lone surrogate, nesting too deep
+        return None
+
+
+def _plain(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(_INT_RANGE[0] <= value <= _INT_RANGE[1])
+    if kind is float:  # json writes repr(value); orjson's digits are checked, not assumed
+        return math.isfinite(value) and orjson.dumps(value) == repr(value).encode()
+    if kind is list:
+        return all(_plain(item) for item in value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
 
 
 class CacheInfo(BaseModel):
@@ -99,25 +187,46 @@ class CacheInfo(BaseModel):
     entries_by_model: dict[str, int]
 
 
+class _Entry:
+    """One entry handed to the writer thread, and who waits for it (a thread or a coroutine)."""
+
+    __slots__ = ("completion", "done", "error", "future", "key", "loop", "request")
+
+    def __init__(self, key: str, request: ChatRequest, completion: Completion,
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.key = key
+        self.request = request
+        self.completion = completion
+        self.loop = loop
+        self.future: asyncio.Future[None] | None = loop.create_future() if loop is not None else None
+        self.done = False
+        self.error: BaseException | None = None
+
+
 class ResponseCache:
-    """SQLite store of completions keyed by :func:`request_key`.
+    """SQLite store of completions keyed by :func:`request_key` (reads in the caller's thread,
+    writes group-committed by a writer thread: see the module docstring).
 
     Args:
         path: the SQLite file; its folder is created if missing.
 
     Raises:
         UserError: if the file exists but is not an SQLite database.
+        StorageError: the file cannot be created (disk full, read-only folder).
     """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path).expanduser()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the reading connection
+        self._state = threading.Condition()  # the queue, the entries not yet written, the writer
+        self._pending: dict[str, Completion] = {}
+        self._queue: list[_Entry] = []
+        self._writer: threading.Thread | None = None
+        self._writing = False
+        self._closed = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
-            )
-            self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self._conn = self._connect()  # the writer thread's
             # switching to WAL needs a moment of exclusive access, and SQLite answers "database is
             # locked" at once (no busy wait) when another process opens the new file at that moment
             for attempt in range(100):
@@ -130,6 +239,7 @@ class ResponseCache:
                     time.sleep(0.05)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
+            self._reader = self._connect()
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc):
                 raise storage_error(self.path, exc) from exc
@@ -139,52 +249,139 @@ class ResponseCache:
         except OSError as exc:
             raise storage_error(self.path, exc) from exc
 
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                               isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        return conn
+
     def get(self, key: str) -> Completion | None:
-        """The stored completion for ``key`` (with ``cached=True``), or None."""
+        """The stored completion for ``key`` (with ``cached=True``), or None; an entry being
+        written (:meth:`put`, :meth:`aput`) is served from memory."""
+        pending = self._pending.get(key)
+        if pending is not None:  # validated anew, as an entry read from the file is
+            return Completion.model_validate({**pending.model_dump(), "cached": True})
         with self._lock:
-            row = self._conn.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+            row = self._reader.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        completion = Completion.model_validate(json.loads(row[0]))
-        return completion.model_copy(update={"cached": True})
+        data = json.loads(row[0])
+        if isinstance(data, dict):
+            data["cached"] = True
+        return Completion.model_validate(data)
 
     def put(self, key: str, request: ChatRequest, completion: Completion) -> None:
-        """Store ``completion`` under ``key`` (replacing an earlier value for the same key).
+        """Store ``completion`` under ``key`` (replacing an earlier value for the same key); returns
+        once it is committed (with the other entries handed over meanwhile: group commit).
 
         Text is stored as ASCII JSON (``\\uXXXX`` escapes), so any string, even one holding a lone
         surrogate, is stored and read back exactly.
 
         Raises:
-            StorageError: the disk is full (SQLite rolls the insert back: nothing half-written).
+            StorageError: the disk is full (SQLite rolls the group back: nothing half-written).
+            UserError: the cache was closed.
         """
-        stored = completion.model_copy(update={"cached": False})
-        row = (
-            key,
-            request.model,
-            json.dumps(request.model_dump(mode="json")),
-            json.dumps(stored.model_dump(mode="json")),
-            time.time(),
-        )
+        entry = self._hand_over(_Entry(key, request, completion))
+        with self._state:
+            while not entry.done:
+                self._state.wait()
+        if entry.error is not None:
+            raise entry.error
+
+    async def aput(self, key: str, request: ChatRequest, completion: Completion) -> None:
+        """:meth:`put` for coroutines: the event loop goes on while the writer thread commits the
+        entry with the others handed over meanwhile (no thread-pool hop per entry); returns once
+        it is committed. A cancelled caller's entry is still written.
+
+        Raises:
+            StorageError: the disk is full (nothing of the group was written).
+            UserError: the cache was closed.
+        """
+        entry = self._hand_over(_Entry(key, request, completion, asyncio.get_running_loop()))
+        assert entry.future is not None
+        await asyncio.shield(entry.future)
+
+    def _hand_over(self, entry: _Entry) -> _Entry:
+        with self._state:
+            if self._closed:
+                raise UserError(f"{self.path}: the LLM cache was closed; entries can no longer be stored")
+            self._pending[entry.key] = entry.completion
+            self._queue.append(entry)
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name=f"llm-cache {self.path.name}")
+                self._writer.start()
+            else:
+                self._state.notify_all()
+        return entry
+
+    def flush(self) -> None:
+        """Wait until every entry handed over is written (or failed: its own caller is told)."""
+        with self._state:
+            while self._queue or self._writing:
+                self._state.wait()
+
+    def _write_loop(self) -> None:
+        """The writer thread: commits what was handed over, one transaction per group, tells the
+        waiters, and ends after :data:`WRITER_LINGER_S` seconds without work."""
+        while True:
+            with self._state:
+                if not self._queue:
+                    self._state.wait(WRITER_LINGER_S)
+                if not self._queue:
+                    self._writer = None
+                    self._state.notify_all()
+                    return
+                group, self._queue = self._queue, []
+                self._writing = True
+            error = self._write(group)
+            waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+            with self._state:
+                for entry in group:
+                    if self._pending.get(entry.key) is entry.completion:  # not replaced by a later one
+                        del self._pending[entry.key]
+                    entry.error, entry.done = error, True
+                    if entry.loop is not None and entry.future is not None:
+                        waiting.setdefault(entry.loop, []).append(entry.future)
+                self._writing = False
+                self._state.notify_all()
+            for loop, futures in waiting.items():
+                with contextlib.suppress(RuntimeError):  # the loop was closed: nobody waits any more
+                    loop.call_soon_threadsafe(_settle, futures, error)
+
+    def _write(self, group: list[_Entry]) -> BaseException | None:
+        """Insert ``group`` in one transaction; the error (disk full as a StorageError), or None."""
+        now = time.time()
         try:
-            with self._lock:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO responses (key, model, request, completion, created) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    row,
-                )
+            rows = [(e.key, e.request.model, _request_text(e.request),
+                     json.dumps({**e.completion.model_dump(mode="json"), "cached": False}), now)
+                    for e in group]
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for row in rows:
+                    self._conn.execute(
+                        "INSERT OR REPLACE INTO responses (key, model, request, completion, created) "
+                        "VALUES (?, ?, ?, ?, ?)", row)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
+                    self._conn.execute("ROLLBACK")
+                raise
         except sqlite3.OperationalError as exc:
-            if is_disk_full(exc):
-                raise storage_error(self.path, exc) from exc
-            raise
+            return storage_error(self.path, exc) if is_disk_full(exc) else exc
+        except Exception as exc:  # noqa: BLE001 (handed to the waiting callers, never lost in the thread)
+            return exc
+        return None
 
     def __len__(self) -> int:
+        self.flush()
         with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            return int(self._reader.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def info(self) -> CacheInfo:
         """Entry count, per-model counts and bytes on disk (database plus WAL files)."""
+        self.flush()
         with self._lock:
-            rows = self._conn.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall()
+            rows = self._reader.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall()
         by_model = {str(m): int(n) for m, n in rows}
         return CacheInfo(
             path=str(self.path),
@@ -195,8 +392,46 @@ class ResponseCache:
         )
 
     def close(self) -> None:
+        """Write every entry handed over, stop the writer thread and close the file; safe to call
+        twice."""
+        with self._state:
+            if self._closed:
+                return
+        self.flush()
+        with self._state:
+            self._closed = True
+            writer = self._writer
+            self._state.notify_all()
+        if writer is not None:
+            writer.join()
         with self._lock:
+            self._reader.close()
             self._conn.close()
+
+
+def _request_text(request: ChatRequest) -> str:
+    """The ``request`` column (for people reading the file; never read back): the request's JSON,
+    by orjson when it holds plain JSON values only (:func:`_plain`: no lone surrogate, no
+    non-finite float, which orjson would write as null), else by :mod:`json`."""
+    payload = request.model_dump(mode="json")
+    try:
+        if _plain(payload):
+            return orjson.dumps(payload).decode("utf-8")
+    except (TypeError, RecursionError):
+        pass
+    return json.dumps(payload)
+
+
+def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    """In the waiters' event loop: their entries' group is written (or failed with ``error``)."""
+    for future in futures:
+        if future.done():  # the caller was cancelled
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+            future.exception()  # retrieved: a cancelled caller leaves no "never retrieved" warning
 
 
 def cache_info(path: Path | str | None = None) -> CacheInfo:

@@ -257,8 +257,8 @@ class LLM:
                                seed=seed, json_schema=json_schema, sample_index=sample_index)
         key = request_key(request, self.base_url)
         semaphore, limiter = self._loop_state()
-        if self.cache is not None:
-            hit = await asyncio.to_thread(self.cache.get, key)
+        if self.cache is not None:  # a primary-key read in this thread (WAL readers never wait)
+            hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return with_reasoning(hit)
@@ -286,8 +286,8 @@ class LLM:
         self._inflight[key] = future
         try:
             completion = await self._call_within_budget(request, semaphore, limiter)
-            if self.cache is not None:  # stored as the provider gave it; split again when read
-                await asyncio.to_thread(self.cache.put, key, request, completion)
+            if self.cache is not None:  # stored as the provider gave it (split again when read),
+                await self.cache.aput(key, request, completion)  # group-committed by the cache's writer
             completion = with_reasoning(completion)
             future.set_result(completion)
             return completion
