@@ -11,6 +11,7 @@ retryable are retried (HTTP 408 / 429 / 5xx, timeouts, connection errors, malfor
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
@@ -74,16 +75,18 @@ def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None
 
 
 class _PolicyWait(wait_base):
-    """tenacity wait strategy: the policy's delay for the attempt that just failed."""
+    """tenacity wait strategy: the policy's delay for the attempt that just failed (``done``
+    attempts made before tenacity took over are counted too)."""
 
-    def __init__(self, policy: RetryPolicy) -> None:
+    def __init__(self, policy: RetryPolicy, done: int = 0) -> None:
         self.policy = policy
+        self.done = done
 
     def __call__(self, retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
         retry_after = getattr(exc, "retry_after_s", None)
-        return self.policy.delay(retry_state.attempt_number - 1, retry_after)
+        return self.policy.delay(self.done + retry_state.attempt_number - 1, retry_after)
 
 
 class RetryPolicy:
@@ -150,7 +153,20 @@ class RetryPolicy:
         Raises:
             The last fault, unchanged, once ``max_retries`` retries are spent, or at once when it is
             not retryable.
+
+        The first attempt is awaited directly (a call that succeeds at once costs no retry
+        machinery); the retries after a retryable fault run on tenacity.
         """
+        try:
+            return await attempt()
+        except Exception as exc:
+            if self.max_retries == 0 or not retryable(exc):
+                raise
+            first = exc
+        wait_s = self.delay(0, getattr(first, "retry_after_s", None))
+        if on_retry is not None:
+            on_retry(first, wait_s)
+        await asyncio.sleep(wait_s)
 
         def should_retry(exc: BaseException) -> bool:
             return isinstance(exc, Exception) and retryable(exc)
@@ -165,8 +181,8 @@ class RetryPolicy:
             return await attempt()
 
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=_PolicyWait(self),
+            stop=stop_after_attempt(self.max_retries),
+            wait=_PolicyWait(self, done=1),
             retry=retry_if_exception(should_retry),
             before_sleep=before_sleep,
             reraise=True,
