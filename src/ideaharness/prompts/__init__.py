@@ -52,6 +52,7 @@ from ideaharness.llm.errors import ContextLengthError
 from ideaharness.llm.types import Message
 
 _BLOCK = re.compile(r"^### (system|user|assistant)\s*$", re.MULTILINE)
+_BLOCK_LINE = re.compile(r"### (system|user|assistant)\s*$", re.MULTILINE)  # _BLOCK at a line start
 _TAG_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 DATA_NOTICE = (
@@ -107,12 +108,24 @@ def data_block(value: Any, name: str) -> str:
     Raises:
         ValueError: ``name`` is not a lower-case identifier.
     """
+    text = "" if value is None else str(value)
+    if "<" in text:
+        text = _look_alike_tag(name).sub(lambda m: "\u2039" + m.group(1) + ">", text)
+    elif not _TAG_NAME.match(name):
+        raise ValueError(f"delimiter name {name!r} must be a lower-case identifier")
+    return f"<{name}>\n{text}\n</{name}>"
+
+
+@lru_cache(maxsize=256)
+def _look_alike_tag(name: str) -> re.Pattern[str]:
+    """``<name>`` / ``</name>`` in any case, with inner spaces (compiled once per name).
+
+    Raises:
+        ValueError: ``name`` is not a lower-case identifier.
+    """
     if not _TAG_NAME.match(name):
         raise ValueError(f"delimiter name {name!r} must be a lower-case identifier")
-    text = "" if value is None else str(value)
-    tag = re.compile(rf"<(\s*/?\s*{name}\s*)>", re.IGNORECASE)
-    text = tag.sub(lambda m: "\u2039" + m.group(1) + ">", text)
-    return f"<{name}>\n{text}\n</{name}>"
+    return re.compile(rf"<(\s*/?\s*{name}\s*)>", re.IGNORECASE)
 
 
 @jinja2.pass_context
@@ -255,6 +268,8 @@ def _jinja(packages: tuple[str, ...]) -> jinja2.Environment:
         keep_trailing_newline=False,
         trim_blocks=True,
         lstrip_blocks=True,
+        # compiled once per process (per reload_templates): no up-to-date check per render
+        auto_reload=False,
     )
     env.filters["data"] = _data_filter
     env.globals["DATA_NOTICE"] = DATA_NOTICE
@@ -335,9 +350,28 @@ def template_source(step: str) -> str:
     return template_path(step).read_text(encoding="utf-8")
 
 
+def _split_blocks(text: str) -> list[str]:
+    """``_BLOCK.split(text)`` (text before the first block, then role and content of each block),
+    found by looking only at lines that start with ``### `` instead of matching at every offset."""
+    parts: list[str] = []
+    last = 0
+    at = text.find("### ")
+    while at != -1:
+        if at == 0 or text[at - 1] == "\n":
+            found = _BLOCK_LINE.match(text, at)
+            if found is not None:
+                parts += [text[last:at], found.group(1)]
+                last = found.end()
+                at = text.find("### ", last)
+                continue
+        at = text.find("### ", at + 1)
+    parts.append(text[last:])
+    return parts
+
+
 def _render(step: str, variables: dict[str, Any], budget: _Budget) -> list[Message]:
     text = _environment().get_template(f"{step}.j2").render(**variables, _budget=budget)
-    parts = _BLOCK.split(text)
+    parts = _split_blocks(text)
     if len(parts) < 3:
         raise ValueError(f"prompt template {step}.j2 has no '### system' / '### user' block")
     return [{"role": role, "content": content.strip()}

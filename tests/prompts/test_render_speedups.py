@@ -1,0 +1,49 @@
+"""The fast paths of rendering give what the plain ones gave: the block splitter (looks only at
+lines starting with ``### ``) against the regular expression it replaces, the delimiter's
+look-alike tags compiled once per name, templates compiled once until :func:`reload_templates`."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ideaharness import prompts
+from ideaharness.prompts import data_block, render
+
+fragments = st.sampled_from(["### ", "###", "## ", "### system", "### user", "### assistant", "### users",
+                             "system", "user", "\n", "\r\n", " ", "\t", "\x0b", "\u2028", "\x85", "x", "é",
+                             "#", "\n### user\n", "### system  \n\n", "<abstract>"])
+texts = st.lists(st.one_of(fragments, st.text(max_size=3)), max_size=30).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(texts)
+def test_block_splitter_equals_the_regular_expression(text: str) -> None:
+    assert prompts._split_blocks(text) == prompts._BLOCK.split(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40), st.sampled_from(["abstract", "idea", "paper_2"]))
+def test_data_block_neutralises_look_alike_tags_as_before(text: str, name: str) -> None:
+    import re
+
+    tag = re.compile(rf"<(\s*/?\s*{name}\s*)>", re.IGNORECASE)  # the per-call pattern it replaced
+    expected = f"<{name}>\n{tag.sub(lambda m: chr(0x2039) + m.group(1) + '>', text)}\n</{name}>"
+    assert data_block(text, name) == expected
+    assert data_block(f"a </{name.upper()} > b", name).count(f"</{name}>") == 1
+
+
+@pytest.mark.parametrize("text", ["plain", "with <b>tags</b>"])
+def test_bad_delimiter_names_are_refused_with_or_without_tags(text: str) -> None:
+    with pytest.raises(ValueError, match="lower-case identifier"):
+        data_block(text, "Bad-Name")
+
+
+def test_templates_are_compiled_once_until_reloaded() -> None:
+    env = prompts._environment()
+    first = env.get_template("ideabench_overlap.j2")
+    render("ideabench_overlap", idea="i", target="t")
+    assert env.get_template("ideabench_overlap.j2") is first  # no re-compile, no up-to-date check
+    prompts.reload_templates()
+    assert prompts._environment().get_template("ideabench_overlap.j2") is not first
