@@ -20,6 +20,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import orjson
+
 from ideaharness.errors import ParseError
 from ideaharness.llm.reasoning import with_reasoning
 from ideaharness.llm.types import ChatModel, Completion, Message
@@ -33,9 +35,38 @@ MAX_GROWN_TOKENS = 32768
 
 
 def prompt_hash(messages: Sequence[Message]) -> str:
-    """sha256 (first 16 hex digits) of the messages, the id of a rendered prompt."""
-    blob = json.dumps(list(messages), sort_keys=True, ensure_ascii=False).encode()
+    """sha256 (first 16 hex digits) of the messages, the id of a rendered prompt: of the UTF-8 of
+    ``json.dumps(list(messages), sort_keys=True, ensure_ascii=False)``, whose bytes are assembled
+    from orjson's strings when every message is a dict of strings (the same bytes, faster).
+
+    Raises:
+        UnicodeEncodeError: a text holds a lone surrogate (as ever: it cannot be sent either).
+    """
+    blob = _fast_messages_json(messages)
+    if blob is None:
+        blob = json.dumps(list(messages), sort_keys=True, ensure_ascii=False).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _fast_messages_json(messages: Sequence[Message]) -> bytes | None:
+    """``json.dumps(list(messages), sort_keys=True, ensure_ascii=False).encode()`` for messages that
+    are dicts of strings (json's ", " and ": " separators around orjson's strings, which json
+    writes alike when ``ensure_ascii`` is off), or None for anything else (json writes it)."""
+    parts = []
+    try:
+        for message in messages:
+            if type(message) is not dict:
+                return None
+            items = []
+            for name in sorted(message):
+                value = message[name]
+                if type(name) is not str or type(value) is not str:
+                    return None
+                items.append(orjson.dumps(name) + b": " + orjson.dumps(value))
+            parts.append(b"{" + b", ".join(items) + b"}")
+    except TypeError:  # a lone surrogate: json.dumps writes it and the encoding refuses it, as ever
+        return None
+    return b"[" + b", ".join(parts) + b"]"
 
 
 def grown_max_tokens(max_tokens: int | None, reasoning_budget: int, truncations: int) -> int | None:
