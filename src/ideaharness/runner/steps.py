@@ -388,11 +388,12 @@ class StepRunner:
             record["parse_rounds"] = rounds
         if rejudged_from is not None:
             record["rejudged_from"] = rejudged_from
-        await keep_prompt(self.store, judgment.prompt_hash, fitted)  # prompts.jsonl, before the record
-        if existing is not None:
-            await self.store.areplace(step, instance_id, record, key)
-        else:
-            await self.store.aput(step, instance_id, record, key)
+        put = self.store.areplace if existing is not None else self.store.aput
+        if isinstance(self.store, RunStore):  # prompts.jsonl before the record, in the record's group
+            await put(step, instance_id, record, key, prompt=(judgment.prompt_hash, fitted))
+        else:  # a store without groups (a Ray worker's buffer): the prompt first, then the record
+            await keep_prompt(self.store, judgment.prompt_hash, fitted)
+            await put(step, instance_id, record, key)
         if rejudged_from is not None:
             self.store.note_rejudged(step)
         self._note_parse(step, instance_id, key, record)

@@ -57,6 +57,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
+import orjson
+
 from ideaharness.errors import StorageError, UserError, storage_error
 from ideaharness.fileio import append_line, append_lines, atomic_write_text
 from ideaharness.jsonl import dumps_line, repair_torn_tail
@@ -178,6 +180,8 @@ class RunStore:
         self._readers: dict[int, int] = {}
         self._batch: list[tuple[Path, str, bytes | str, asyncio.Future[None]]] = []
         self._pending: dict[bytes | str, asyncio.Future[None]] = {}
+        self._gathering: set[bytes | str] = set()  # the keys of _batch (the group not yet being written)
+        self._step_files: dict[str, Path] = {}  # step -> its records file
         self._prompts: dict[str, int] = {}  # prompt hash -> where its line is (as _index)
         self._flusher: asyncio.Task[None] | None = None
         self._usage: UsageLog | None = None
@@ -449,13 +453,41 @@ class RunStore:
             return
         waiting = self._pending.get(prompt_hash)
         if waiting is None:
-            loop = asyncio.get_running_loop()
-            waiting = self._pending[prompt_hash] = loop.create_future()
-            self._batch.append((self.dir / PROMPTS_FILE, _prompt_line(prompt_hash, messages), prompt_hash,
-                                waiting))
-            if self._flusher is None or self._flusher.done():
-                self._flusher = loop.create_task(self._flush())
+            waiting = self._enqueue(self.dir / PROMPTS_FILE, _prompt_line(prompt_hash, messages), prompt_hash)
         await asyncio.shield(waiting)
+
+    async def _prompt_first(self, prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Make sure a record queued next is written after the prompt it names: queue the prompt in
+        the group being gathered (whose prompts are written before its records), or wait for the
+        group that is writing it; nothing when it is on disk.
+
+        Raises:
+            StorageError: the group writing the prompt failed.
+        """
+        if prompt_hash in self._prompts or prompt_hash in self._gathering:
+            return
+        waiting = self._pending.get(prompt_hash)
+        if waiting is None:
+            self._enqueue(self.dir / PROMPTS_FILE, _prompt_line(prompt_hash, messages), prompt_hash)
+        else:  # in the group being written
+            await asyncio.shield(waiting)
+
+    def _records_file(self, step: str) -> Path:
+        path = self._step_files.get(step)
+        if path is None:
+            path = self._step_files[step] = self.dir / RECORDS_DIR / f"{_safe(step)}.jsonl"
+        return path
+
+    def _enqueue(self, path: Path, line: str, key: bytes | str) -> asyncio.Future[None]:
+        """Queue ``line`` for ``path`` in the group being gathered (started by a flusher task when
+        none runs); the future is done once it is on disk and indexed."""
+        loop = asyncio.get_running_loop()
+        waiting = self._pending[key] = loop.create_future()
+        self._batch.append((path, line, key, waiting))
+        self._gathering.add(key)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = loop.create_task(self._flush())
+        return waiting
 
     def prompt(self, prompt_hash: str) -> list[dict[str, Any]] | None:
         """The messages kept under ``prompt_hash``, or None when none are (a run recorded before
@@ -486,8 +518,9 @@ class RunStore:
         if old is not None:
             self._superseded.add(self._files[_unpack(old)[0]])
 
-    async def areplace(self, step: str, instance_id: str, data: dict[str, Any], key: str = "") -> None:
-        """:meth:`replace` for coroutines (group-committed like :meth:`aput`).
+    async def areplace(self, step: str, instance_id: str, data: dict[str, Any], key: str = "", *,
+                       prompt: tuple[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
+        """:meth:`replace` for coroutines (group-committed like :meth:`aput`, ``prompt`` as there).
 
         Raises:
             StorageError: the record cannot be written; the unit keeps its old record.
@@ -495,7 +528,7 @@ class RunStore:
         digest = _digest(step, instance_id, key)
         old = self._index.pop(digest, None)
         try:
-            await self.aput(step, instance_id, data, key)
+            await self.aput(step, instance_id, data, key, prompt=prompt)
         except BaseException:
             if old is not None and digest not in self._index:
                 self._index[digest] = old
@@ -569,34 +602,43 @@ class RunStore:
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             }
         )
-        self._index[digest] = self._append(self.dir / RECORDS_DIR / f"{_safe(step)}.jsonl", line)
+        self._index[digest] = self._append(self._records_file(step), line)
         if self._usage is not None:
             self._usage.maybe_save()
 
-    async def aput(self, step: str, instance_id: str, data: dict[str, Any], key: str = "") -> None:
+    async def aput(self, step: str, instance_id: str, data: dict[str, Any], key: str = "", *,
+                   prompt: tuple[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
         """:meth:`put` for coroutines: returns once the record is on disk, without blocking the event
         loop; records put while a write is under way are written together, one write and one fsync
-        per records file (group commit), so C concurrent units pay ~one fsync, not C in a row.
+        per file (group commit) in one trip to a worker thread, so C concurrent units pay ~one
+        fsync, not C in a row.
 
-        All or nothing per group; a unit already recorded (or being recorded) is not written twice.
-        If the awaiting task is cancelled, its record is still written with its group.
+        ``prompt``: ``(prompt_hash, messages)`` of the judgment the record holds, kept in
+        ``prompts.jsonl`` as :meth:`aput_prompt` does, in the record's group: a group writes its
+        prompts before its records, so no record on disk names a prompt that is not (one group
+        instead of two in a row).
+
+        All or nothing per file of a group, in order (prompts first; after a file fails, the
+        group's later files are not written); a unit already recorded (or being recorded) is not
+        written twice. If the awaiting task is cancelled, its record is still written with its group.
 
         Raises:
-            StorageError: the group could not be written (e.g. disk full); none of it was kept.
+            StorageError: the record's group could not be written (e.g. disk full): it was not kept.
         """
         digest = _digest(step, instance_id, key)
         if digest in self._index:
             return
         waiting = self._pending.get(digest)
+        if waiting is None and prompt is not None:
+            await self._prompt_first(*prompt)
+            if digest in self._index:
+                return
+            waiting = self._pending.get(digest)
         if waiting is None:
             self._written.add(digest)
             line = dumps_line({"step": step, "instance_id": instance_id, "key": key, "data": data,
                                "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
-            loop = asyncio.get_running_loop()
-            waiting = self._pending[digest] = loop.create_future()
-            self._batch.append((self.dir / RECORDS_DIR / f"{_safe(step)}.jsonl", line, digest, waiting))
-            if self._flusher is None or self._flusher.done():
-                self._flusher = loop.create_task(self._flush())
+            waiting = self._enqueue(self._records_file(step), line, digest)
         await asyncio.shield(waiting)
 
     async def drain(self) -> None:
@@ -615,24 +657,23 @@ class RunStore:
         self.compact()
 
     async def _flush(self) -> None:
+        prompts = self.dir / PROMPTS_FILE
         while self._batch:
-            batch, self._batch = self._batch, []
-            by_path: dict[Path, list[tuple[str, bytes | str, asyncio.Future[None]]]] = {}
+            batch, self._batch, self._gathering = self._batch, [], set()
+            by_path: dict[Path, list[tuple[str, bytes | str, asyncio.Future[None]]]] = {prompts: []}
             for path, line, digest, done in batch:
                 by_path.setdefault(path, []).append((line, digest, done))
-            for path, items in by_path.items():
-                lines = [line for line, _, _ in items]
-                try:
-                    await asyncio.to_thread(append_lines, path, lines)
-                    end = path.stat().st_size
-                except (StorageError, OSError) as exc:
-                    error = exc if isinstance(exc, StorageError) else storage_error(path, exc)
+            files = [(path, items) for path, items in by_path.items() if items]  # prompts first
+            outcomes = await asyncio.to_thread(_append_files, [(p, [line for line, _, _ in items])
+                                                               for p, items in files])
+            for (path, items), outcome in zip(files, outcomes, strict=True):
+                if not isinstance(outcome, int):
                     for _, digest, done in items:
                         self._pending.pop(digest, None)
-                        done.set_exception(error)
+                        done.set_exception(outcome)
                     continue
-                lengths = [len(line.encode("utf-8")) for line in lines]
-                offset = end - sum(lengths) - len(lengths)
+                lengths = [len(line.encode("utf-8")) for line, _, _ in items]
+                offset = outcome - sum(lengths) - len(lengths)
                 number = self._number(path)
                 for (_, digest, done), length in zip(items, lengths, strict=True):
                     if isinstance(digest, str):  # a prompt (aput_prompt)
@@ -746,14 +787,51 @@ def _unpack(packed: int) -> tuple[int, int, int]:
 
 
 def _digest(step: str, instance_id: str, key: str) -> bytes:
-    """16-byte identity of a unit of work (the index keeps this, not three strings)."""
-    blob = json.dumps([step, instance_id, key], ensure_ascii=True).encode()
+    """16-byte identity of a unit of work (the index keeps this, not three strings; it lives in
+    memory only, rebuilt from the records when a store opens)."""
+    try:
+        blob = orjson.dumps([step, instance_id, key])
+    except TypeError:  # a lone surrogate (or not a string): json's ASCII escapes, which have
+        blob = json.dumps([step, instance_id, key], ensure_ascii=True).encode()  # ", " between items
     return hashlib.blake2b(blob, digest_size=16).digest()
 
 
+def _append_files(files: list[tuple[Path, list[str]]]) -> list[int | StorageError]:
+    """Append each file's lines (one write and one fsync per file, :func:`append_lines`), in order;
+    per file, its size after the write, or the error (then the later files are not written)."""
+    out: list[int | StorageError] = []
+    failed: StorageError | None = None
+    for path, lines in files:
+        if failed is not None:
+            out.append(failed)
+            continue
+        try:
+            append_lines(path, lines)
+            out.append(path.stat().st_size)
+        except (StorageError, OSError) as exc:
+            failed = exc if isinstance(exc, StorageError) else storage_error(path, exc)
+            out.append(failed)
+    return out
+
+
+_LINE_ENDS_UTF8 = (b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xc2\x85")  # U+2028, U+2029, U+0085
+
+
 def _prompt_line(prompt_hash: str, messages: Sequence[Mapping[str, Any]]) -> str:
-    kept = [{str(k): v for k, v in m.items()} for m in messages]
-    return dumps_line({"prompt_hash": prompt_hash, "messages": redact_values(kept)})
+    """The ``prompts.jsonl`` line of a prompt: :func:`~ideaharness.jsonl.dumps_line`'s JSON (read back
+    the same), written by orjson when every value is a string without a lone surrogate or a
+    character readers take for a line end."""
+    kept = redact_values([{str(k): v for k, v in m.items()} for m in messages])
+    entry = {"prompt_hash": prompt_hash, "messages": kept}
+    if type(prompt_hash) is str and all(type(v) is str for m in kept for v in m.values()):
+        try:
+            line = orjson.dumps(entry)
+        except TypeError:  # a lone surrogate: dumps_line escapes it
+            pass
+        else:
+            if line.isascii() or not any(end in line for end in _LINE_ENDS_UTF8):
+                return line.decode("utf-8")
+    return dumps_line(entry)
 
 
 def _prompt_entry(line: bytes) -> tuple[str, list[dict[str, Any]]] | None:
