@@ -330,7 +330,7 @@ def dumps_line(value: Any) -> str:
     back as the one character they encode). Values that are not JSON types are written with ``str``.
     """
     text = json.dumps(value, ensure_ascii=False, default=str)
-    if _ESCAPED_CHARS.search(text):  # only possible inside strings, where an escape is valid
+    if not text.isascii() and _ESCAPED_CHARS.search(text):  # only inside strings, where an escape is valid
         text = _ESCAPED_CHARS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
 

@@ -18,9 +18,18 @@ def has_lone_surrogate(text: str) -> bool:
     Python strings get one from a JSON escape such as ``"\\ud83d"`` without its partner; such a
     string cannot be encoded as UTF-8, so it cannot be hashed, cached, recorded or shown.
     """
-    return _LONE_SURROGATE.search(text) is not None
+    if text.isascii():  # the common case, checked in C without the regular expression
+        return False
+    try:
+        text.encode("utf-8")  # fails exactly on a surrogate code point
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def replace_lone_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (what a UTF-8 decoder shows for it)."""
+    """``text`` with every lone surrogate replaced by U+FFFD (what a UTF-8 decoder shows for it);
+    ``text`` itself when it holds none."""
+    if not has_lone_surrogate(text):
+        return text
     return _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, text)
