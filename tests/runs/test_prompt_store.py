@@ -116,3 +116,98 @@ def _number(text: str) -> int:
     if not text.strip().isdigit():
         raise ValueError("not a number")
     return int(text)
+
+
+# ----------------------------------------------------------------------------- a record with its prompt
+
+
+def _writes(monkeypatch: pytest.MonkeyPatch, fail: str | None = None) -> list[str]:
+    """Record the files each group writes, in order; ``fail``: the file name whose write fails
+    as on a full disk."""
+    import errno
+
+    from ideaharness.runs import store as store_module
+
+    written: list[str] = []
+    real = store_module.append_lines
+
+    def append_lines(path: Path, lines: list[str]) -> None:
+        if Path(path).name == fail:
+            from ideaharness.errors import storage_error
+
+            raise storage_error(path, OSError(errno.ENOSPC, "No space left on device"))
+        written.append(Path(path).name)
+        real(path, lines)
+
+    monkeypatch.setattr(store_module, "append_lines", append_lines)
+    return written
+
+
+def test_a_record_and_its_prompt_share_a_group_prompts_first(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    written = _writes(monkeypatch)
+    h = prompt_hash(MESSAGES)
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+
+        async def many() -> None:
+            rates = [store.aput("rate", f"i{i}", {"n": i}, prompt=(h, MESSAGES)) for i in range(8)]
+            await asyncio.gather(*rates, store.aput("rank", "i0", {"n": 0}, prompt=("other", MESSAGES[:1])))
+
+        asyncio.run(many())
+        assert store.prompt(h) == MESSAGES and store.prompt("other") == MESSAGES[:1]
+        assert len(store.records("rate")) == 8
+    assert written == [PROMPTS_FILE, "rate.jsonl", "rank.jsonl"]  # one group: prompts, then records
+    assert [e["prompt_hash"] for e in _lines(tmp_path / "run")] == [h, "other"]  # each kept once
+
+
+def test_a_prompt_that_cannot_be_written_keeps_its_record_off_disk(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from ideaharness.errors import StorageError
+
+    _writes(monkeypatch, fail=PROMPTS_FILE)
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+        with pytest.raises(StorageError, match="no space left"):
+            asyncio.run(store.aput("rate", "i0", {"n": 0}, prompt=(prompt_hash(MESSAGES), MESSAGES)))
+        assert not store.has("rate", "i0") and store.prompt(prompt_hash(MESSAGES)) is None
+        monkeypatch.undo()  # space freed: the same unit is written, with its prompt
+        asyncio.run(store.aput("rate", "i0", {"n": 0}, prompt=(prompt_hash(MESSAGES), MESSAGES)))
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+        assert store.get("rate", "i0") == {"n": 0} and store.prompt(prompt_hash(MESSAGES)) == MESSAGES
+
+
+def test_a_record_waits_for_its_prompt_written_by_an_earlier_group(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prompt is in a group being written when the record comes: the record waits for it (and
+    is not written when that group fails)."""
+    import threading
+
+    from ideaharness.errors import StorageError
+    from ideaharness.runs import store as store_module
+
+    gate, started = threading.Event(), threading.Event()
+    real = store_module._append_files
+
+    def slow_then_full(files: list) -> list:
+        started.set()
+        assert gate.wait(60)
+        if any(path.name == PROMPTS_FILE for path, _ in files):
+            return [StorageError("prompts.jsonl: no space left on the device")] * len(files)
+        return real(files)
+
+    monkeypatch.setattr(store_module, "_append_files", slow_then_full)
+    h = prompt_hash(MESSAGES)
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+
+        async def main() -> None:
+            first = asyncio.create_task(store.aput_prompt(h, MESSAGES))
+            await asyncio.to_thread(started.wait, 60)  # its group is being written
+            second = asyncio.create_task(store.aput("rate", "i0", {"n": 0}, prompt=(h, MESSAGES)))
+            await asyncio.sleep(0.05)
+            assert not second.done()
+            gate.set()
+            for task in (first, second):
+                with pytest.raises(StorageError):
+                    await task
+
+        asyncio.run(main())
+        assert not store.has("rate", "i0")
