@@ -120,3 +120,23 @@ async def test_a_scholarideas_plan_keeps_its_own_cutoff_unless_the_run_is_strict
     assert cutoffs["own"]["cutoff"] == "2024-09-24"
     assert cutoffs["own"]["excluded"] == 6 and cutoffs["own"]["undated"] == 14
     assert cutoffs["stricter"]["cutoff"] == "2023-12-31" and cutoffs["stricter"]["excluded"] == 20
+
+
+def test_score_idea_takes_the_earlier_of_a_plans_cutoff_and_the_flag(
+    servers: tuple[OpenAICompatServer, OpenAICompatServer], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ideaharness.data.scholarideas import bundled_root
+
+    _, judge = servers
+    plan = bundled_root() / "ScholarIdeas" / "ai_1"  # cutoff.txt: 2024-09-24
+    seen = {}
+    for name, extra in (("own", []), ("flag", ["--cutoff", "2023-12-31"])):
+        out = tmp_path / name
+        code, err = run_cli(["score-idea", str(plan), "--corpus", str(PAIRIQ), "--judge", "openai/judge",
+                             "--base-url", judge.base_url, "--max-retries", "0", "--out", str(out), *extra],
+                            capsys)
+        assert code in (0, 3), err
+        seen[name] = {r["key"]: r["data"] for r in cutoff_records(out)}["corpus"]
+    assert seen["own"]["cutoff"] == "2024-09-24" and seen["own"]["excluded"] == 6
+    assert seen["flag"]["cutoff"] == "2023-12-31" and seen["flag"]["excluded"] == 20

@@ -128,6 +128,11 @@ def score_idea_command(idea: str, out: Path | None = None, as_json: bool = False
             raise UserError(f"--config {config_file}: unknown setting {key!r}")
     config = ScoreIdeaConfig.model_validate(settings)
     options = ExecutionOptions.model_validate(opts)
+    from ideaharness.benchmarks.ligbench.cutoff import as_date
+    from ideaharness.cutoff import effective_cutoff
+
+    stricter = effective_cutoff(as_date(cutoff), config.cutoff)  # a plan's cutoff.txt, --cutoff: the earlier
+    cutoff = stricter.isoformat() if stricter else None
     result = asyncio.run(score_idea_async(
         text, config.corpus, config.judge, settings=config.scoring, options=options, out=out,
         idea_id=idea_id, cutoff=cutoff, debias_means=config.debias_means,
