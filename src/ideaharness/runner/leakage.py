@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,10 @@ MAX_EXAMPLES = 20
 
 
 def normalise(text: str) -> str:
-    """Lower-case words of ``text`` joined by one space (punctuation and markup removed)."""
-    return " ".join(re.findall(r"[^\W_]+", text.lower()))
+    """The words of ``text`` (NFKC, case-folded) joined by one space: punctuation and markup removed,
+    so a title is found whatever its case, quotes or formatting in a prompt."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(re.findall(r"[^\W_]+", folded))
 
 
 def checkable(title: str) -> bool:
@@ -219,11 +222,15 @@ def leakage_block(records: Sequence[Record], prompt_of: PromptOf, literature: Li
                            "or a search (see leakage.check.examples)")
     access = "literature" if literature.has_access else "none"
     n_out = sum(r["excluded"] for r in excluded.values())
-    line = (f"knowledge cutoff: {len(dated)}/{len(cutoffs)} instance(s) dated"
-            + (f" ({dated[0]} to {dated[-1]})" if dated else "")
-            + (f"; {n_out} work(s) excluded, {check['leaks']} leak(s) found in "
-               f"{check['prompts_checked']} prompt(s) and {check['accesses_checked']} access(es)"
-               if access == "literature" else "; no literature access: nothing to filter"))
+    if not dated:
+        line = (f"knowledge cutoff: none ({len(cutoffs)} instance(s), none with a cutoff; --cutoff sets one)"
+                + ("" if access == "literature" else "; no literature access"))
+    else:
+        line = (f"knowledge cutoff: {len(dated)}/{len(cutoffs)} instance(s) dated ({dated[0]} to {dated[-1]})"
+                + (f"; {n_out} work(s) excluded, {check['leaks']} leak(s) found in "
+                   f"{check['prompts_checked']} prompt(s) and {check['accesses_checked']} access(es)"
+                   if access == "literature" else "; no literature access: nothing to filter")
+                + (f"; {len(dropped)} item(s) left out" if dropped else ""))
     return {"run_cutoff": run_cutoff.isoformat() if run_cutoff else None, "access": access,
             "note": literature.note, "sources": dict(literature.sources),
             "instances": {"with_cutoff": len(dated), "without_cutoff": len(cutoffs) - len(dated),
