@@ -16,7 +16,7 @@ import pytest
 from ideaharness.testing.openai_server import OpenAICompatServer
 from ideaharness.testing.scholarly_replay import ReplayServer, Reply
 from tests.cutoff.support import covers, cutoff_records, prompt_texts, request_texts, results, run_cli
-from tests.ligbench.registry_fixtures import PAIRIQ, reply
+from tests.ligbench.registry_fixtures import PAIRIQ, corpus, reply
 
 LATER_S2 = "Concept rules for graph networks published after the cutoff"
 
@@ -50,7 +50,7 @@ def test_corpus_and_online_search_end_at_the_idea_cutoff(
     with ReplayServer() as s2:
         s2.add_handler("GET", r"/graph/v1/paper/search", search)
         config = tmp_path / "config.json"
-        config.write_text(json.dumps({"corpus": str(PAIRIQ), "topics": ["Graph neural networks"],
+        config.write_text(json.dumps({"corpus": str(corpus(tmp_path)), "topics": ["Graph neural networks"],
                                       "scoring": {"scholar_base_url": s2.base_url}}))
         out = tmp_path / "run"
         code, err = run_cli(["run", "ligbench", "--config", str(config), "--generator", "openai/gen",
@@ -86,7 +86,8 @@ def test_an_idea_with_too_few_papers_before_its_cutoff_is_not_scored(
     topics = tmp_path / "topics.txt"
     topics.write_text("Graph neural networks\n")
     out = tmp_path / "run"
-    code, err = run_cli(["run", "ligbench", "--corpus", str(PAIRIQ), "--topics", str(topics), "--generator",
+    pairiq = str(corpus(tmp_path))  # a copy: the corpus's embeddings are written next to it
+    code, err = run_cli(["run", "ligbench", "--corpus", pairiq, "--topics", str(topics), "--generator",
                          "openai/gen", "--judge", "openai/judge", "--base-url", gen.base_url,
                          "--judge-base-url", judge.base_url, "--cutoff", "2022-12-31", "--max-retries", "0",
                          "--no-progress", "--out", str(out)], capsys)
@@ -108,9 +109,10 @@ async def test_a_scholarideas_plan_keeps_its_own_cutoff_unless_the_run_is_strict
     from ideaharness.runner.options import ExecutionOptions
     from tests.ligbench.test_cli import _scripted_judge
 
+    pairiq = str(corpus(tmp_path))  # a copy: the corpus's embeddings are written next to it
     cutoffs = {}
     for name, cutoff in (("own", None), ("stricter", "2023-12-31")):
-        config = LigBenchConfig(judge="scripted/judge", corpus=str(PAIRIQ), topics=[], scholarideas=1,
+        config = LigBenchConfig(judge="scripted/judge", corpus=pairiq, topics=[], scholarideas=1,
                                 scholarideas_root=str(bundled_root()), cutoff=cutoff)
         out = tmp_path / name
         await arun("ligbench", config=config, options=ExecutionOptions(out=out, progress=False),
@@ -130,10 +132,11 @@ def test_score_idea_takes_the_earlier_of_a_plans_cutoff_and_the_flag(
 
     _, judge = servers
     plan = bundled_root() / "ScholarIdeas" / "ai_1"  # cutoff.txt: 2024-09-24
+    pairiq = str(corpus(tmp_path))  # a copy: the corpus's embeddings are written next to it
     seen = {}
     for name, extra in (("own", []), ("flag", ["--cutoff", "2023-12-31"])):
         out = tmp_path / name
-        code, err = run_cli(["score-idea", str(plan), "--corpus", str(PAIRIQ), "--judge", "openai/judge",
+        code, err = run_cli(["score-idea", str(plan), "--corpus", pairiq, "--judge", "openai/judge",
                              "--base-url", judge.base_url, "--max-retries", "0", "--out", str(out), *extra],
                             capsys)
         assert code in (0, 3), err
