@@ -10,8 +10,11 @@ per target (~400 characters, recombined sentences: distinct per system), scored 
   them, nothing else (measured first and last; the faster of the two);
 * old path: ``bert_score.BERTScorer.score`` per call, as ideaharness called it before (embeds every
   distinct text of every call; the same target again in each call that has it);
-* new, no store: :class:`~ideaharness.metrics.similarity.BertScorer` with ``--no-embedding-cache``;
-* new, cold: an empty store (system A: every text embedded once, then kept);
+* new, no store: :class:`~ideaharness.metrics.similarity.BertScorer` with ``--no-embedding-cache``
+  (each call embeds its texts, batched by length);
+* new, cold: an empty store (system A: every text embedded once, then kept); as IdeaBench's
+  similarity phase does, the phase's texts are first embedded in one pass
+  (:meth:`~ideaharness.metrics.similarity.BertScorer.prepare`), then scored call by call;
 * new, warm references: a second system (new ideas, the same targets, a new scorer on the same
   store): only the ideas are embedded;
 * new, warm both: system A scored again (a resumed or re-scored run): nothing embedded.
@@ -117,7 +120,11 @@ def one_round(args: argparse.Namespace, store_dir: Path) -> None:
         return [float(x) for c, r in calls_a for x in old.score(c, r, verbose=False)[2].tolist()]
 
     def new_path(scorer: BertScorer, work: list[tuple[list[str], list[str]]]) -> Callable[[], list[float]]:
-        return lambda: [x for c, r in work for x in scorer.f1(c, r)]
+        def run() -> list[float]:  # as IdeaBench's similarity phase: prepare all, then score per call
+            scorer.prepare([t for c, r in work for t in (*r, *c)])
+            return [x for c, r in work for x in scorer.f1(c, r)]
+
+        return run
 
     floor_first = floor_pass(distinct_a, path, 5)
     rows: list[tuple[str, int | str, float, int]] = []

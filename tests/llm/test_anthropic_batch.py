@@ -165,7 +165,7 @@ def _ideabench(server: AnthropicServer, out: Path, cache: Path, *, batch: bool) 
 
 def test_an_ideabench_batch_run_measures_what_a_synchronous_run_does(tmp_path: Path) -> None:
     volatile = {"settings", "llm_stats", "llm_stats_this_process", "llm_stats_processes", "cost_usd", "batch",
-                "cost", "budget"}
+                "cost", "budget", "similarity_embeddings"}
     with _ideabench_server() as sync_server:
         plain = _ideabench(sync_server, tmp_path / "sync", tmp_path / "c1.sqlite", batch=False)
         assert sync_server.requests and not sync_server.batches

@@ -55,8 +55,10 @@ def _ideabench_server(**kw) -> OpenAICompatServer:
     return OpenAICompatServer(lambda body: respond(body["messages"]), **kw)
 
 
-VOLATILE = {"settings", "llm_stats", "llm_stats_this_process", "llm_stats_processes", "cost_usd", "batch"}
-"""Result blocks that depend on how a run executed (options, counters), not on what it measured."""
+VOLATILE = {"settings", "llm_stats", "llm_stats_this_process", "llm_stats_processes", "cost_usd", "batch",
+            "similarity_embeddings"}
+"""Result blocks that depend on how a run executed (options, counters such as the texts embedded or
+reused from the embedding store), not on what it measured."""
 
 
 def _measured(results: dict) -> dict:

@@ -75,6 +75,12 @@ def test_bertscore_from_the_store_equals_bert_score(tmp_path: Path, pairs: tuple
     assert warm.f1(cands, refs) == pytest.approx(library_f1, abs=1e-6)
     assert warm.counts["references"].embedded == 0 and warm.counts["candidates"].embedded == 0
 
+    prepared = BertScorer(runtime=EmbeddingRuntime(store_path=tmp_path / "other.sqlite"))
+    prepared.prepare([*refs, *cands])  # one pass over all texts, as IdeaBench's similarity phase does
+    assert prepared.f1(cands, refs) == pytest.approx(library_f1, abs=1e-6)
+    assert prepared.counts["references"].model_dump() == {"embedded": len(set(refs)), "reused": 0}
+    assert prepared.runtime.counts[prepared.label].embedded == len(set(refs) | set(cands))
+
     fresh = BertScorer(runtime=EmbeddingRuntime(cache=False))  # no store at all
     assert fresh.f1(cands, refs) == pytest.approx(library_f1, abs=1e-6)
     assert fresh.runtime.store_path is None

@@ -88,6 +88,19 @@ def test_a_stored_text_is_not_computed_again(tmp_path: Path) -> None:
     assert asked[-1] == ["bb"]  # another space: computed again
 
 
+def test_a_runtime_pickles_without_its_connection(tmp_path: Path) -> None:
+    import pickle
+
+    runtime = EmbeddingRuntime(store_path=tmp_path / "e.sqlite")
+    assert runtime.store is not None  # opened
+    runtime.lookup({"model": "m"}, "m", ["a"], lambda texts: iter(
+        [[(t, StoredEmbedding(np.ones(2, dtype=np.float32))) for t in texts]]))
+    copy = pickle.loads(pickle.dumps(runtime))  # what Ray does with a benchmark's unit function
+    found, computed = copy.lookup({"model": "m"}, "m", ["a"], lambda texts: iter([]))
+    assert computed == set() and found["a"].vectors.tolist() == [1.0, 1.0]
+    assert copy.store_path == runtime.store_path and copy.device == "cpu"
+
+
 def test_no_cache_reads_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path))
     runtime = ExecutionOptions(no_embedding_cache=True).embedding_runtime()

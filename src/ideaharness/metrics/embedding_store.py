@@ -105,9 +105,10 @@ class EmbeddingCounts(BaseModel):
     embedded: int = 0
     reused: int = 0
 
-    def add(self, embedded: int, reused: int) -> None:
-        self.embedded += embedded
-        self.reused += reused
+    @classmethod
+    def of(cls, seen: set[str], computed: set[str]) -> EmbeddingCounts:
+        """Counts of the text keys ``seen``, of which ``computed`` were embedded."""
+        return cls(embedded=len(seen & computed), reused=len(seen - computed))
 
 
 class EmbeddingStoreInfo(BaseModel):
@@ -203,6 +204,22 @@ class EmbeddingStore:
                         (space, *chunk)).fetchall()
                 for key, shape, data, ids in rows:
                     out[str(key)] = self._decode(space, str(key), str(shape), data, ids)
+        except sqlite3.DatabaseError as exc:
+            raise self._error(exc) from exc
+        return out
+
+    def has_many(self, space: str, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` stored in ``space`` (reads no vectors)."""
+        wanted = list(dict.fromkeys(keys))
+        out: set[str] = set()
+        try:
+            for start in range(0, len(wanted), LOOKUP_CHUNK):
+                chunk = wanted[start : start + LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                with self._lock:
+                    rows = self._conn.execute(f"SELECT key FROM vectors WHERE space = ? AND key IN ({marks})",
+                                              (space, *chunk)).fetchall()
+                out.update(str(key) for (key,) in rows)
         except sqlite3.DatabaseError as exc:
             raise self._error(exc) from exc
         return out
@@ -375,7 +392,7 @@ once, so a kill loses at most the batch in progress)."""
 
 class EmbeddingRuntime:
     """Where one run computes embeddings (``device``) and keeps them (``store_path``), with its
-    counts of texts embedded and reused per embedding space.
+    counts of distinct texts embedded and reused per embedding space (:attr:`counts`).
 
     Args:
         device: ``cpu`` (default), ``cuda`` or ``auto`` (:func:`resolve_device`; ``--device``).
@@ -394,8 +411,20 @@ class EmbeddingRuntime:
         self.store_path: Path | None = None
         if cache:
             self.store_path = Path(store_path) if store_path else default_store_path()
-        self.counts: dict[str, EmbeddingCounts] = {}
+        self._seen: dict[str, set[str]] = {}
+        self._computed: dict[str, set[str]] = {}
         self._store: EmbeddingStore | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles without the lock and the open connection (a Ray worker reopens the store)."""
+        state = self.__dict__.copy()
+        state["_store"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
         self._lock = threading.Lock()
 
     @property
@@ -407,6 +436,28 @@ class EmbeddingRuntime:
             if self._store is None:
                 self._store = EmbeddingStore(self.store_path)
             return self._store
+
+    def fill(self, identity: Mapping[str, Any], label: str, texts: Sequence[str],
+             compute: Compute) -> set[str]:
+        """Compute and store the texts the store lacks, keeping none in memory (one pass over many
+        texts, so they are batched by length together); nothing without a store.
+
+        Returns:
+            The texts that were computed.
+        """
+        store = self.store
+        if store is None:
+            return set()
+        distinct = list(dict.fromkeys(texts))
+        sid = store.space(identity, label)
+        keys = {t: text_key(t) for t in distinct}
+        present = store.has_many(sid, keys.values())
+        missing = [t for t in distinct if keys[t] not in present]
+        if missing:
+            for batch in compute(missing):
+                store.put_many(sid, [(keys[t], e) for t, e in batch])
+        self._computed.setdefault(label, set()).update(keys[t] for t in missing)
+        return set(missing)
 
     def lookup(self, identity: Mapping[str, Any] | None, label: str, texts: Sequence[str],
                compute: Compute) -> tuple[dict[str, StoredEmbedding], set[str]]:
@@ -425,11 +476,10 @@ class EmbeddingRuntime:
         distinct = list(dict.fromkeys(texts))
         store = self.store if identity is not None else None
         found: dict[str, StoredEmbedding] = {}
-        keys: dict[str, str] = {}
+        keys = {t: text_key(t) for t in distinct}
         sid = ""
         if store is not None and identity is not None:
             sid = store.space(identity, label)
-            keys = {t: text_key(t) for t in distinct}
             rows = store.get_many(sid, keys.values())
             found = {t: rows[keys[t]] for t in distinct if keys[t] in rows}
         missing = [t for t in distinct if t not in found]
@@ -438,8 +488,19 @@ class EmbeddingRuntime:
                 if store is not None:
                     store.put_many(sid, [(keys[t], e) for t, e in batch])
                 found.update(batch)
-        self.counts.setdefault(label, EmbeddingCounts()).add(len(missing), len(distinct) - len(missing))
+        self._seen.setdefault(label, set()).update(keys.values())
+        self._computed.setdefault(label, set()).update(keys[t] for t in missing)
         return found, set(missing)
+
+    @property
+    def counts(self) -> dict[str, EmbeddingCounts]:
+        """Per space label: distinct texts looked up, embedded by this runtime or reused from the store."""
+        return {label: EmbeddingCounts.of(seen, self._computed.get(label, set()))
+                for label, seen in self._seen.items()}
+
+    def computed_keys(self, label: str) -> set[str]:
+        """:func:`text_key` of every text this runtime embedded in the space ``label``."""
+        return self._computed.get(label, set())
 
     def describe(self) -> dict[str, Any]:
         """Device (asked and used), store file (None: off) and counts per space, for results."""

@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from functools import cached_property, lru_cache
 from typing import Any
 
-from ideaharness.metrics.embedding_store import EmbeddingCounts, EmbeddingRuntime, StoredEmbedding
+from ideaharness.metrics.embedding_store import EmbeddingCounts, EmbeddingRuntime, StoredEmbedding, text_key
 from ideaharness.metrics.embeddings import model_identity
 from ideaharness.text import replace_lone_surrogates
 
@@ -60,9 +60,8 @@ class BertScorer:
             None: CPU and the default store.
 
     Attributes:
-        counts: distinct texts per role (``references``, ``candidates``: candidates that are not
-            also a reference) embedded by the model or reused from the store, over this scorer's
-            calls.
+    Texts to be scored later in several calls (a whole phase) are best given to :meth:`prepare`
+    first: they are then embedded in one pass, batched by length across all of them.
     """
 
     def __init__(self, model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int | None = None, *,
@@ -72,7 +71,7 @@ class BertScorer:
             num_layers = DEFAULT_BERTSCORE_LAYERS
         self.num_layers = num_layers
         self.runtime = runtime if runtime is not None else EmbeddingRuntime()
-        self.counts = {"references": EmbeddingCounts(), "candidates": EmbeddingCounts()}
+        self._roles: dict[str, set[str]] = {"references": set(), "candidates": set()}
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -147,11 +146,27 @@ class BertScorer:
         if not candidates:
             return [], [], []
         refs, cands = list(references), list(candidates)
-        ref_set = set(refs)
-        found, computed = self.runtime.lookup(self._identity, self.label, refs + cands, self._embed)
-        for role, texts in (("references", ref_set), ("candidates", set(cands) - ref_set)):
-            self.counts[role].add(len(texts & computed), len(texts - computed))
+        found, _ = self.runtime.lookup(self._identity, self.label, refs + cands, self._embed)
+        self._roles["references"].update(text_key(t) for t in set(refs))
+        self._roles["candidates"].update(text_key(t) for t in set(cands))
         return _greedy_match(found, cands, refs, _idf_weights(_tokenizer(self._path)))
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Embed and store every text of ``texts`` the store lacks, in one pass batched by length
+        across all of them (a phase's candidates and references before it is scored in small,
+        separately recorded calls); nothing is kept in memory. No effect without a store."""
+        identity = self._identity
+        if identity is not None:
+            self.runtime.fill(identity, self.label, texts, self._embed)
+
+    @property
+    def counts(self) -> dict[str, EmbeddingCounts]:
+        """Distinct texts scored per role (``references``; ``candidates`` that are not also a
+        reference) that this scorer's runtime embedded, or reused from the store."""
+        computed = self.runtime.computed_keys(self.label)
+        refs = self._roles["references"]
+        return {"references": EmbeddingCounts.of(refs, computed),
+                "candidates": EmbeddingCounts.of(self._roles["candidates"] - refs, computed)}
 
     def _embed(self, texts: list[str]) -> Iterator[list[tuple[str, StoredEmbedding]]]:
         """Token embeddings of ``texts``, longest first (:func:`length_batches`)."""

@@ -358,6 +358,8 @@ class IdeaBench(Benchmark):
             reference, kind = self.comparison_text(inst)
             if ideas and reference and not self.store.has(step, inst.id):
                 todo.append((inst, ideas, reference, kind))
+        # every text of the phase embedded in one pass, batched by length, kept in the store
+        self.scorer.prepare([t for _, ideas, ref, _ in todo for t in (ref, *(i.text for i in ideas))])
         for start in range(0, len(todo), SIMILARITY_BATCH):
             batch = todo[start : start + SIMILARITY_BATCH]
             candidates = [idea.text for _, ideas, _, _ in batch for idea in ideas]
