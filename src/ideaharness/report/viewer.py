@@ -99,7 +99,9 @@ def _item_texts(records: Sequence[tuple[str, str, str, dict[str, Any]]]) -> dict
 def shown_items(run: RunData) -> dict[tuple[str, str, str], list[list[Any]]]:
     """(step, instance, key) -> ``[[letter, item id, text], ...]`` for each recorded judgment that
     named the shown items by letters (``labels`` beside the judgment's ``positions``: IdeaBench's
-    rankings); empty for a run without records on disk."""
+    rankings, HindSight's "research idea" / "published paper"); an item's text is the record's own
+    ``shown_texts[item id]`` when it has one, else the generated idea's of that id; empty for a run
+    without records on disk."""
     if not ((run.path / "records").is_dir() and (run.path / "config.json").is_file()):
         return {}  # (scores, judgments) frames, or a folder that is not a run
     from ideaharness.analysis.load import read_records
@@ -112,8 +114,10 @@ def shown_items(run: RunData) -> dict[tuple[str, str, str], list[list[Any]]]:
         labels = data.get("labels") if isinstance(data, dict) else None
         positions = judgment.get("positions") if isinstance(judgment, dict) else None
         if isinstance(labels, list) and isinstance(positions, list) and len(labels) == len(positions):
+            own = data.get("shown_texts")
+            own = own if isinstance(own, dict) else {}
             out[(step, iid, key)] = [
-                [str(letter), str(item), texts.get(str(item))]
+                [str(letter), str(item), own.get(str(item)) or texts.get(str(item))]
                 for letter, item in zip(labels, positions, strict=True)
             ]
     return out
