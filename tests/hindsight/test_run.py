@@ -194,3 +194,26 @@ def test_a_rerun_resumes_without_asking_again(tmp_path: Path) -> None:
 
     again = run(tmp_path, counting, topics=scenario_topics()[:1])
     assert not calls and again["metrics"] == first["metrics"]
+
+
+def test_the_viewer_shows_the_matched_future_paper_beside_the_idea(scenario: Scenario) -> None:
+    import html
+
+    from ideaharness.report.viewer import shown_items
+
+    out, results = scenario
+    run_data = ideaharness.load_run(out)
+    shown = shown_items(run_data)
+    survey = recorded()[SURVEY]
+    pairs = [items for (step, iid, key), items in shown.items() if step == "match" and iid == "llm"
+             and any(item == SURVEY for _, item, _ in items)]
+    assert pairs, "no match judgment of the survey in the viewer's data"
+    for items in pairs:
+        by_id = {item: (label, text) for label, item, text in items}
+        assert by_id["llm/0"] == ("research idea", idea(results, "llm/0")["idea"])
+        label, text = by_id[SURVEY]
+        assert label == "published paper" and survey.title in text and "2023-03-31" in text
+    assert {tuple(label for label, _, _ in items) for items in pairs} == {
+        ("research idea", "published paper"), ("published paper", "research idea")}  # both orders
+    report = html.unescape((out / "report.html").read_text(encoding="utf-8"))
+    assert "matched future paper" in report and survey.title in report

@@ -79,6 +79,9 @@ class Hindsight(Benchmark):
     extras = ("embed_fn", "scholar", "openalex")
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
     literature = LITERATURE
+    free_settings = frozenset({"grounding", "max_literature"})
+    """What the generator is shown defines the system under test, like the generator itself:
+    ``compare`` sets a retrieval-augmented run beside a vanilla one (the HindSight comparison)."""
 
     config: HindsightConfig
 
@@ -318,6 +321,9 @@ class Hindsight(Benchmark):
                 continue
             for n, cand in enumerate(self.judged(record)):
                 paper = Paper.model_validate(cand["paper"])
+                shown = {reliability.idea_id(topic.id, k): idea["idea"],
+                         paper.id: f"{paper_text(paper)} ({paper.publication_date or paper.year}; "
+                                   f"{paper.citation_count} citations; {paper.venue or 'venue unknown'})"}
                 for order in self.orders(topic.id, k, n):
                     ids = [reliability.idea_id(topic.id, k), paper.id]
                     texts = (idea["idea"] if not idea.get("title") else f"{idea['title']}. {idea['idea']}",
@@ -331,7 +337,8 @@ class Hindsight(Benchmark):
                                second_kind=kinds[1]),
                         parse_match, positions=ids,
                         extra={"idea": k, "candidate": n, "paper_id": paper.id, "order": order,
-                               "similarity": cand["similarity"], "labels": list(kinds)},
+                               "similarity": cand["similarity"], "labels": list(kinds),
+                               "shown_texts": shown},  # the viewer shows the paper beside the idea
                         reorder=functools.partial(_match_reask, texts=texts, kinds=kinds),
                         temperature=cfg.judge_temperature, max_tokens=cfg.judge_max_tokens, seed=cfg.seed,
                     )
