@@ -20,6 +20,7 @@ from tests.hindsight.support import (
     HUMAN_OR_NOT,
     SIMULATE,
     SURVEY,
+    UNRELATED,
     generator,
     judge,
     recorded,
@@ -217,3 +218,24 @@ def test_the_viewer_shows_the_matched_future_paper_beside_the_idea(scenario: Sce
         ("research idea", "published paper"), ("published paper", "research idea")}  # both orders
     report = html.unescape((out / "report.html").read_text(encoding="utf-8"))
     assert "matched future paper" in report and survey.title in report
+
+
+def test_compare_sets_a_vanilla_system_beside_a_grounded_one(tmp_path: Path) -> None:
+    from ideaharness.analysis.compare import compare_runs
+
+    run(tmp_path, judge([SURVEY, HUMAN_OR_NOT]), out="grounded")
+    data = write_topics(tmp_path / "topics.jsonl", scenario_topics())
+
+    def vanilla(messages: list[dict[str, str]]) -> str:  # another system: restates nothing
+        number = messages[-1]["content"].rsplit("idea number ", 1)[1].split(".")[0]
+        return json.dumps({"idea": f"{UNRELATED} Variant {number} adds a drought year."})
+
+    ideaharness.run("hindsight", data=str(data), generator="scripted/vanilla", judge="scripted/judge",
+                    grounding="none", out=tmp_path / "vanilla", progress=False, bootstrap_resamples=100,
+                    models={"generator": ScriptedModel(vanilla, model="scripted/vanilla"),
+                            "judge": ScriptedModel(judge([SURVEY, HUMAN_OR_NOT]), model="scripted/judge")})
+    comparison = compare_runs([tmp_path / "grounded", tmp_path / "vanilla"], n_resamples=100)
+    board = {row["system"]: row for row in comparison["metrics"]["hindsight.match_rate"]["leaderboard"]}
+    assert set(board) == {"scripted/gen", "scripted/vanilla"}
+    assert board["scripted/gen"]["mean"] == pytest.approx(2 / 6) and board["scripted/vanilla"]["mean"] == 0.0
+    assert board["scripted/gen"]["n"] == board["scripted/vanilla"]["n"] == 2
