@@ -57,15 +57,27 @@ async def run_bounded(
     """
     if max_in_flight < 1:
         raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
-    pending: dict[asyncio.Task[Any], T] = {}
+    pending: dict[asyncio.Task[Any], tuple[int, T]] = {}  # task -> (start order, item)
+    finished: list[asyncio.Task[Any]] = []  # done and not yet reaped, filled by the tasks' callbacks
+    wake = asyncio.Event()
     count = 0
 
-    def reap(done: set[asyncio.Task[Any]]) -> None:
+    def on_finish(task: asyncio.Task[Any]) -> None:
+        finished.append(task)
+        wake.set()
+
+    async def reap() -> None:
+        """Wait for at least one task to finish, then take every finished one (the first error, in
+        start order, is raised): O(1) per task, whatever the number in flight."""
         nonlocal count
-        done_in_order = [t for t in pending if t in done]  # start order: the first error is raised
-        errors = [t.exception() for t in done_in_order if not t.cancelled() and t.exception() is not None]
-        for task in done_in_order:
-            item = pending.pop(task)
+        while not finished:
+            wake.clear()
+            await wake.wait()
+        done = sorted((t for t in finished if t in pending), key=lambda t: pending[t][0])
+        finished.clear()
+        errors = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+        for task in done:
+            _, item = pending.pop(task)
             if not task.cancelled() and task.exception() is None:
                 count += 1
                 if on_done is not None:
@@ -73,20 +85,22 @@ async def run_bounded(
         if errors:
             raise errors[0]  # type: ignore[misc]
 
+    started = 0
     try:
         stream = _aiter(items)
         while True:
             while len(pending) >= max_in_flight:  # a slot first, then the next item
-                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                reap(done)
+                await reap()
             try:
                 item = await anext(stream)
             except StopAsyncIteration:
                 break
-            pending[asyncio.ensure_future(fn(item))] = item
+            task = asyncio.ensure_future(fn(item))
+            pending[task] = (started, item)
+            started += 1
+            task.add_done_callback(on_finish)
         while pending:
-            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            reap(done)
+            await reap()
     except BaseException:
         for task in pending:
             task.cancel()
