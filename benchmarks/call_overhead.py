@@ -3,11 +3,15 @@ call and the orchestration ratio at concurrency C with latency L, side by side w
 clients, all against one loopback server process.
 
 1. Zero latency, one call at a time (N calls, server in another process): the client-side CPU
-   time (``time.process_time``) and wall time of each part of one recorded LLM step —
-   rendering the prompt (Jinja2 + data filter), fitting it to the budget, the cache key, the cache
-   lookup (a miss), the provider call (HTTP to loopback, through the default transport), parsing
-   the reply, the cache store (SQLite WAL), the record write (append + fsync) — and of the whole
-   ``StepRunner.judge_step`` as a run uses it.
+   time (``time.process_time``) and wall time of each part of one recorded LLM step, done as the
+   hot path does it (:func:`hot_path.breakdown`) — rendering the prompt (Jinja2 + data filter),
+   fitting it to the budget, the request, the cache key, the cache lookup (a miss), the provider
+   call (HTTP to loopback, through the default transport), the reasoning split, parsing the
+   reply, the cache store (SQLite WAL, group commit), the judgment (prompt hash, Judgment, dump),
+   ``produced_by``, the prompt and record write (append + fsync) — their sum without the provider
+   call, whole units without HTTP (a provider answering in this process) one at a time and 128 in
+   flight, and the whole ``StepRunner.judge_step`` as a run uses it. ``benchmarks/hot_path.py``
+   prints the same rows beside an older tree (``--baseline SRC``).
 2. Server latency L (default 0.1 s), C calls in flight (default 64), N >= 2,000 distinct calls,
    one server process (:mod:`ideaharness.testing.fast_server`, asyncio) for every row: client CPU
    ms per call (``process_time`` delta / N, every thread of this process) and ideal / wall, where
@@ -25,7 +29,6 @@ Usage: python benchmarks/call_overhead.py [--n 2000] [--latency 0.1] [--concurre
 Run under ``flock /tmp/ideaharness-model.lock`` (CPU-heavy).
 """
 
-# ruff: noqa: B023  (each lambda is called at once by timed(), inside its loop iteration)
 from __future__ import annotations
 
 import argparse
@@ -42,13 +45,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _unit import REPLY, STEP, overlap_unit, parse_overlap, served  # noqa: E402
+import hot_path  # noqa: E402
+from _unit import REPLY, STEP, overlap_unit, served  # noqa: E402
 
 from ideaharness.llm import get_llm  # noqa: E402
-from ideaharness.llm.cache import ResponseCache, request_key  # noqa: E402
 from ideaharness.llm.openai_http import TRANSPORT_ENV  # noqa: E402
-from ideaharness.llm.types import ChatRequest  # noqa: E402
-from ideaharness.prompts import render  # noqa: E402
 from ideaharness.runner.steps import StepRunner  # noqa: E402
 from ideaharness.runs.store import RunStore  # noqa: E402
 from ideaharness.runs.stream import run_bounded  # noqa: E402
@@ -66,43 +67,17 @@ def instance(i: int) -> Instance:
                     target=Paper(id=f"p{i}", title=f"Paper {i}", abstract=abstract))
 
 
-async def timed(parts: dict[str, list[float]], name: str, fn: Callable[[], Any]) -> Any:
-    cpu, wall = time.process_time(), time.perf_counter()
-    value = fn()
-    if isinstance(value, Awaitable):
-        value = await value
-    parts.setdefault(name, []).extend([time.process_time() - cpu, time.perf_counter() - wall])
-    return value
-
-
 async def zero_latency(url: str, n: int, tmp: Path) -> dict[str, list[float]]:
-    llm = get_llm("openai/bench", base_url=url, use_cache=False, max_retries=0)
-    transport = getattr(llm.provider, "transport", "sdk")
-    cache = ResponseCache(tmp / "parts.sqlite")
-    store = RunStore(tmp / "parts-run", {"benchmark": "call_overhead"})
-    runner = StepRunner(store, progress=False)
-    parts: dict[str, list[float]] = {}
-    await llm.chat([{"role": "user", "content": "warm"}], sample_index=-1, max_tokens=4)
-    for i in range(n):
-        inst = instance(i)
-        messages = await timed(parts, "render prompt", lambda: render(
-            "ideabench_overlap", idea=f"idea {inst.id}", target=inst.target.abstract))
-        fitted = await timed(parts, "fit to budget", lambda: runner.fit(messages))
-        request = ChatRequest(model=llm.model, messages=[dict(m) for m in fitted], max_tokens=64)
-        key = await timed(parts, "cache key (sha256)", lambda: request_key(request, url))
-        await timed(parts, "cache lookup (miss)", lambda: cache.get(key))
-        completion = await timed(parts, f"provider call ({transport})",
-                                 lambda: llm.provider.complete(request))
-        await timed(parts, "parse reply", lambda: parse_overlap(completion.text))
-        await timed(parts, "cache store (SQLite)", lambda: cache.put(key, request, completion))
-        await timed(parts, "record write (fsync)", lambda: store.put("parts", inst.id, {"text": REPLY}))
-    cached = get_llm("openai/bench", base_url=url, cache_path=tmp / "whole.sqlite", max_retries=0)
-    for i in range(n):
-        await timed(parts, "WHOLE judge_step", lambda i=i: overlap_unit(runner, cached, instance(i)))
-    store.close()
-    cache.close()
-    await llm.aclose()
-    await cached.aclose()
+    """Part -> ``[cpu_s, wall_s, ...]`` of one recorded unit, part by part (the rows of
+    :func:`hot_path.breakdown`: render, fit, request, cache key, cache lookup, provider call,
+    reasoning split, parse, cache store, judgment, produced_by, prompt + record write, their sum
+    without the provider call, whole judge_step), plus whole units without HTTP one at a time and
+    128 in flight (:func:`hot_path.without_http`)."""
+    parts = await hot_path.breakdown(url, n, tmp)
+    whole = parts.pop(hot_path.WHOLE_PART)
+    for label, in_flight, count in ((hot_path.SEQ_PART, 1, n), (hot_path.FLYING_PART, 128, max(n, 1000))):
+        parts[label] = list(await hot_path.without_http(count, in_flight, tmp, f"w{in_flight}"))
+    parts[hot_path.WHOLE_PART] = whole
     return parts
 
 
