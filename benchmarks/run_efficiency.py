@@ -28,7 +28,8 @@ of the ideal.
    from the store.
 
 Usage: python benchmarks/run_efficiency.py [--n 700] [--topics N] [--latency 0.1] [--concurrency 64]
-                                           [--skip-pairwise] [--skip-reuse] [--keep DIR]
+                                           [--skip-ideabench] [--skip-pairwise] [--skip-reuse]
+                                           [--src OLD/src] [--keep DIR]
 A short check: ``--n 40 --skip-pairwise``. BERTScore of 700 instances takes minutes on 2 cores.
 Run under ``flock /tmp/ideaharness-model.lock`` (CPU-heavy, a timing measurement).
 """
@@ -252,12 +253,35 @@ def embedding_line(run: CliRun) -> str:
             f"{cands.get('embedded', 0):>11,}{cands.get('reused', 0):>9,}{_f(between):>12}")
 
 
+def reuse_runs(first: CliRun, ideabench: list[str], root: Path, server: ServerHandle, env: dict[str, str],
+               latency: float, concurrency: int, n: int) -> None:
+    """Generator B on the same targets, generator A again into a new run directory; the embedding
+    counts of the three runs and the largest per-target difference between A and A again."""
+    second = measured_run(f"IdeaBench, generator B ({n} instances)",
+                          [*ideabench, "--generator", "openai/gen-b"], root / "ideabench-b", server, env,
+                          latency, concurrency)
+    again = run_cli("IdeaBench, generator A again", [*ideabench, "--generator", "openai/gen-a"],
+                    root / "ideabench-a-again", server, env)
+    print("\n== Embeddings reused (texts embedded by the model / read from the store, "
+          "results.json similarity_embeddings)")
+    print(f"  {'run':<44}{'targets:':>10}{'':>9}{'ideas:':>11}{'':>9}{'BERTScore':>12}")
+    print(f"  {'':<44}{'embedded':>10}{'reused':>9}{'embedded':>11}{'reused':>9}{'wall s':>12}")
+    for run in (first, second, again):
+        print(embedding_line(run))
+    a, a2 = similarity_values(first.out), similarity_values(again.out)
+    shared = sorted(set(a) & set(a2))
+    diff = max((abs(x - y) for k in shared for x, y in zip(a[k], a2[k], strict=True)), default=None)
+    print(f"  generator A again: {again.requests} requests (LLM cache), per-target F1 of {len(shared)} of "
+          f"{len(a)} targets compared with the first run: max |difference| {_f(diff, '.2e')}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=700, help="IdeaBench instances")
     parser.add_argument("--topics", type=int, help="LigBench topics (default --n)")
     parser.add_argument("--latency", type=float, default=0.1, help="server latency L, seconds")
     parser.add_argument("--concurrency", type=int, default=64, help="--max-concurrency C of every run")
+    parser.add_argument("--skip-ideabench", action="store_true", help="no IdeaBench run (nor reuse)")
     parser.add_argument("--skip-pairwise", action="store_true", help="no LigBench run")
     parser.add_argument("--skip-reuse", action="store_true", help="no second generator / re-run")
     parser.add_argument("--src", type=Path, help="run the CLI from this tree's src/ folder (an older "
@@ -268,7 +292,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = (args.keep or Path(scratch)).resolve()
         root.mkdir(parents=True, exist_ok=True)
-        data = write_ideabench_instances(root / "instances.jsonl", args.n)
         env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
         env["IDEAHARNESS_CACHE_DIR"] = str(root / "cache")  # cold LLM and embedding caches
         server_env = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), str(HERE.parent / "src"),
@@ -281,35 +304,20 @@ def main() -> None:
         with serve_in_child(args.latency, responder=RESPONDER, env=server_env) as server:
             common = ["--base-url", server.base_url, "--max-concurrency", str(args.concurrency),
                       "--no-progress"]
+            data = write_ideabench_instances(root / "instances.jsonl", args.n)
             ideabench = ["ideabench", "--data", str(data), "--judge", "openai/judge", *common]
-            first = measured_run(f"IdeaBench ({args.n} instances)",
-                                 [*ideabench, "--generator", "openai/gen-a"], root / "ideabench-a", server,
-                                 env, args.latency, args.concurrency)
+            if not args.skip_ideabench:
+                first = measured_run(f"IdeaBench ({args.n} instances)",
+                                     [*ideabench, "--generator", "openai/gen-a"], root / "ideabench-a",
+                                     server, env, args.latency, args.concurrency)
             if not args.skip_pairwise:
                 ligbench = ["ligbench", "--corpus", str(write_pairiq_corpus(root / "corpus.jsonl")),
                             "--topics", str(write_topics(root / "topics.txt", topics)),
                             "--generator", "openai/gen-a", "--judge", "openai/judge", *common]
                 measured_run(f"LigBench pairwise Elo ({topics} topics)", ligbench, root / "ligbench", server,
                              env, args.latency, args.concurrency)
-            if not args.skip_reuse:
-                second = measured_run(f"IdeaBench, generator B ({args.n} instances)",
-                                      [*ideabench, "--generator", "openai/gen-b"], root / "ideabench-b",
-                                      server, env, args.latency, args.concurrency)
-                again = run_cli("IdeaBench, generator A again", [*ideabench, "--generator", "openai/gen-a"],
-                                root / "ideabench-a-again", server, env)
-                print("\n== Embeddings reused (texts embedded by the model / read from the store, "
-                      "results.json similarity_embeddings)")
-                print(f"  {'run':<44}{'targets:':>10}{'':>9}{'ideas:':>11}{'':>9}{'BERTScore':>12}")
-                print(f"  {'':<44}{'embedded':>10}{'reused':>9}{'embedded':>11}{'reused':>9}{'wall s':>12}")
-                for run in (first, second, again):
-                    print(embedding_line(run))
-                a, a2 = similarity_values(first.out), similarity_values(again.out)
-                shared = sorted(set(a) & set(a2))
-                diff = max((abs(x - y) for k in shared for x, y in zip(a[k], a2[k], strict=True)),
-                           default=None)
-                print(f"  generator A again: {again.requests} requests (LLM cache), per-target F1 of "
-                      f"{len(shared)} of {len(a)} targets compared with the first run: max |difference| "
-                      f"{_f(diff, '.2e')}")
+            if not (args.skip_reuse or args.skip_ideabench):
+                reuse_runs(first, ideabench, root, server, env, args.latency, args.concurrency, args.n)
 
 
 if __name__ == "__main__":
