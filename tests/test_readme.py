@@ -105,6 +105,8 @@ def adapted(words: list[str], llm_url: str, s2_url: str,
         out += ["--no-progress", "--max-retries", "0", "--max-attempts", "1"]
     if out[:2] == ["run", "aiideabench"]:  # literature novelty and feasibility search Semantic Scholar
         out += ["--scholar-base-url", s2_url]
+    if out[:2] == ["run", "hindsight"] and "--search" in out:  # key-phrase searches of the window
+        out += ["--scholar-base-url", s2_url]
     if out[:2] == ["data", "build"] and "--base-url" not in out:
         out += ["--base-url", openreview_url if out[2] == "pairiq" else s2_url]
     if out[:3] == ["data", "build", "ideabench"]:  # what the emulator's recorded papers are

@@ -20,6 +20,7 @@ from ideaharness.benchmarks.hindsight.report import (
     results_tables,
     scatter_figure,
 )
+from ideaharness.benchmarks.hindsight.results import HindsightResults
 from ideaharness.benchmarks.hindsight.scores import hindsight_scores, register_metrics
 from ideaharness.benchmarks.hindsight.search import (
     KEEP,
@@ -79,6 +80,7 @@ class Hindsight(Benchmark):
     extras = ("embed_fn", "scholar", "openalex")
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
     literature = LITERATURE
+    results_class = HindsightResults
     free_settings = frozenset({"grounding", "max_literature"})
     """What the generator is shown defines the system under test, like the generator itself:
     ``compare`` sets a retrieval-augmented run beside a vanilla one (the HindSight comparison)."""
@@ -138,6 +140,7 @@ class Hindsight(Benchmark):
         self.ctx = ctx
         self.store = ctx.store
         self.steps = ctx.steps
+        self.embedding_runtime = ctx.options.embedding_runtime()  # --device, the embedding store
         self.searcher = Searcher(
             self.config.search, scholar_base_url=self.config.scholar_base_url,
             openalex_base_url=self.config.openalex_base_url, cache_dir=str(ctx.out / "scholar_cache"),
@@ -202,7 +205,8 @@ class Hindsight(Benchmark):
             else:
                 from ideaharness.metrics.embeddings import embed
 
-                vectors = embed(missing, model=self.config.embedding_model)
+                vectors = embed(missing, model=self.config.embedding_model,
+                                runtime=getattr(self, "embedding_runtime", None))
             self._embeddings.update(zip(missing, np.asarray(vectors), strict=True))
         return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
 
