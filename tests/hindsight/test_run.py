@@ -218,6 +218,7 @@ def test_the_viewer_shows_the_matched_future_paper_beside_the_idea(scenario: Sce
         ("research idea", "published paper"), ("published paper", "research idea")}  # both orders
     report = html.unescape((out / "report.html").read_text(encoding="utf-8"))
     assert "matched future paper" in report and survey.title in report
+    assert "Judge novelty vs realised impact" in report and "data:image/png;base64," in report  # the scatter
 
 
 def test_compare_sets_a_vanilla_system_beside_a_grounded_one(tmp_path: Path) -> None:

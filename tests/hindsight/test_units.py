@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -220,3 +221,35 @@ def test_the_contract_parses_an_answer_as_a_reply() -> None:
         CONTRACT.parse(json.dumps({**answer, "idea": "short"}), task)
     row = {"instance_id": "llm", "abstract": PROSE, "keywords": ["x"], "title": " t "}
     assert from_row(row, task) == {"idea": PROSE, "title": "t", "key_phrases": ["x"]}
+
+
+@pytest.mark.parametrize(("line", "where"), [
+    ('{"id": "t", "topic": "LLMs", "cutoff": "2022-13-01"}', "line 1, field 'cutoff'"),
+    ('{"id": " ", "topic": "LLMs", "cutoff": "2022-11-30"}', "line 1, field 'id'"),
+    ('{"id": "t", "topic": "LLMs"}', "line 1, field 'cutoff'"),
+    ('{"id": "t", "topic": "LLMs", "cutoff": "2022-11-30", "futrue": []}', "line 1, field 'futrue'"),
+    ('["not a topic"]', "line 1: expected a JSON object (a topic)"),
+])
+def test_a_bad_topics_file_is_one_line_naming_file_line_and_field(
+        line: str, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ideaharness.cli import main
+
+    path = tmp_path / "topics.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "hindsight", "--data", str(path), "--generator", "scripted/echo", "--judge",
+              "scripted/echo", "--no-progress", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 1 and str(path) in err and where in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_two_topics_with_one_id_are_refused(tmp_path: Path) -> None:
+    from ideaharness.benchmarks.hindsight.topics import load_topics
+    from ideaharness.errors import DataError
+
+    row = json.dumps({"id": "t", "topic": "LLMs", "cutoff": "2022-11-30"})
+    path = tmp_path / "topics.jsonl"
+    path.write_text(f"{row}\n{row}\n", encoding="utf-8")
+    with pytest.raises(DataError, match="line 2, field 'id': 't' repeats line 1"):
+        load_topics(str(path))
