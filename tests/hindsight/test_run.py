@@ -128,6 +128,8 @@ def test_match_rate_and_impact_are_pooled_over_ideas_with_intervals_over_topics(
     impact = metrics["hindsight.impact_score"]
     assert impact["value"] == pytest.approx(idea(results, "llm/0")["impact"] / 5) and impact["n"] == 2
     assert metrics["hindsight.judge_novelty"]["n"] == 2 and results["status"] == "complete"
+    assert results["counts"]["topics_with_open_window"] == 2  # impact_as_of 2024-12-01, window to 2025-05-30
+    assert any("lower bounds" in n for n in results["notes"])
     check = results["check"]["novelty"]
     assert check["n_ideas"] == 5 and check["n_topics"] == 2  # the idea without an impact is left out
 

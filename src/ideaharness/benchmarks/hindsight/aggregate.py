@@ -116,7 +116,7 @@ def aggregate_run(bench: Hindsight, topics: Sequence[Topic]) -> dict[str, Any]:
     per_idea: list[dict[str, Any]] = []
     per_topic: dict[str, dict[str, Any]] = {}
     window: dict[str, Counter[str]] = {}
-    shown_after = 0
+    shown_after = empty_pools = open_windows = 0
     for topic in topics:
         cutoff, end = bench.window(topic)
         as_of = bench.as_of(topic)
@@ -124,6 +124,8 @@ def aggregate_run(bench: Hindsight, topics: Sequence[Topic]) -> dict[str, Any]:
         for source, counts in window_counts(bench.accesses(topic.id), cutoff, end).items():
             window.setdefault(source, Counter()).update(counts)
         baselines = field_baselines(bench.pool(topic), as_of, topic.field)
+        empty_pools += not bench.pool(topic)
+        open_windows += end > as_of
         row: dict[str, Any] = {"cutoff": cutoff.isoformat(), "window_end": end.isoformat(), "ideas": 0,
                                "matched": 0, "decided": 0, "impact_sum": 0.0, "impact_n": 0,
                                "review": {d: [0.0, 0] for d in REVIEW_DIMENSIONS}, "baselines": baselines}
@@ -159,6 +161,8 @@ def aggregate_run(bench: Hindsight, topics: Sequence[Topic]) -> dict[str, Any]:
         "excluded_after_window": sum(c["after"] for c in window.values()),
         "excluded_undated": sum(c["undated"] for c in window.values()),
         "reviews_parsed": sum(1 for i in per_idea if i["review"] is not None),
+        "topics_with_empty_pool": empty_pools,
+        "topics_with_open_window": open_windows,
     }
     settings = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
     both = [i for i in per_idea if i["review"] is not None and i["impact_weighted"] is not None]

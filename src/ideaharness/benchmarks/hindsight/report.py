@@ -137,6 +137,13 @@ def result_notes(results: dict[str, Any]) -> list[str]:
     if c.get("ideas_no_candidates"):
         notes.append(f"{c['ideas_no_candidates']} idea(s) without candidates: a scholarly search was refused "
                      "(the run is partial; the same command searches again)")
+    if c.get("topics_with_empty_pool"):
+        notes.append(f"{c['topics_with_empty_pool']} topic(s) have no pool paper in the window: their ideas "
+                     "can only be matched through --corpus or --search")
+    if c.get("topics_with_open_window"):
+        notes.append(f"the window of {c['topics_with_open_window']} topic(s) ends after the day their "
+                     "citation counts are from (impact_as_of): papers of its last months are missing, so "
+                     "match rates are lower bounds")
     if c.get("order_inconsistent_pairs"):
         notes.append(f"{c['order_inconsistent_pairs']} pair(s) judged a match in one order and not in the "
                      "other: not a match")
