@@ -47,3 +47,19 @@ def test_templates_are_compiled_once_until_reloaded() -> None:
     assert env.get_template("ideabench_overlap.j2") is first  # no re-compile, no up-to-date check
     prompts.reload_templates()
     assert prompts._environment().get_template("ideabench_overlap.j2") is not first
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_rendering_with_flattened_globals_equals_jinja_render(idea: str, target: str) -> None:
+    template = prompts._environment().get_template("ideabench_overlap.j2")
+    variables = {"idea": idea, "target": target, "_budget": prompts._Budget()}
+    expected = template.render(**{**variables, "_budget": prompts._Budget()})
+    assert prompts._render_text(template, variables) == expected
+
+
+def test_an_undefined_variable_is_still_an_error() -> None:
+    import jinja2
+
+    with pytest.raises(jinja2.UndefinedError, match="target"):
+        render("ideabench_overlap", idea="only the idea")

@@ -369,8 +369,23 @@ def _split_blocks(text: str) -> list[str]:
     return parts
 
 
+def _render_text(template: jinja2.Template, variables: dict[str, Any]) -> str:
+    """``template.render(**variables)``, with the template's globals flattened once per template
+    instead of per call (Jinja merges them from a ChainMap, twice, for every render)."""
+    flat: dict[str, Any] | None = template.__dict__.get("_flat_globals")
+    if flat is None:
+        flat = template.__dict__["_flat_globals"] = dict(template.globals)
+    context = jinja2.runtime.new_context(template.environment, template.name, template.blocks,
+                                         {**flat, **variables}, shared=True, globals=flat)
+    try:
+        return template.environment.concat(template.root_render_func(context))  # type: ignore[attr-defined,no-any-return]
+    except Exception:
+        template.environment.handle_exception()  # re-raises, with the template's line in the traceback
+        raise
+
+
 def _render(step: str, variables: dict[str, Any], budget: _Budget) -> list[Message]:
-    text = _environment().get_template(f"{step}.j2").render(**variables, _budget=budget)
+    text = _render_text(_environment().get_template(f"{step}.j2"), {**variables, "_budget": budget})
     parts = _split_blocks(text)
     if len(parts) < 3:
         raise ValueError(f"prompt template {step}.j2 has no '### system' / '### user' block")
