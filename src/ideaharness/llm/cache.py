@@ -143,8 +143,8 @@ def _fast_canonical(request: ChatRequest, base_url: str | None) -> bytes | None:
     try:
         for name, kinds in _FIELD_TYPES.items():
             value = payload[name]
-            if type(value) not in kinds or not _plain(value):
-                return None
+            if type(value) not in kinds or (name != "messages" and not _plain(value)):
+                return None  # messages: checked below, every key and value a str
     except RecursionError:
         return None
     if not all(type(m) is dict and all(type(k) is str and type(v) is str for k, v in m.items())

@@ -51,6 +51,7 @@ from rich.progress import (
 from rich.text import Text
 
 from ideaharness.errors import PartialRunError, UserError
+from ideaharness.llm.errors import BudgetExceeded, ContextLengthError, LLMError, MissingAnswer
 from ideaharness.llm.judge import judge
 from ideaharness.llm.types import ChatModel, Message
 from ideaharness.metrics.reliability.sampling import permute, reask_key, reask_permutation, select_for_reask
@@ -234,8 +235,6 @@ class StepRunner:
         Raises:
             ContextLengthError: the prompt cannot be made to fit.
         """
-        from ideaharness.llm.errors import ContextLengthError
-
         if self.max_prompt_tokens is None:
             return messages
         if isinstance(messages, Prompt):
@@ -330,8 +329,6 @@ class StepRunner:
             else:
                 earlier = [*(existing.get("earlier_judgments") or []), existing["judgment"]]
                 first_round = _rounds(existing)
-        from ideaharness.llm.errors import BudgetExceeded, ContextLengthError, LLMError, MissingAnswer
-
         base_index = int(sampling.pop("sample_index", 0) or 0)
         temperature = float(sampling.pop("temperature", 0.0) or 0.0)
         rounds = first_round
@@ -409,7 +406,6 @@ class StepRunner:
         """What differs between what produced a recorded unit and what would produce it now
         (:func:`~ideaharness.runner.provenance.recorded_changes`); once units of the run were
         re-judged, also its prompt (it shows what a re-judged unit now says). ``[]``: reuse it."""
-        from ideaharness.llm.errors import ContextLengthError
         from ideaharness.llm.judge import prompt_hash
 
         changes = recorded_changes(record, produced)
@@ -475,7 +471,6 @@ class StepRunner:
         Raises:
             UserError: no idea contract is registered for ``task.benchmark`` (system or capture).
         """
-        from ideaharness.llm.errors import ContextLengthError
         from ideaharness.systems.contract import get_contract
         from ideaharness.systems.spec import is_system, system_kind
 
