@@ -203,16 +203,16 @@ def test_full_disk_in_the_response_cache_ends_the_run_with_one_line_not_a_failed
     from ideaharness.llm import cache as llm_cache
     from tests.runs.test_store import _FullDatabase
 
-    real_put = llm_cache.ResponseCache.put
+    real_aput = llm_cache.ResponseCache.aput
 
-    def put_on_a_full_disk(self: Any, *args: Any) -> None:
-        self._conn = _FullDatabase(getattr(self._conn, "conn", self._conn))
-        real_put(self, *args)
+    async def aput_on_a_full_disk(self: Any, *args: Any) -> None:  # what LLM.chat awaits
+        self._conn = _FullDatabase(getattr(self._conn, "conn", self._conn))  # the writer's connection
+        await real_aput(self, *args)
 
     out = tmp_path / "run"
     args = [a for a in aiib_args(server.base_url, out) if a != "--no-cache"]
     with monkeypatch.context() as patch:
-        patch.setattr(llm_cache.ResponseCache, "put", put_on_a_full_disk)
+        patch.setattr(llm_cache.ResponseCache, "aput", aput_on_a_full_disk)
         code, _, err = run_cli(args, capsys)
     assert code == 1, err
     lines = err.strip().splitlines()
