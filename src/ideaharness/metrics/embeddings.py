@@ -13,8 +13,10 @@ padding only).
 
 from __future__ import annotations
 
+import asyncio
 import importlib.metadata
 import warnings
+import weakref
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -124,6 +126,134 @@ def embed(texts: Sequence[str], model: str = DEFAULT_EMBEDDING_MODEL, batch_size
         if runtime is None:
             rt.close()
     return np.stack([found[t].vectors for t in texts]).astype(np.float32, copy=False)
+
+
+class EmbeddingBatcher:
+    """:func:`embed` for coroutines: the texts of every call made while a forward pass runs (or
+    in the same event-loop turn) are embedded together in the next pass, in a worker thread, so
+    the event loop keeps serving model calls and many one-text queries cost one batched pass.
+
+    Values are those of :func:`embed` (the same function does the work). One batcher per event
+    loop, model and runtime (:func:`aembed` keeps them); at most one pass runs at a time.
+
+    Args:
+        model: as :func:`embed`.
+        runtime: as :func:`embed`; None: CPU and the default store, opened once for the batcher.
+        max_texts: most distinct texts per pass (more wait for the next pass).
+    """
+
+    def __init__(self, model: str = DEFAULT_EMBEDDING_MODEL, runtime: EmbeddingRuntime | None = None,
+                 *, max_texts: int = 256) -> None:
+        self.model = model
+        self.runtime = runtime if runtime is not None else EmbeddingRuntime()
+        self.max_texts = max_texts
+        self.passes = 0
+        """Forward passes (calls of :func:`embed`) made so far."""
+        self._pending: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array of shape (len(texts), dim), rows L2-normalised (as :func:`embed`).
+
+        Raises:
+            whatever :func:`embed` raises for the pass that held these texts.
+        """
+        if len(texts) == 0:
+            return embed([], self.model, runtime=self.runtime)
+        future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
+        self._pending.append((list(texts), future))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.get_running_loop().create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        await asyncio.sleep(0)  # let the coroutines woken in this turn add their texts
+        while self._pending:
+            batch: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
+            distinct: dict[str, int] = {}
+            while self._pending and (not batch or len(distinct) + len(self._pending[0][0]) <= self.max_texts):
+                texts, future = self._pending.pop(0)
+                batch.append((texts, future))
+                for text in texts:
+                    distinct.setdefault(text, len(distinct))
+            try:
+                vectors = await asyncio.to_thread(embed, list(distinct), self.model, runtime=self.runtime)
+                self.passes += 1
+            except Exception as exc:  # noqa: BLE001 - each waiting call raises it
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for texts, future in batch:
+                if not future.done():
+                    future.set_result(vectors[[distinct[t] for t in texts]])
+
+
+class EmbeddingMemo:
+    """One run's sentence embeddings memoised per text, for benchmarks that embed the same texts in
+    several phases: call it (sync, :func:`embed`) or await :meth:`aembed` (off the event loop,
+    batched with concurrent calls: :func:`aembed`); both fill the same memo.
+
+    Args:
+        model: as :func:`embed`.
+        runtime: as :func:`embed` (may be set later, before the first call: a run's setup).
+        embed_fn: texts -> L2-normalised rows, used instead of the model (a test's or a caller's
+            embedding function; called in the event loop's thread).
+    """
+
+    def __init__(self, model: str = DEFAULT_EMBEDDING_MODEL, runtime: EmbeddingRuntime | None = None,
+                 embed_fn: Any = None) -> None:
+        self.model = model
+        self.runtime = runtime
+        self.embed_fn = embed_fn
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        """Rows for ``texts`` (shape (len(texts), dim); (0, 1) for no text)."""
+        missing = self._missing(texts)
+        if missing:
+            vectors = (self.embed_fn(missing) if self.embed_fn is not None
+                       else embed(missing, self.model, runtime=self.runtime))
+            self._remember(missing, vectors)
+        return self._rows(texts)
+
+    async def aembed(self, texts: Sequence[str]) -> np.ndarray:
+        """:meth:`__call__` for coroutines: the texts not yet known are embedded off the event loop."""
+        missing = self._missing(texts)
+        if missing:
+            vectors = (self.embed_fn(missing) if self.embed_fn is not None
+                       else await aembed(missing, self.model, runtime=self.runtime))
+            self._remember(missing, vectors)
+        return self._rows(texts)
+
+    def _missing(self, texts: Sequence[str]) -> list[str]:
+        return [t for t in dict.fromkeys(texts) if t not in self._vectors]
+
+    def _remember(self, texts: list[str], vectors: Any) -> None:
+        self._vectors.update(zip(texts, np.asarray(vectors), strict=True))
+
+    def _rows(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 1))
+
+
+_BATCHERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int], EmbeddingBatcher]] = (
+    weakref.WeakKeyDictionary())
+
+
+async def aembed(texts: Sequence[str], model: str = DEFAULT_EMBEDDING_MODEL, *,
+                 runtime: EmbeddingRuntime | None = None) -> np.ndarray:
+    """:func:`embed` for coroutines, through this event loop's :class:`EmbeddingBatcher` of
+    ``model`` and ``runtime``: concurrent calls share batched forward passes run off the loop.
+
+    Returns:
+        float32 array of shape (len(texts), dim), rows L2-normalised.
+    """
+    batchers = _BATCHERS.setdefault(asyncio.get_running_loop(), {})
+    key = (model, id(runtime))
+    batcher = batchers.get(key)
+    if batcher is None or (runtime is not None and batcher.runtime is not runtime):
+        batcher = batchers[key] = EmbeddingBatcher(model, runtime)
+    return await batcher.embed(texts)
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

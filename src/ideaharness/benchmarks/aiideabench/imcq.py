@@ -85,6 +85,7 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
     if gt is None or all(bench.store.has(STEP_QUESTION, inst.id, c) for c in J.COMPONENTS):
         return
     own, others, papers = _candidates(bench, inst, pool)
+    await bench.embedder.aembed([*gt.values(), *(c.text for c in own + others)])  # off the event loop
     for comp in J.COMPONENTS:
         if bench.store.has(STEP_QUESTION, inst.id, comp):
             continue

@@ -45,6 +45,7 @@ from ideaharness.benchmarks.aiideabench.literature import (
     ScholarUnavailable,
     feasibility_record,
     novelty_record,
+    paper_text,
     search_split,
 )
 from ideaharness.benchmarks.aiideabench.scores import aiideabench_scores
@@ -65,6 +66,7 @@ from ideaharness.generation.aiideabench import (
     parse_idea,
 )
 from ideaharness.metrics.choice import MCQuestion
+from ideaharness.metrics.embeddings import EmbeddingMemo
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, RunContext
 from ideaharness.runner.registry import register_benchmark, register_metric
@@ -163,8 +165,8 @@ class AIIdeaBench(Benchmark):
 
     def __init__(self, config: AIIdeaBenchConfig, **extras: Any) -> None:
         super().__init__(config, **extras)
-        self._embed_fn: Callable[[Sequence[str]], Any] | None = extras.get("embed_fn")
-        self._embeddings: dict[str, Any] = {}
+        self.embedder = EmbeddingMemo(config.embedding_model, embed_fn=extras.get("embed_fn"))
+        """The run's sentence embeddings, memoised per text (its runtime is set in setup)."""
         self.embedding_runtime: Any = None  # the run's device and embedding store (setup)
         self.answered: set[str] | None = None
         """With an ideas file: the instance ids it has rows for (None: any generator)."""
@@ -246,25 +248,14 @@ class AIIdeaBench(Benchmark):
         self.steps = ctx.steps
         self.judge = ctx.model("judge")
         self.generator = ctx.models.get("generator")
-        self.embedding_runtime = ctx.options.embedding_runtime()
+        self.embedding_runtime = self.embedder.runtime = ctx.options.embedding_runtime()
         self.gate = ScholarGate(self.config.scholar_base_url, client=self.extra.get("scholar"),
                                 timeout_s=ctx.options.timeout, cache_dir=str(ctx.out / "scholar_cache"))
 
     # -- helpers -------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> Any:
         """L2-normalised embeddings of ``texts`` (rows), memoised per text for this run."""
-        import numpy as np
-
-        missing = [t for t in dict.fromkeys(texts) if t not in self._embeddings]
-        if missing:
-            if self._embed_fn is not None:
-                vectors = self._embed_fn(missing)
-            else:
-                from ideaharness.metrics.embeddings import embed
-
-                vectors = embed(missing, model=self.config.embedding_model, runtime=self.embedding_runtime)
-            self._embeddings.update(zip(missing, np.asarray(vectors), strict=True))
-        return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
+        return self.embedder(texts)
 
     def _sampling(self, kind: str = "judge") -> dict[str, Any]:
         """The judge's sampling of prompt ``kind`` (its cap: :meth:`AIIdeaBenchConfig.reply_cap`)."""
@@ -480,9 +471,11 @@ class AIIdeaBench(Benchmark):
 
         hist = [Paper.model_validate(p) for p in lit["historical"]]
         cont = [Paper.model_validate(p) for p in lit["contemporary"]]
-        for k, idea in enumerate(ideas):
-            if self.store.has("novelty", inst.id, str(k)):
-                continue
+        todo = [(k, idea) for k, idea in enumerate(ideas) if not self.store.has("novelty", inst.id, str(k))]
+        await self.embedder.aembed([*(paper_text(p) for p in hist + cont),  # off the event loop
+                                    *(t for _, i in todo for t in (i.motivation or i.text,
+                                                                    i.experiment_plan or i.text))])
+        for k, idea in todo:
             texts = {"motivation": idea.motivation or idea.text,
                      "experiment_plan": idea.experiment_plan or idea.text}
             rec = novelty_record(texts, hist, cont, self.embed, self.config.influence_lambda)

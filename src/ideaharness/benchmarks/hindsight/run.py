@@ -34,6 +34,7 @@ from ideaharness.benchmarks.hindsight.search import (
 )
 from ideaharness.benchmarks.hindsight.topics import SAMPLE, Topic, load_topics, window_end, window_place
 from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry, LiteratureAccess, effective_cutoff, filter_access
+from ideaharness.metrics.embeddings import EmbeddingMemo
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
 from ideaharness.runner import Benchmark, RunContext
@@ -94,8 +95,8 @@ class Hindsight(Benchmark):
 
     def __init__(self, config: Any, **extras: Any) -> None:
         super().__init__(config, **extras)
-        self._embed_fn = extras.get("embed_fn")
-        self._embeddings: dict[str, Any] = {}
+        self.embedder = EmbeddingMemo(config.embedding_model, embed_fn=extras.get("embed_fn"))
+        """The run's sentence embeddings, memoised per text (its runtime is set in setup)."""
         self._corpus: list[Paper] | None = None
         self._today = dt.date.today()
 
@@ -140,7 +141,8 @@ class Hindsight(Benchmark):
         self.ctx = ctx
         self.store = ctx.store
         self.steps = ctx.steps
-        self.embedding_runtime = ctx.options.embedding_runtime()  # --device, the embedding store
+        # --device, the embedding store
+        self.embedding_runtime = self.embedder.runtime = ctx.options.embedding_runtime()
         self.searcher = Searcher(
             self.config.search, scholar_base_url=self.config.scholar_base_url,
             openalex_base_url=self.config.openalex_base_url, cache_dir=str(ctx.out / "scholar_cache"),
@@ -196,19 +198,7 @@ class Hindsight(Benchmark):
 
     def embed(self, texts: Sequence[str]) -> Any:
         """L2-normalised embeddings of ``texts`` (rows), memoised per text for this run."""
-        import numpy as np
-
-        missing = [t for t in dict.fromkeys(texts) if t not in self._embeddings]
-        if missing:
-            if self._embed_fn is not None:
-                vectors = self._embed_fn(missing)
-            else:
-                from ideaharness.metrics.embeddings import embed
-
-                vectors = embed(missing, model=self.config.embedding_model,
-                                runtime=getattr(self, "embedding_runtime", None))
-            self._embeddings.update(zip(missing, np.asarray(vectors), strict=True))
-        return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
+        return self.embedder(texts)
 
     # -- recorded units --------------------------------------------------------------
     def idea(self, topic_id: str, k: int) -> dict[str, Any] | None:
@@ -299,6 +289,7 @@ class Hindsight(Benchmark):
                     self.store.put(CUTOFF_STEP, topic.id, access, key)
             as_of = self.as_of(topic).isoformat()
             searched = self._today.isoformat()
+            await self.embedder.aembed([idea["idea"], *(paper_text(p) for p in pool.papers)])  # off the loop
             ranked = rank_candidates(idea["idea"], pool.papers, self.embed)[:KEEP]
             record = {
                 "idea_sha256": text_sha(idea["idea"]), "queries": queries, "window": [cutoff.isoformat(),

@@ -18,7 +18,7 @@ import numpy as np
 from ideaharness.data.pairiq import PAPER_VENUE_MEANS, SCORE_DIMENSIONS, PairIQRecord, debias, load_pairiq
 from ideaharness.errors import DataError
 from ideaharness.metrics.embedding_store import EmbeddingRuntime
-from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL, embed
+from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL, aembed, embed
 from ideaharness.retrieval import HybridIndex, RetrievalHit, cached_embeddings
 
 DebiasMeans = Literal["corpus", "paper", "none"]
@@ -90,7 +90,13 @@ class ReferenceCorpus:
         return value
 
     def query_embedding(self, text: str) -> np.ndarray:
+        """The embedding of a query (dim,), L2-normalised."""
         return embed([text], model=self.embedding_model, runtime=self.runtime)[0]
+
+    async def aquery_embedding(self, text: str) -> np.ndarray:
+        """:meth:`query_embedding` for coroutines: the queries of ideas scored concurrently share
+        batched forward passes, off the event loop (:func:`~ideaharness.metrics.embeddings.aembed`)."""
+        return (await aembed([text], self.embedding_model, runtime=self.runtime))[0]
 
     def retrieve(self, text: str, k: int, *, exclude: Sequence[str] = (),
                  query_embedding: np.ndarray | None = None) -> list[RetrievalHit]:

@@ -314,7 +314,7 @@ class IdeaScorer:
         formal: dict[str, str] = rec["judgment"]["parsed"]
         query = formal_text(formal)
         cfg = self.settings
-        q_emb = self.corpus.query_embedding(query)
+        q_emb = await self.corpus.aquery_embedding(query)
         cut = as_date(cutoff)
         later = after_cutoff(self.corpus.records, cut)  # never retrieved, shown or compared (.cutoff)
         hits = self.corpus.retrieve(query, cfg.n_calibration + cfg.elo.max_comparisons + cfg.extra_opponents,
@@ -442,7 +442,7 @@ async def _scholar_similarities(corpus: ReferenceCorpus, gate: ScholarGate, quer
                                 cfg: ScoringSettings, cutoff: Any,
                                 query_embedding: np.ndarray | None) -> dict[str, Any]:
     """Cosine similarities of the idea to Semantic Scholar search results (title + abstract)."""
-    from ideaharness.metrics.embeddings import embed
+    from ideaharness.metrics.embeddings import aembed
 
     cut = as_date(cutoff)
     ledger = CutoffLedger()  # the cutoff is sent and the results filtered again by the client
@@ -456,8 +456,8 @@ async def _scholar_similarities(corpus: ReferenceCorpus, gate: ScholarGate, quer
     if not texts:
         return {"similarities": None,
                 "note": "Semantic Scholar returned no papers; novelty uses the local corpus"}
-    vectors = embed(texts, model=corpus.embedding_model, runtime=corpus.runtime)
-    q = query_embedding if query_embedding is not None else corpus.query_embedding(query)
+    vectors = await aembed(texts, corpus.embedding_model, runtime=corpus.runtime)
+    q = query_embedding if query_embedding is not None else await corpus.aquery_embedding(query)
     sims = [float(x) for x in vectors @ q]
     rows = CutoffLedger()
     rows.merge({SEARCH_SOURCE: next(iter(ledger.counts.values()), {})})
