@@ -73,13 +73,20 @@ def test_bertscore_from_the_store_equals_bert_score(tmp_path: Path, pairs: tuple
 
     warm = BertScorer(runtime=EmbeddingRuntime(store_path=store))  # a second run, same store
     assert warm.f1(cands, refs) == pytest.approx(library_f1, abs=1e-6)
-    assert warm.counts["references"].embedded == 0 and warm.counts["candidates"].embedded == 0
+    # references come from the store; candidates (new with every system) are never stored
+    assert warm.counts["references"].model_dump() == {"embedded": 0, "reused": len(set(refs))}
+    assert warm.counts["candidates"].embedded == len(set(cands) - set(refs))
+    assert len(warm.runtime.store or []) == len(set(refs))
 
-    prepared = BertScorer(runtime=EmbeddingRuntime(store_path=tmp_path / "other.sqlite"))
-    prepared.prepare([*refs, *cands])  # one pass over all texts, as IdeaBench's similarity phase does
-    assert prepared.f1(cands, refs) == pytest.approx(library_f1, abs=1e-6)
-    assert prepared.counts["references"].model_dump() == {"embedded": len(set(refs)), "reused": 0}
-    assert prepared.runtime.counts[prepared.label].embedded == len(set(refs) | set(cands))
+    for runtime in (EmbeddingRuntime(store_path=tmp_path / "other.sqlite"), EmbeddingRuntime(cache=False)):
+        prepared = BertScorer(runtime=runtime)
+        prepared.prepare(refs, cands)  # one pass over all texts, as IdeaBench's similarity phase does
+        computed = prepared.runtime.counts[prepared.label].embedded
+        assert computed == len(set(refs) | set(cands))
+        assert prepared.f1(cands, refs) == pytest.approx(library_f1, abs=1e-6)
+        assert prepared.runtime.counts[prepared.label].embedded == computed  # nothing embedded twice
+        assert prepared.counts["references"].model_dump() == {"embedded": len(set(refs)), "reused": 0}
+        assert not prepared._prepared  # what prepare held in memory is released once scored
 
     fresh = BertScorer(runtime=EmbeddingRuntime(cache=False))  # no store at all
     assert fresh.f1(cands, refs) == pytest.approx(library_f1, abs=1e-6)

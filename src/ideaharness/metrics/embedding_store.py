@@ -437,27 +437,25 @@ class EmbeddingRuntime:
                 self._store = EmbeddingStore(self.store_path)
             return self._store
 
-    def fill(self, identity: Mapping[str, Any], label: str, texts: Sequence[str],
-             compute: Compute) -> set[str]:
-        """Compute and store the texts the store lacks, keeping none in memory (one pass over many
-        texts, so they are batched by length together); nothing without a store.
-
-        Returns:
-            The texts that were computed.
-        """
-        store = self.store
-        if store is None:
-            return set()
+    def absent(self, identity: Mapping[str, Any] | None, label: str, texts: Sequence[str]) -> list[str]:
+        """The distinct texts of ``texts`` the store lacks in space ``identity`` (all of them with
+        the store off or no identity), in first-seen order."""
         distinct = list(dict.fromkeys(texts))
+        store = self.store if identity is not None else None
+        if store is None or identity is None:
+            return distinct
         sid = store.space(identity, label)
         keys = {t: text_key(t) for t in distinct}
         present = store.has_many(sid, keys.values())
-        missing = [t for t in distinct if keys[t] not in present]
-        if missing:
-            for batch in compute(missing):
-                store.put_many(sid, [(keys[t], e) for t, e in batch])
-        self._computed.setdefault(label, set()).update(keys[t] for t in missing)
-        return set(missing)
+        return [t for t in distinct if keys[t] not in present]
+
+    def keep(self, identity: Mapping[str, Any] | None, label: str,
+             embeddings: Mapping[str, StoredEmbedding]) -> None:
+        """Store ``embeddings`` (text -> embedding) in space ``identity``; nothing with the store off."""
+        store = self.store if identity is not None else None
+        if store is not None and identity is not None and embeddings:
+            sid = store.space(identity, label)
+            store.put_many(sid, [(text_key(t), e) for t, e in embeddings.items()])
 
     def lookup(self, identity: Mapping[str, Any] | None, label: str, texts: Sequence[str],
                compute: Compute) -> tuple[dict[str, StoredEmbedding], set[str]]:

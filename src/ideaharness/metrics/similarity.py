@@ -13,10 +13,13 @@ L2-normalised token embeddings and greedy matching:
 
 (with idf off, [CLS] and [SEP] weigh 0 and every other token 1, as in bert-score).
 
-The per-token embeddings of every text are kept in the embedding store
-(:mod:`ideaharness.metrics.embedding_store`), keyed on the model's identity (name, a fingerprint of
-its files, layer, tokenizer max length, bert-score and transformers versions) and the text: a
-second system scored against the same targets embeds none of the targets again. Scores are computed
+The per-token embeddings of the references (target abstracts: the texts every system is scored
+against) are kept in the embedding store (:mod:`ideaharness.metrics.embedding_store`), keyed on the
+model's identity (name, a fingerprint of its files, layer, tokenizer max length, bert-score and
+transformers versions) and the text: a second system scored against the same targets embeds none of
+the targets again. Candidates (generated ideas, new with every system) are embedded in memory and
+not stored: at about 0.2 MiB per text they would make the store grow with every run, for texts a
+later run seldom scores again (a resumed run keeps its recorded scores). Scores are computed
 with bert-score's own building blocks (``sent_encode``, ``padding``, ``bert_encode``,
 ``greedy_cos_idf``; texts longer than the tokenizer's max length are truncated there) and equal
 ``bert_score.score(cands, refs, model_type=..., num_layers=..., lang="en")`` to 1e-6 whether the
@@ -72,6 +75,8 @@ class BertScorer:
         self.num_layers = num_layers
         self.runtime = runtime if runtime is not None else EmbeddingRuntime()
         self._roles: dict[str, set[str]] = {"references": set(), "candidates": set()}
+        self._prepared: dict[str, StoredEmbedding] = {}
+        """Candidates embedded by :meth:`prepare`, kept in memory until :meth:`score` uses them."""
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -146,18 +151,35 @@ class BertScorer:
         if not candidates:
             return [], [], []
         refs, cands = list(references), list(candidates)
-        found, _ = self.runtime.lookup(self._identity, self.label, refs + cands, self._embed)
+        prepared = {t: self._prepared[t] for t in (*refs, *cands) if t in self._prepared}
+        stored, _ = self.runtime.lookup(self._identity, self.label,
+                                        [t for t in refs if t not in prepared], self._embed)
+        unknown = [t for t in cands if t not in prepared and t not in stored]
+        fresh, _ = self.runtime.lookup(None, self.label, unknown, self._embed)  # candidates: not stored
+        found = {**stored, **prepared, **fresh}
         self._roles["references"].update(text_key(t) for t in set(refs))
         self._roles["candidates"].update(text_key(t) for t in set(cands))
-        return _greedy_match(found, cands, refs, _idf_weights(_tokenizer(self._path)))
+        scores = _greedy_match(found, cands, refs, _idf_weights(_tokenizer(self._path)))
+        for text in prepared:
+            del self._prepared[text]
+        return scores
 
-    def prepare(self, texts: Sequence[str]) -> None:
-        """Embed and store every text of ``texts`` the store lacks, in one pass batched by length
-        across all of them (a phase's candidates and references before it is scored in small,
-        separately recorded calls); nothing is kept in memory. No effect without a store."""
-        identity = self._identity
-        if identity is not None:
-            self.runtime.fill(identity, self.label, texts, self._embed)
+    def prepare(self, references: Sequence[str], candidates: Sequence[str] = ()) -> None:
+        """Embed the texts of several later :meth:`score` calls in one pass, batched by length
+        across all of them (a phase's texts, scored in small, separately recorded calls): the
+        references the store lacks are stored; the candidates are kept in memory until a
+        :meth:`score` call uses them (so prepare what the next few calls score, not a whole corpus).
+        """
+        stored = self._identity is not None and self.runtime.store_path is not None
+        refs = [t for t in self.runtime.absent(self._identity, self.label, references)
+                if t not in self._prepared]  # with no store: every reference, held in memory
+        cands = [t for t in dict.fromkeys(candidates) if t not in self._prepared and t not in refs]
+        if not refs and not cands:
+            return
+        found, _ = self.runtime.lookup(None, self.label, [*refs, *cands], self._embed)
+        if stored:
+            self.runtime.keep(self._identity, self.label, {t: found[t] for t in refs})
+        self._prepared.update((t, found[t]) for t in (cands if stored else [*refs, *cands]))
 
     @property
     def counts(self) -> dict[str, EmbeddingCounts]:

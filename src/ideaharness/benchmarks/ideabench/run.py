@@ -52,6 +52,9 @@ from ideaharness.systems import GenerationTask, is_system, system_kind
 
 SIMILARITY_BATCH = 16
 """Instances scored by BERTScore per batch; each batch is recorded before the next starts."""
+SIMILARITY_PREPARE = 16 * SIMILARITY_BATCH
+"""Instances whose texts are embedded in one length-sorted pass before their batches are scored
+(their ideas' token embeddings are held in memory meanwhile: ~0.2 MiB per idea)."""
 
 
 # ----------------------------------------------------------------------------- references
@@ -358,9 +361,11 @@ class IdeaBench(Benchmark):
             reference, kind = self.comparison_text(inst)
             if ideas and reference and not self.store.has(step, inst.id):
                 todo.append((inst, ideas, reference, kind))
-        # every text of the phase embedded in one pass, batched by length, kept in the store
-        self.scorer.prepare([t for _, ideas, ref, _ in todo for t in (ref, *(i.text for i in ideas))])
         for start in range(0, len(todo), SIMILARITY_BATCH):
+            if start % SIMILARITY_PREPARE == 0:  # the next chunk's texts in one pass, batched by length
+                chunk = todo[start : start + SIMILARITY_PREPARE]
+                self.scorer.prepare([ref for _, _, ref, _ in chunk],
+                                    [idea.text for _, ideas, _, _ in chunk for idea in ideas])
             batch = todo[start : start + SIMILARITY_BATCH]
             candidates = [idea.text for _, ideas, _, _ in batch for idea in ideas]
             references = [ref for _, ideas, ref, _ in batch for _ in ideas]
