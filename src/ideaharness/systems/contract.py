@@ -146,6 +146,28 @@ class IdeaContract:
             raise ParseError(f"{where}, {exc}") from None
 
 
+def field_text(value: Any) -> str | None:
+    """A converted row's value as one text, stripped: a list's non-blank items joined by newlines,
+    any other value as ``str``; ``None`` when the value is absent or blank."""
+    if isinstance(value, list):
+        value = "\n".join(str(v) for v in value if str(v).strip())
+    if value is None or not str(value).strip():
+        return None
+    return str(value).strip()
+
+
+def first_text(row: dict[str, Any], *keys: str) -> str | None:
+    """The :func:`field_text` of the first of ``keys`` that is non-blank in ``row``, else ``None``
+    (a ``from_row``'s "the row's ``idea``, else its ``text``")."""
+    return next((text for text in (field_text(row.get(key)) for key in keys) if text), None)
+
+
+def joined_text(row: dict[str, Any], *keys: str, sep: str = "\n\n") -> str:
+    """The non-blank :func:`field_text` of ``keys`` in ``row``, in that order, joined by ``sep``;
+    ``""`` when none is (a ``from_row``'s idea composed from a row's parts)."""
+    return sep.join(text for key in keys if (text := field_text(row.get(key))))
+
+
 def row_texts(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, str]:
     """The row's non-blank text values of ``keys``, stripped (the envelope fields a ``from_row``
     passes on: ``title``, ``system``, ...)."""

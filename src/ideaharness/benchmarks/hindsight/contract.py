@@ -24,7 +24,14 @@ from pydantic import Field
 
 from ideaharness.benchmarks.hindsight.parsers import idea_fields
 from ideaharness.errors import ParseError
-from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract, row_texts
+from ideaharness.systems.contract import (
+    IdeaAnswer,
+    IdeaContract,
+    first_text,
+    joined_text,
+    register_contract,
+    row_texts,
+)
 from ideaharness.systems.task import GenerationTask
 
 BENCHMARK = "hindsight"
@@ -57,21 +64,11 @@ def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> dict[str, Any]:
     return idea_fields(answer.title, answer.idea, answer.key_phrases)
 
 
-def _text(value: Any) -> str | None:
-    if isinstance(value, list):
-        value = "\n".join(str(v) for v in value if str(v).strip())
-    if value is None or not str(value).strip():
-        return None
-    return str(value).strip()
-
-
 def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     """A converted idea row (:mod:`ideaharness.systems.converters` vocabulary) as this contract's
     answer fields: ``idea`` (the row's ``idea`` or ``text``, else its :data:`TEXT_FIELDS` joined by
     blank lines, else ``""``), its ``key_phrases`` or ``keywords`` when a list, ``title`` and ``system``."""
-    idea = _text(row.get("idea")) or _text(row.get("text"))
-    if not idea:
-        idea = "\n\n".join(p for key in TEXT_FIELDS[2:] if (p := _text(row.get(key)))) or ""
+    idea = first_text(row, "idea", "text") or joined_text(row, *TEXT_FIELDS[2:])
     out: dict[str, Any] = {"idea": idea, **row_texts(row, ("title", "system"))}
     phrases = row.get("key_phrases", row.get("keywords"))
     if isinstance(phrases, list) and phrases:

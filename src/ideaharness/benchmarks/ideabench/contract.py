@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ideaharness.benchmarks.ideabench.parsers import check_idea_count, checked_idea
 from ideaharness.errors import ParseError
-from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract
+from ideaharness.systems.contract import IdeaAnswer, IdeaContract, field_text, joined_text, register_contract
 from ideaharness.systems.task import GenerationTask
 
 BENCHMARK = "ideabench"
@@ -85,22 +85,10 @@ def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> list[dict[str, str]]:
     return ideas
 
 
-def _text(value: Any) -> str | None:
-    if isinstance(value, list):
-        value = "\n".join(str(v) for v in value if str(v).strip())
-    if value is None or not str(value).strip():
-        return None
-    return str(value).strip()
-
-
 def idea_text(row: dict[str, Any]) -> str:
     """A row's idea as one text: ``text``, else the row's :data:`TEXT_FIELDS` joined by blank lines,
     else its ``title`` (then too short an idea, a parse failure naming it), else ``""``."""
-    text = _text(row.get("text"))
-    if text:
-        return text
-    parts = [part for key in TEXT_FIELDS if (part := _text(row.get(key)))]
-    return "\n\n".join(parts) if parts else _text(row.get("title")) or ""
+    return field_text(row.get("text")) or joined_text(row, *TEXT_FIELDS) or field_text(row.get("title")) or ""
 
 
 def _where(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -134,8 +122,8 @@ def from_rows(rows: list[dict[str, Any]], task: GenerationTask) -> dict[str, Any
                 ideas.append(item)
         else:
             idea: dict[str, Any] = {"idea": idea_text(row)}
-            if _text(row.get("title")):
-                idea["title"] = _text(row.get("title"))
+            if title := field_text(row.get("title")):
+                idea["title"] = title
             if where:
                 idea["provenance"] = where
             ideas.append(idea)

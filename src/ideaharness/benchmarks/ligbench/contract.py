@@ -29,7 +29,14 @@ from pydantic import Field
 from ideaharness.benchmarks.ligbench.config import parse_generated_idea, topic_id
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import check_text
-from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract, row_texts
+from ideaharness.systems.contract import (
+    IdeaAnswer,
+    IdeaContract,
+    field_text,
+    first_text,
+    register_contract,
+    row_texts,
+)
 from ideaharness.systems.task import GenerationTask
 
 BENCHMARK = "ligbench"
@@ -75,14 +82,6 @@ def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> str:
                                               answer.title))
 
 
-def _text(value: Any) -> str | None:
-    if isinstance(value, list):
-        value = "\n".join(str(v) for v in value if str(v).strip())
-    if value is None or not str(value).strip():
-        return None
-    return str(value).strip()
-
-
 _HEADING = re.compile(r"^[ \t]*(?:#{1,4}[ \t]*|\*\*)?[ \t]*(problem|method|experiment(?:al)?[ \t]+design)\b"
                       r"[ \t:*]*$", re.IGNORECASE | re.MULTILINE)
 
@@ -118,10 +117,10 @@ def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     the contract naming it)."""
     out: dict[str, Any] = {}
     for field, keys in ROW_KEYS.items():
-        text = next((t for t in (_text(row.get(k)) for k in keys) if t), None)
+        text = first_text(row, *keys)
         if text:
             out[field] = text
-    free = _text(row.get("text"))
+    free = field_text(row.get("text"))
     if free:
         for field, body in sections_of(free).items():
             out.setdefault(field, body)

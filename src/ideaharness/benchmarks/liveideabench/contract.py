@@ -21,7 +21,14 @@ from pydantic import Field
 
 from ideaharness.benchmarks.liveideabench.parsers import parse_idea
 from ideaharness.errors import ParseError
-from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract
+from ideaharness.systems.contract import (
+    IdeaAnswer,
+    IdeaContract,
+    field_text,
+    first_text,
+    joined_text,
+    register_contract,
+)
 from ideaharness.systems.task import GenerationTask
 
 BENCHMARK = "liveideabench"
@@ -55,23 +62,11 @@ def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> dict[str, object]:
         raise ParseError(f"field 'idea': {exc}") from None
 
 
-def _text(value: Any) -> str | None:
-    if isinstance(value, list):
-        value = "\n".join(str(v) for v in value if str(v).strip())
-    if value is None or not str(value).strip():
-        return None
-    return str(value).strip()
-
-
 def idea_text(row: dict[str, Any]) -> str:
     """A row's idea as one text: ``idea``, else ``text``, else the row's :data:`TEXT_FIELDS`
     joined by blank lines, else its ``title`` (then too short an idea, a parse failure), else ``""``."""
-    for key in ("idea", "text"):
-        text = _text(row.get(key))
-        if text:
-            return text
-    parts = [part for key in TEXT_FIELDS if (part := _text(row.get(key)))]
-    return "\n\n".join(parts) if parts else _text(row.get("title")) or ""
+    return (first_text(row, "idea", "text") or joined_text(row, *TEXT_FIELDS)
+            or field_text(row.get("title")) or "")
 
 
 def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
@@ -79,8 +74,8 @@ def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     contract's answer fields: ``idea`` (:func:`idea_text`), and the row's ``title`` and ``system``."""
     out: dict[str, Any] = {"idea": idea_text(row)}
     for key in ("title", "system"):
-        if _text(row.get(key)):
-            out[key] = _text(row.get(key))
+        if text := field_text(row.get(key)):
+            out[key] = text
     return out
 
 

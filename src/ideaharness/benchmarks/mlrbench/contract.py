@@ -32,7 +32,7 @@ from ideaharness.benchmarks.mlrbench.parsers import (
 )
 from ideaharness.errors import ParseError
 from ideaharness.llm.parsing import check_text
-from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract
+from ideaharness.systems.contract import IdeaAnswer, IdeaContract, first_text, register_contract
 from ideaharness.systems.task import GenerationTask
 
 BENCHMARK = "mlrbench"
@@ -76,16 +76,6 @@ def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> dict[str, Any]:
     return {stage: checked, "title": title, "words": len(checked.split())}
 
 
-def _text(value: Any) -> str | None:
-    if isinstance(value, list):
-        value = "\n".join(str(v) for v in value if str(v).strip())
-    return str(value).strip() if value is not None and str(value).strip() else None
-
-
-def _first(row: dict[str, Any], *keys: str) -> str | None:
-    return next((t for t in (_text(row.get(k)) for k in keys) if t), None)
-
-
 def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     """A converted row as this contract's answer (``text``): the stage's own field (``idea`` /
     ``proposal``, as MLR-Bench's ``--ideas`` files hold them), else ``text``; else, for the idea
@@ -95,11 +85,12 @@ def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     field). A row's ``model`` (who wrote it) goes into ``provenance``."""
     stage = stage_of(task)
     out: dict[str, Any] = {}
-    title = _first(row, "title")
-    text = _first(row, stage) or (None if _first(row, *(set(_BOUNDS) - {stage})) else _first(row, "text"))
+    title = first_text(row, "title")
+    other_stage = first_text(row, *(set(_BOUNDS) - {stage}))
+    text = first_text(row, stage) or (None if other_stage else first_text(row, "text"))
     if text is None and stage == "idea":
-        motivation = _first(row, "motivation", "problem")
-        main = _first(row, "method", "hypothesis", "experiment_plan", "abstract")
+        motivation = first_text(row, "motivation", "problem")
+        main = first_text(row, "method", "hypothesis", "experiment_plan", "abstract")
         parts = [f"Title: {title}" if title else "", f"Motivation: {motivation}" if motivation else "",
                  f"Main Idea: {main}" if main else ""]
         text = "\n".join(p for p in parts if p) if motivation or main else None
@@ -107,8 +98,8 @@ def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
         out["text"] = text
     if title:
         out["title"] = title
-    if _first(row, "system"):
-        out["system"] = _first(row, "system")
+    if first_text(row, "system"):
+        out["system"] = first_text(row, "system")
     model = row.get("model")
     if isinstance(model, str) and model.strip():
         out["provenance"] = {**(row.get("provenance") or {}), "model": model.strip()}
@@ -128,10 +119,10 @@ def stage_row(rows: list[dict[str, Any]], stage: str) -> dict[str, Any] | None:
     marked = [r for r in rows if r.get("stage") == stage]
     if marked:
         return marked[0]
-    own = [r for r in rows if "stage" not in r and _first(r, stage)]
+    own = [r for r in rows if "stage" not in r and first_text(r, stage)]
     if own:
         return own[0]
-    plain = [r for r in rows if "stage" not in r and not _first(r, "idea") and not _first(r, "proposal")]
+    plain = [r for r in rows if "stage" not in r and not first_text(r, "idea", "proposal")]
     index = STAGE_ROW[stage]
     return plain[index] if len(plain) > index else None
 

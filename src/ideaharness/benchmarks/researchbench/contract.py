@@ -35,7 +35,14 @@ from typing import Any
 from pydantic import Field
 
 from ideaharness.benchmarks.researchbench.composition import STEP_GENERATE, checked_hypothesis
-from ideaharness.systems.contract import IdeaAnswer, IdeaContract, register_contract, row_texts
+from ideaharness.systems.contract import (
+    IdeaAnswer,
+    IdeaContract,
+    first_text,
+    joined_text,
+    register_contract,
+    row_texts,
+)
 from ideaharness.systems.task import GenerationTask
 
 BENCHMARK = "researchbench"
@@ -60,25 +67,14 @@ def to_parsed(answer: IdeaAnswer, task: GenerationTask) -> dict[str, Any]:
     return {"hypothesis": checked_hypothesis(answer.hypothesis, "field 'hypothesis'"), "labelled": True}
 
 
-def _text(value: Any) -> str | None:
-    if isinstance(value, list):
-        value = "\n".join(str(v) for v in value if str(v).strip())
-    if value is None or not str(value).strip():
-        return None
-    return str(value).strip()
-
-
 def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     """A converted idea row as this contract's answer fields: ``hypothesis`` from the row's
     ``hypothesis``, else its ``text``, else ``motivation`` and ``method`` joined (either alone when
     the other is missing); a row with none of them gives no ``hypothesis`` (the answer then fails
     the contract naming the field)."""
     out: dict[str, Any] = {}
-    hypothesis = _text(row.get("hypothesis")) or _text(row.get("text"))
-    if hypothesis is None:
-        parts = [p for p in (_text(row.get("motivation")), _text(row.get("method"))) if p]
-        hypothesis = " ".join(parts) or None
-    if hypothesis is not None:
+    hypothesis = first_text(row, "hypothesis", "text") or joined_text(row, "motivation", "method", sep=" ")
+    if hypothesis:
         out["hypothesis"] = hypothesis
     out.update(row_texts(row, ("title", "system")))
     return out
