@@ -14,10 +14,9 @@ cutoff is not scored (status :data:`TOO_FEW_STATUS`), never scored against later
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import Any
 
-from ideaharness.cutoff import COUNT_KEYS, LiteratureAccess, verdict, work_summary
+from ideaharness.cutoff import COUNT_KEYS, DatedWork, LiteratureAccess, verdict, work_summary
 from ideaharness.data.pairiq import PairIQRecord
 
 CORPUS_SOURCE = "corpus"
@@ -38,14 +37,6 @@ LITERATURE = LiteratureAccess(
          "never retrieved, shown to the judge or used for novelty; the online search ends at the cutoff")
 
 
-@dataclass(frozen=True)
-class _Dated:
-    id: str
-    title: str
-    publication_date: dt.date | None
-    year: int | None
-
-
 def as_date(value: Any) -> dt.date | None:
     """An idea's cutoff as a date (an ISO string, a date, or None).
 
@@ -57,9 +48,9 @@ def as_date(value: Any) -> dt.date | None:
     return dt.date.fromisoformat(str(value))
 
 
-def dated(record: PairIQRecord) -> _Dated:
+def dated(record: PairIQRecord) -> DatedWork:
     """A corpus record with the dates :func:`~ideaharness.cutoff.verdict` reads (its year only)."""
-    return _Dated(id=record.id, title=record.title, publication_date=None, year=record.year)
+    return DatedWork(id=record.id, title=record.title, publication_date=None, year=record.year)
 
 
 def after_cutoff(records: list[PairIQRecord], cutoff: dt.date | None) -> list[str]:

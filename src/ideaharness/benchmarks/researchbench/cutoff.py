@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ideaharness.benchmarks.researchbench.composition import STEP_GENERATE
 from ideaharness.benchmarks.researchbench.config import BenchData
 from ideaharness.benchmarks.researchbench.screening import STEP as STEP_SCREEN
-from ideaharness.cutoff import COUNT_KEYS, CutoffLedger, LiteratureAccess, before_cutoff, work_summary
+from ideaharness.cutoff import CutoffLedger, DatedWork, LiteratureAccess, access_record, before_cutoff
 from ideaharness.data.matching import normalise_title
 from ideaharness.data.pools import Candidate, CandidatePool
 from ideaharness.schema import Paper
@@ -39,14 +38,6 @@ LITERATURE = LiteratureAccess(
     note="gold inspirations and negatives dated after the instance's cutoff never enter a pool or a "
          "composition prompt; the hit ratio counts the gold that remains (an instance with none left is "
          "unscored); given pools lose candidates whose title matches a later paper of the data")
-
-
-@dataclass(frozen=True)
-class _Dated:
-    id: str
-    title: str
-    publication_date: dt.date | None
-    year: int | None
 
 
 def dated_titles(data: BenchData) -> dict[str, Paper]:
@@ -77,9 +68,9 @@ def pool_before(pool: CandidatePool, cutoff: dt.date | None, dated: dict[str, Pa
     stubs = []
     for c in pool.candidates:
         paper = dated.get(normalise_title(c.title))
-        stubs.append(_Dated(id=str(c.index), title=c.title,
-                            publication_date=paper.publication_date if paper else None,
-                            year=paper.year if paper else None))
+        stubs.append(DatedWork(id=str(c.index), title=c.title,
+                               publication_date=paper.publication_date if paper else None,
+                               year=paper.year if paper else None))
     here = CutoffLedger()
     kept = before_cutoff(stubs, cutoff, source=POOL_SOURCE, ledger=here)
     keep = {s.id for s in kept}
@@ -89,12 +80,7 @@ def pool_before(pool: CandidatePool, cutoff: dt.date | None, dated: dict[str, Pa
     removed = len(pool.candidates) - len(candidates)
     if removed:
         notes.append(f"{removed} candidate(s) dated after the cutoff {cutoff} removed")
-    row = here.as_dict().get(POOL_SOURCE) or dict.fromkeys(COUNT_KEYS, 0)
-    record = {"source": POOL_SOURCE, "cutoff": cutoff.isoformat() if cutoff else None,
-              "window": [None, cutoff.isoformat() if cutoff else None],
-              "kept": row["kept"], "excluded": row["excluded"] + drawn.excluded(POOL_SOURCE),
-              "undated": row["undated"],
-              "kept_works": [work_summary(s) for s in kept],
-              "excluded_works": [*drawn.excluded_works.get(POOL_SOURCE, []),
-                                 *here.excluded_works.get(POOL_SOURCE, [])]}
+    record = access_record(here, POOL_SOURCE, kept, cutoff=cutoff)
+    record["excluded"] += drawn.excluded(POOL_SOURCE)
+    record["excluded_works"] = [*drawn.excluded_works.get(POOL_SOURCE, []), *record["excluded_works"]]
     return pool.model_copy(update={"candidates": candidates, "notes": notes}), record
