@@ -269,3 +269,70 @@ def test_an_entry_served_from_memory_is_validated_like_one_read_from_the_file(tm
     cache.close()
     assert served is not None and read is not None
     assert served.text == read.text == "a \ufffd" and served.cached and read.cached
+
+
+def test_commit_delay_groups_replies_of_calls_in_flight_and_flush_cuts_it_short(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the last entry's caller says ``siblings`` other calls still wait for their replies,
+    its group waits for them (up to the commit delay) and they share one commit; siblings=0
+    commits at once; flush and close never wait for the delay. The delay is made huge here, so a
+    wait that is not cut short would hang the test, not slow it."""
+    from ideaharness.llm import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "COMMIT_DELAY_S", 600.0)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    gated = _GatedConnection(cache._conn, threading.Event())
+    gated.gate.set()
+    cache._conn = gated  # type: ignore[assignment]
+
+    async def spaced(n: int) -> None:
+        async def one(i: int) -> None:
+            await asyncio.sleep(0.002 * i)  # replies arriving a few ms apart
+            await cache.aput(f"s{i}", _request(i), Completion(text=str(i), model="m"),
+                             siblings=n - 1 - i)  # the calls still waiting for their replies
+
+        await asyncio.gather(*(one(i) for i in range(n)))
+
+    asyncio.run(spaced(8))
+    assert gated.commits == 1  # the 8 replies shared one commit
+    asyncio.run(cache.aput("alone", _request(99), Completion(text="a", model="m")))  # siblings=0: at once
+    assert gated.commits == 2
+
+    async def waiting_then_flushed() -> None:
+        reply = Completion(text="w", model="m")
+        task = asyncio.create_task(cache.aput("w", _request(100), reply, siblings=5))
+        await asyncio.sleep(0.05)
+        assert not task.done()  # waiting for its siblings' replies
+        await asyncio.to_thread(cache.flush)  # cuts the wait short
+        await task
+
+    asyncio.run(waiting_then_flushed())
+    assert gated.commits == 3
+    cache.close()
+
+
+def test_llm_chat_stores_the_replies_of_calls_in_flight_in_one_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LLM.chat tells the cache how many calls still wait for their replies: concurrent calls share
+    one commit, a call alone is committed at once (with a huge commit delay, a wait would hang)."""
+    from ideaharness.llm import cache as cache_module
+    from ideaharness.llm import get_llm
+
+    monkeypatch.setattr(cache_module, "COMMIT_DELAY_S", 600.0)
+    llm = get_llm("scripted/echo", cache_path=tmp_path / "c.sqlite", max_concurrency=8)
+    assert llm.cache is not None
+    gated = _GatedConnection(llm.cache._conn, threading.Event())
+    gated.gate.set()
+    llm.cache._conn = gated  # type: ignore[assignment]
+
+    async def main() -> None:
+        await llm.chat([{"role": "user", "content": "alone"}])
+        assert gated.commits == 1
+        replies = await asyncio.gather(*(llm.chat([{"role": "user", "content": f"q{i}"}]) for i in range(8)))
+        assert [r.text for r in replies] == [f"q{i}" for i in range(8)]
+        assert gated.commits == 2 and llm._storing == 0
+        again = await llm.chat([{"role": "user", "content": "q3"}])
+        assert again.cached and llm.stats.calls == 9  # stored: answered from the cache
+        await llm.aclose()
+
+    asyncio.run(main())

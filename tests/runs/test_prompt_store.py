@@ -211,3 +211,69 @@ def test_a_record_waits_for_its_prompt_written_by_an_earlier_group(tmp_path: Pat
 
         asyncio.run(main())
         assert not store.has("rate", "i0")
+
+
+def test_commit_delay_groups_records_of_units_in_flight_and_drain_cuts_it_short(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the last record queued says ``siblings`` other units are still working, its group
+    waits for them (up to the commit delay) and they share one write and fsync; siblings=0 is
+    written at once; drain never waits for the delay. The delay is made huge, so a wait that is
+    not cut short would hang the test."""
+    from ideaharness.runs import store as store_module
+
+    monkeypatch.setattr(store_module, "COMMIT_DELAY_S", 600.0)
+    written = _writes(monkeypatch)
+    h = prompt_hash(MESSAGES)
+    with RunStore(tmp_path / "run", {"b": 1}) as store:
+
+        async def spaced(n: int) -> None:
+            async def one(i: int) -> None:
+                await asyncio.sleep(0.002 * i)  # units finishing a few ms apart
+                await store.aput("rate", f"i{i}", {"n": i}, prompt=(h, MESSAGES),
+                                 siblings=n - 1 - i)  # the units still working
+
+            await asyncio.gather(*(one(i) for i in range(n)))
+
+        asyncio.run(spaced(6))
+        assert written == [PROMPTS_FILE, "rate.jsonl"]  # one group: one write (and fsync) per file
+        asyncio.run(store.aput("rate", "alone", {"n": 0}))  # siblings=0: at once
+        assert written[-1] == "rate.jsonl" and len(written) == 3
+
+        async def waiting_then_drained() -> None:
+            task = asyncio.create_task(store.aput("rate", "w", {"n": 1}, siblings=3))
+            await asyncio.sleep(0.05)
+            assert not task.done()  # waiting for its siblings' records
+            await store.drain()  # cuts the wait short
+            await task
+
+        asyncio.run(waiting_then_drained())
+        assert len(store.records("rate")) == 8
+
+
+def test_judge_steps_in_flight_share_one_group_and_a_lone_one_is_written_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """judge_step tells the store how many units still ask their model: units answered a few ms
+    apart by a real loopback server record in one group; a unit alone is written at once (with a
+    huge commit delay, a wait would hang)."""
+    from ideaharness.llm import get_llm
+    from ideaharness.runs import store as store_module
+    from ideaharness.testing.openai_server import OpenAICompatServer
+
+    monkeypatch.setattr(store_module, "COMMIT_DELAY_S", 600.0)
+    written = _writes(monkeypatch)
+    with OpenAICompatServer(responder=lambda body: "7") as server, \
+            RunStore(tmp_path / "run", {"b": 1}) as store:
+        llm = get_llm("openai/m", base_url=server.base_url, use_cache=False, max_concurrency=8, max_retries=0)
+        runner = StepRunner(store, progress=False)
+
+        async def main() -> None:
+            await runner.judge_step("rate", "alone", "", llm, MESSAGES, int, max_tokens=4)
+            assert written == [PROMPTS_FILE, "rate.jsonl"]
+            units = [[{"role": "user", "content": f"rate idea {i}"}] for i in range(6)]
+            await asyncio.gather(*(runner.judge_step("rate", f"i{i}", "", llm, units[i], int, max_tokens=4)
+                                   for i in range(6)))
+            assert written[2:] == [PROMPTS_FILE, "rate.jsonl"]  # the six units: one group
+            await llm.aclose()
+
+        asyncio.run(main())
+        assert len(store.records("rate")) == 7 and runner._asking == 0

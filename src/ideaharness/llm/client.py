@@ -170,6 +170,7 @@ class LLM:
         self._semaphore: asyncio.Semaphore | None = None
         self._limiter: AsyncLimiter | None = None
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._storing = 0  # calls of _inflight whose reply is being stored in the cache
 
     def __repr__(self) -> str:
         return f"LLM(model={self.model!r}, base_url={self.base_url!r})"
@@ -287,7 +288,12 @@ class LLM:
         try:
             completion = await self._call_within_budget(request, semaphore, limiter)
             if self.cache is not None:  # stored as the provider gave it (split again when read),
-                await self.cache.aput(key, request, completion)  # group-committed by the cache's writer
+                self._storing += 1  # group-committed by the cache's writer, with the replies of the
+                try:  # calls still waiting for theirs (in flight and not storing)
+                    await self.cache.aput(key, request, completion,
+                                          siblings=len(self._inflight) - self._storing)
+                finally:
+                    self._storing -= 1
             completion = with_reasoning(completion)
             future.set_result(completion)
             return completion

@@ -202,6 +202,7 @@ class StepRunner:
         self.reorderable: dict[tuple[str, str, str], _Reorderable] = {}
         self.reasks = 0
         self._consecutive_errors = 0
+        self._asking = 0  # judge_step calls asking a model now (records to come)
         self.generated: dict[str, set[str]] = {}
         """Generator model string -> the task instance ids :meth:`generate_step` asked it for in this
         process (recorded ones included): a system's ``asked`` answers."""
@@ -332,6 +333,7 @@ class StepRunner:
         base_index = int(sampling.pop("sample_index", 0) or 0)
         temperature = float(sampling.pop("temperature", 0.0) or 0.0)
         rounds = first_round
+        self._asking += 1
         try:
             fitted = self.fit(messages) if fit else messages
             observed = _CacheObserver(model)
@@ -374,6 +376,8 @@ class StepRunner:
         except Exception as exc:  # a bug or an odd reply must cost this unit, not the run
             self.fail(step, instance_id, key, f"{type(exc).__name__}: {exc}")
             return None
+        finally:
+            self._asking -= 1
         self._consecutive_errors = 0
         self.failures.pop((step, instance_id, key), None)
         record = {"judgment": judgment.model_dump(mode="json"), **(extra or {}), PRODUCED_BY: produced}
@@ -387,7 +391,9 @@ class StepRunner:
             record["rejudged_from"] = rejudged_from
         put = self.store.areplace if existing is not None else self.store.aput
         if isinstance(self.store, RunStore):  # prompts.jsonl before the record, in the record's group
-            await put(step, instance_id, record, key, prompt=(judgment.prompt_hash, fitted))
+            # units still asking will record soon: their records may share this one's fsync
+            await put(step, instance_id, record, key, prompt=(judgment.prompt_hash, fitted),
+                      siblings=self._asking)
         else:  # a store without groups (a Ray worker's buffer): the prompt first, then the record
             await keep_prompt(self.store, judgment.prompt_hash, fitted)
             await put(step, instance_id, record, key)

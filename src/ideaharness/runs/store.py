@@ -76,6 +76,12 @@ RECORDS_DIR = "records"
 SUPERSEDED_DIR = "superseded"
 TORN_SUFFIX = ".torn"
 PROMPTS_FILE = "prompts.jsonl"
+COMMIT_DELAY_S = 0.005
+"""Longest wait of a group of records for more while its last record's unit said other units are
+still working (``siblings``), as PostgreSQL's ``commit_delay``/``commit_siblings``: each group costs
+two fsyncs (~150 us of CPU each here), so units finishing a few ms apart share them."""
+GROUP_MAX = 64
+"""Records a group waits for at most (it is written at once when it has this many)."""
 PRODUCED_BY_KEY = "produced_by"
 """The ``config.json`` key of what produces the run's records: ``{"templates": {name: sha256},
 "rejudged": true}`` (``rejudged`` once a unit was re-judged after a change: from then on a unit
@@ -181,6 +187,10 @@ class RunStore:
         self._batch: list[tuple[Path, str, bytes | str, asyncio.Future[None]]] = []
         self._pending: dict[bytes | str, asyncio.Future[None]] = {}
         self._gathering: set[bytes | str] = set()  # the keys of _batch (the group not yet being written)
+        self._siblings = 0  # the units still working, as the last aput of _batch said
+        self._records = 0  # the records in _batch (prompt lines aside)
+        self._full: asyncio.Future[None] | None = None  # the gathering group's wait (commit delay)
+        self._hurry = False  # drain(): no group waits for more records
         self._step_files: dict[str, Path] = {}  # step -> its records file
         self._prompts: dict[str, int] = {}  # prompt hash -> where its line is (as _index)
         self._flusher: asyncio.Task[None] | None = None
@@ -478,13 +488,18 @@ class RunStore:
             path = self._step_files[step] = self.dir / RECORDS_DIR / f"{_safe(step)}.jsonl"
         return path
 
-    def _enqueue(self, path: Path, line: str, key: bytes | str) -> asyncio.Future[None]:
+    def _enqueue(self, path: Path, line: str, key: bytes | str, siblings: int = 0) -> asyncio.Future[None]:
         """Queue ``line`` for ``path`` in the group being gathered (started by a flusher task when
         none runs); the future is done once it is on disk and indexed."""
         loop = asyncio.get_running_loop()
         waiting = self._pending[key] = loop.create_future()
         self._batch.append((path, line, key, waiting))
         self._gathering.add(key)
+        if not isinstance(key, str):  # a record (a prompt's key is its hash)
+            self._records += 1
+            self._siblings = siblings
+        if self._full is not None and self._complete():
+            _wake(self._full)
         if self._flusher is None or self._flusher.done():
             self._flusher = loop.create_task(self._flush())
         return waiting
@@ -519,8 +534,10 @@ class RunStore:
             self._superseded.add(self._files[_unpack(old)[0]])
 
     async def areplace(self, step: str, instance_id: str, data: dict[str, Any], key: str = "", *,
-                       prompt: tuple[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
-        """:meth:`replace` for coroutines (group-committed like :meth:`aput`, ``prompt`` as there).
+                       prompt: tuple[str, Sequence[Mapping[str, Any]]] | None = None,
+                       siblings: int = 0) -> None:
+        """:meth:`replace` for coroutines (group-committed like :meth:`aput`, ``prompt`` and
+        ``siblings`` as there).
 
         Raises:
             StorageError: the record cannot be written; the unit keeps its old record.
@@ -528,7 +545,7 @@ class RunStore:
         digest = _digest(step, instance_id, key)
         old = self._index.pop(digest, None)
         try:
-            await self.aput(step, instance_id, data, key, prompt=prompt)
+            await self.aput(step, instance_id, data, key, prompt=prompt, siblings=siblings)
         except BaseException:
             if old is not None and digest not in self._index:
                 self._index[digest] = old
@@ -607,7 +624,7 @@ class RunStore:
             self._usage.maybe_save()
 
     async def aput(self, step: str, instance_id: str, data: dict[str, Any], key: str = "", *,
-                   prompt: tuple[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
+                   prompt: tuple[str, Sequence[Mapping[str, Any]]] | None = None, siblings: int = 0) -> None:
         """:meth:`put` for coroutines: returns once the record is on disk, without blocking the event
         loop; records put while a write is under way are written together, one write and one fsync
         per file (group commit) in one trip to a worker thread, so C concurrent units pay ~one
@@ -617,6 +634,11 @@ class RunStore:
         ``prompts.jsonl`` as :meth:`aput_prompt` does, in the record's group: a group writes its
         prompts before its records, so no record on disk names a prompt that is not (one group
         instead of two in a row).
+
+        ``siblings``: other units still working (whose records will come soon): while the last
+        record queued says so, its group waits for them, up to :data:`COMMIT_DELAY_S` and
+        :data:`GROUP_MAX` records, so units finishing a few ms apart share one fsync; 0: written
+        at once. :meth:`drain` cuts the wait short.
 
         All or nothing per file of a group, in order (prompts first; after a file fails, the
         group's later files are not written); a unit already recorded (or being recorded) is not
@@ -638,7 +660,7 @@ class RunStore:
             self._written.add(digest)
             line = dumps_line({"step": step, "instance_id": instance_id, "key": key, "data": data,
                                "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
-            waiting = self._enqueue(self._records_file(step), line, digest)
+            waiting = self._enqueue(self._records_file(step), line, digest, siblings)
         await asyncio.shield(waiting)
 
     async def drain(self) -> None:
@@ -651,15 +673,41 @@ class RunStore:
             StorageError: a records file could not be compacted (a group that failed to write is
                 reported to its own ``aput`` callers).
         """
-        while self._flusher is not None and not self._flusher.done():
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self._flusher)
+        self._hurry = True
+        try:
+            while self._flusher is not None and not self._flusher.done():
+                if self._full is not None:
+                    _wake(self._full)
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._flusher)
+        finally:
+            self._hurry = False
         self.compact()
+
+    def _complete(self) -> bool:
+        """Whether the gathering group is written now: its last record's unit said no other is
+        working, it has :data:`GROUP_MAX` records, or :meth:`drain` waits."""
+        return self._hurry or self._siblings <= 0 or self._records >= GROUP_MAX
+
+    async def _gather(self) -> None:
+        """Commit delay: wait up to :data:`COMMIT_DELAY_S` while the group is not :meth:`_complete`."""
+        if self._complete():
+            return
+        loop = asyncio.get_running_loop()
+        self._full = loop.create_future()
+        timer = loop.call_later(COMMIT_DELAY_S, _wake, self._full)
+        try:
+            await self._full
+        finally:
+            timer.cancel()
+            self._full = None
 
     async def _flush(self) -> None:
         prompts = self.dir / PROMPTS_FILE
         while self._batch:
+            await self._gather()
             batch, self._batch, self._gathering = self._batch, [], set()
+            self._siblings = self._records = 0
             by_path: dict[Path, list[tuple[str, bytes | str, asyncio.Future[None]]]] = {prompts: []}
             for path, line, digest, done in batch:
                 by_path.setdefault(path, []).append((line, digest, done))
@@ -794,6 +842,11 @@ def _digest(step: str, instance_id: str, key: str) -> bytes:
     except TypeError:  # a lone surrogate (or not a string): json's ASCII escapes, which have
         blob = json.dumps([step, instance_id, key], ensure_ascii=True).encode()  # ", " between items
     return hashlib.blake2b(blob, digest_size=16).digest()
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _append_files(files: list[tuple[Path, list[str]]]) -> list[int | StorageError]:
