@@ -33,10 +33,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from ideaharness.testing._http import Answered, RecordedRequest, Reply, ThreadedServer, echo_responder
+
+__all__ = ["API_VERSION_WITHOUT_SAMPLING", "AnthropicServer", "Answer", "BatchPlan", "RecordedRequest",
+           "Reply", "Responder", "api_error", "echo_responder"]
 
 API_VERSION_WITHOUT_SAMPLING = "2026-10-21"
 """The ``anthropic-version`` from which ``temperature``, ``top_p`` and ``top_k`` are refused."""
@@ -62,22 +66,6 @@ Responder = Callable[[dict[str, Any]], "str | Answer"]
 
 
 @dataclass
-class Reply:
-    """One scripted answer to ``/v1/messages``; ``body`` None with status 200 means "use the responder"."""
-
-    status: int = 200
-    body: dict[str, Any] | str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-
-@dataclass
 class BatchPlan:
     """How the n-th created batch is answered: lines in ``errored_lines`` (0-based) get an
     ``api_error``; with ``expire_after = k`` only the first k lines are answered and the rest are
@@ -86,12 +74,6 @@ class BatchPlan:
     errored_lines: frozenset[int] = frozenset()
     expire_after: int | None = None
     polls_per_state: int = 1
-
-
-def echo_responder(body: dict[str, Any]) -> str:
-    """Default reply: ``echo: <content of the last message>``."""
-    messages = body.get("messages") or [{"content": ""}]
-    return f"echo: {messages[-1].get('content', '')}"
 
 
 def api_error(status: int, kind: str, message: str) -> tuple[int, dict[str, Any]]:
@@ -109,7 +91,7 @@ def _now(offset_h: float = 0.0) -> str:
     return (datetime.now(UTC) + timedelta(hours=offset_h)).isoformat().replace("+00:00", "Z")
 
 
-class AnthropicServer:
+class AnthropicServer(ThreadedServer):
     """Scripted Anthropic Messages (and Message Batches) API on 127.0.0.1 (port chosen by the OS).
 
     Args:
@@ -157,35 +139,15 @@ class AnthropicServer:
         self._polls: Counter[str] = Counter()
         self._version = API_VERSION_WITHOUT_SAMPLING
         self._lock = threading.RLock()  # message() is also called under it (batch lines)
-        self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     @property
     def base_url(self) -> str:
         """The API root, ``http://127.0.0.1:<port>`` (the SDK adds ``/v1/...``)."""
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def start(self) -> AnthropicServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> AnthropicServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"http://127.0.0.1:{self.port}"
 
     # -- routing -----------------------------------------------------------------
-    def handle(
-        self, method: str, path: str, headers: dict[str, str], raw: bytes
-    ) -> tuple[int, dict[str, str], Any]:
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Answered:
         """Answer one HTTP request: ``(status, extra headers, JSON value or bytes)``."""
         lowered = {k.lower(): v for k, v in headers.items()}
         parts = path.split("?")[0].rstrip("/").split("/")[1:]  # ["v1", ...]
@@ -225,8 +187,7 @@ class AnthropicServer:
         return api_error(401, "authentication_error", f"invalid x-api-key: {got}")
 
     # -- /v1/messages ------------------------------------------------------------
-    def _messages(self, path: str, headers: dict[str, str], lowered: dict[str, str],
-                  body: Any) -> tuple[int, dict[str, str], Any]:
+    def _messages(self, path: str, headers: dict[str, str], lowered: dict[str, str], body: Any) -> Answered:
         with self._lock:
             self.requests.append(RecordedRequest(path, headers, body if isinstance(body, dict) else {}))
             scripted = self.script.pop(0) if self.script else None
@@ -383,43 +344,3 @@ def _counts(processing: int = 0, succeeded: int = 0, errored: int = 0, canceled:
     return {"processing": processing, "succeeded": succeeded, "errored": errored, "canceled": canceled,
             "expired": expired}
 
-
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 1024  # socketserver's default backlog of 5 resets bursts of connections
-    daemon_threads = True
-
-
-def _make_handler(server: AnthropicServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            self._send(*server.handle("GET", self.path, dict(self.headers.items()), b""))
-
-        def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            self._send(*server.handle("POST", self.path, dict(self.headers.items()), raw))
-
-        def _send(self, status: int, headers: dict[str, str], payload: Any) -> None:
-            if isinstance(payload, bytes):
-                data = payload
-            else:
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-            try:
-                self.send_response(status)
-                if not any(k.lower() == "content-type" for k in headers):
-                    self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout) first
-                self.close_connection = True
-
-        def log_message(self, format: str, *args: Any) -> None:  # silence stderr logging
-            return
-
-    return Handler

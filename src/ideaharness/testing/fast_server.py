@@ -37,18 +37,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Self
+
+from ideaharness.testing._http import LoopbackServer, echo_responder
+from ideaharness.testing.openai_server import chat_completion
 
 Responder = Callable[[dict[str, Any]], str]
 MAX_HEADER_BYTES = 64 * 1024
 MAX_BODY_BYTES = 64 * 1024 * 1024
-
-
-def echo_responder(body: dict[str, Any]) -> str:
-    """``echo: <content of the last message>`` (as OpenAICompatServer's default)."""
-    messages = body.get("messages") or [{"content": ""}]
-    last = messages[-1] if isinstance(messages[-1], dict) else {}
-    return f"echo: {last.get('content', '')}"
 
 
 def fixed_responder(text: str) -> Responder:
@@ -197,7 +193,7 @@ class _App:
             counter.requests += 1
             counter.in_flight += 1
             counter.peak_in_flight = max(counter.peak_in_flight, counter.in_flight)
-            payload = self.completion(body, self.responder(body), counter.requests)
+            payload = chat_completion(body, self.responder(body), counter.requests)
             if self.latency_s > 0 and self.loop is not None:
                 self.loop.call_later(self.latency_s, self._answer, conn, payload)
             else:
@@ -215,23 +211,6 @@ class _App:
         self.counter.in_flight -= 1
         conn._reply(200, payload)
 
-    @staticmethod
-    def completion(body: dict[str, Any], text: str, number: int) -> dict[str, Any]:
-        messages = body.get("messages")
-        prompt_words = sum(len(str(m.get("content", "")).split())
-                           for m in (messages if isinstance(messages, list) else []) if isinstance(m, dict))
-        words = len(text.split())
-        return {
-            "id": f"chatcmpl-{number}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_words, "completion_tokens": words,
-                      "total_tokens": prompt_words + words},
-        }
-
 
 async def _start(app: _App, host: str, port: int) -> asyncio.Server:
     app.loop = asyncio.get_running_loop()
@@ -239,7 +218,7 @@ async def _start(app: _App, host: str, port: int) -> asyncio.Server:
                                         reuse_address=True)
 
 
-class FastServer:
+class FastServer(LoopbackServer):
     """The server on an event loop in a background thread of this process.
 
     Args:
@@ -275,7 +254,7 @@ class FastServer:
         port = self._server.sockets[0].getsockname()[1]
         return f"http://{self._host}:{port}/v1"
 
-    def start(self) -> FastServer:
+    def start(self) -> Self:
         ready = threading.Event()
 
         def run() -> None:
@@ -298,12 +277,6 @@ class FastServer:
             self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=10)
-
-    def __enter__(self) -> FastServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 class ServerHandle:

@@ -21,28 +21,15 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
+
+from ideaharness.testing._http import Answered, RecordedRequest, Reply, ThreadedServer, echo_responder
 
 Responder = Callable[[dict[str, Any]], str]
 
-
-@dataclass
-class Reply:
-    """One scripted answer. ``body`` None with status 200 means "use the responder"."""
-
-    status: int = 200
-    body: dict[str, Any] | str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
+__all__ = ["BatchPlan", "Faults", "OpenAICompatServer", "RecordedRequest", "Reply", "chat_completion",
+           "echo_responder", "garble"]
 
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "hang", "garbled", "broken_body")
 
@@ -103,13 +90,27 @@ def garble(text: str, seed: int = 0) -> str:
     return " ".join(words[: max(1, len(words) // 2)])
 
 
-def echo_responder(body: dict[str, Any]) -> str:
-    """Default reply: ``echo: <content of the last message>``."""
-    messages = body.get("messages") or [{"content": ""}]
-    return f"echo: {messages[-1].get('content', '')}"
+def chat_completion(body: dict[str, Any], text: str, number: int) -> dict[str, Any]:
+    """The chat completion answering request ``body`` with ``text``: id ``chatcmpl-<number>``, the
+    request's ``model``, one choice (``finish_reason`` ``stop``), usage counted in words (the
+    prompt's: every message's ``content``)."""
+    messages = body.get("messages")
+    prompt_words = sum(len(str(m.get("content", "")).split())
+                       for m in (messages if isinstance(messages, list) else []) if isinstance(m, dict))
+    words = len(text.split())
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt_words, "completion_tokens": words,
+                  "total_tokens": prompt_words + words},
+    }
 
 
-class OpenAICompatServer:
+class OpenAICompatServer(ThreadedServer):
     """Scripted ``/v1/chat/completions`` server on 127.0.0.1 (port chosen by the OS).
 
     Args:
@@ -148,30 +149,25 @@ class OpenAICompatServer:
         self.batches: dict[str, dict[str, Any]] = {}
         self._batch_polls: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> OpenAICompatServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> OpenAICompatServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Answered:
+        """Answer one HTTP request: the Files/Batch APIs and ``GET /v1/models``, else a chat
+        completion (a POST; a body that is not JSON reaches the responder as ``{"_raw": text}``)."""
+        api = self._api(method, path, headers, raw)
+        if api is not None:
+            return api[0], {}, api[1]
+        if method != "POST":
+            return 404, {}, {"error": {"message": f"no route {method} {path}", "type": "not_found"}}
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = {"_raw": raw.decode("utf-8", "replace")}
+        return self._answer(path, headers, body)
 
     def _draw_fault(self, body: dict[str, Any]) -> str | None:
         if self.faults is None:
@@ -186,9 +182,7 @@ class OpenAICompatServer:
                 self.fault_counts[kind] += 1
         return kind
 
-    def _answer(
-        self, path: str, headers: dict[str, str], body: dict[str, Any]
-    ) -> tuple[int, dict[str, str], Any]:
+    def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Answered:
         with self._lock:
             self.requests.append(RecordedRequest(path, headers, body))
             scripted = self.script.pop(0) if self.script else None
@@ -313,17 +307,7 @@ class OpenAICompatServer:
                      request_counts=_counts(len(lines), len(out), len(err)))
 
     def _completion(self, body: dict[str, Any], text: str) -> dict[str, Any]:
-        prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
-        return {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(text.split()),
-                      "total_tokens": prompt_words + len(text.split())},
-        }
+        return chat_completion(body, text, len(self.requests))
 
 
 def _invalid(message: str) -> dict[str, Any]:
@@ -378,53 +362,3 @@ def _validate_batch(content: bytes) -> tuple[list[dict[str, Any]], list[dict[str
         errors.append({"code": "empty_file", "line": None, "message": "no requests"})
     return lines, errors
 
-
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 1024  # socketserver's default backlog of 5 resets bursts of connections
-    daemon_threads = True
-
-
-def _make_handler(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # else headers and body wait on delayed ACKs (~40 ms a reply)
-
-        def do_GET(self) -> None:  # noqa: N802
-            status, payload = server._api("GET", self.path, dict(self.headers.items()), b"") or (
-                404, {"error": {"message": f"no route GET {self.path}", "type": "not_found"}})
-            self._send(status, {}, payload)
-
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            api = server._api("POST", self.path, dict(self.headers.items()), raw)
-            if api is not None:
-                self._send(api[0], {}, api[1])
-                return
-            try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                body = {"_raw": raw.decode("utf-8", "replace")}
-            status, headers, payload = server._answer(self.path, dict(self.headers.items()), body)
-            self._send(status, headers, payload)
-
-        def _send(self, status: int, headers: dict[str, str], payload: Any) -> None:
-            if isinstance(payload, bytes):
-                data = payload
-            else:
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout) first
-                self.close_connection = True
-
-        def log_message(self, format: str, *args: Any) -> None:  # silence stderr logging
-            return
-
-    return Handler
