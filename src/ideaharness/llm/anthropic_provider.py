@@ -56,8 +56,7 @@ import asyncio
 import time
 from typing import Any
 
-from ideaharness.errors import UserError
-from ideaharness.llm.errors import ContextLengthError, LLMError, ProviderError
+from ideaharness.llm.errors import LLMError, ProviderError, short_detail, status_error
 from ideaharness.llm.types import ChatRequest, Completion, Message, Usage
 from ideaharness.net.retry import is_retryable_status, parse_retry_after
 from ideaharness.redaction import redact
@@ -311,7 +310,7 @@ class AnthropicProvider:
         except (ValueError, TypeError, AttributeError, KeyError, anthropic.AnthropicError) as exc:
             raise ProviderError(
                 f"{self.label}: malformed reply body from {self.base_url} "
-                f"({type(exc).__name__}: {_short(self._redact(str(exc)))})",
+                f"({type(exc).__name__}: {short_detail(self._redact(str(exc)))})",
                 retryable=True,
             ) from exc
         return completion_from_message(response, self.label, time.monotonic() - start)
@@ -344,25 +343,12 @@ class AnthropicProvider:
 
     def _map_status_error(self, exc: Any) -> Exception:
         status = int(exc.status_code)
-        detail = _short(self._redact(getattr(exc, "message", "") or str(exc)))
-        if status in (401, 403):
-            return UserError(
-                f"{self.label}: the server at {self.base_url} refused the key (HTTP {status}); "
-                "set a valid ANTHROPIC_API_KEY in the environment"
-            )
-        if status == 404:
-            return UserError(
-                f"{self.label}: not found at {self.base_url} (HTTP 404: {detail}); check the model name "
-                "and --base-url (the API root, e.g. https://api.anthropic.com)"
-            )
-        if status == 400 and _is_context_error(exc):
-            return ContextLengthError(f"{self.label}: prompt too long for the model's context: {detail}")
-        retryable = is_retryable_status(status)
-        if not retryable:
-            return LLMError(f"{self.label}: HTTP {status} from {self.base_url}: {detail}")
-        retry_after = parse_retry_after(dict(exc.response.headers))
-        return ProviderError(f"HTTP {status}: {detail}", status=status, retryable=True,
-                             retry_after_s=retry_after)
+        retry_after = parse_retry_after(dict(exc.response.headers)) if is_retryable_status(status) else None
+        return status_error(
+            status, short_detail(self._redact(getattr(exc, "message", "") or str(exc))), label=self.label,
+            base_url=self.base_url, key_env="ANTHROPIC_API_KEY",
+            root_hint="the API root, e.g. https://api.anthropic.com",
+            context_error=status == 400 and _is_context_error(exc), retry_after_s=retry_after)
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, {}
@@ -373,8 +359,3 @@ class AnthropicProvider:
 def _is_context_error(exc: Any) -> bool:
     text = str(getattr(exc, "message", "") or exc).lower()
     return "prompt is too long" in text or "context window" in text or "context length" in text
-
-
-def _short(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

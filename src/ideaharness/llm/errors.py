@@ -11,12 +11,14 @@
   façade retries it when ``retryable`` and turns it into :class:`LLMError` otherwise.
 
 Authentication problems (HTTP 401/403, missing key) are plain :class:`~ideaharness.errors.UserError`:
-no run can continue past them.
+no run can continue past them. :func:`status_error` is that mapping of an endpoint's HTTP error
+status, shared by the ``openai/`` and ``anthropic/`` providers.
 """
 
 from __future__ import annotations
 
 from ideaharness.errors import UserError
+from ideaharness.net.retry import is_retryable_status
 
 
 class LLMError(UserError):
@@ -75,3 +77,42 @@ class ProviderError(Exception):
         self.status = status
         self.retryable = retryable
         self.retry_after_s = retry_after_s
+
+
+def status_error(status: int, detail: str, *, label: str, base_url: str, key_env: str, root_hint: str,
+                 context_error: bool, retry_after_s: float | None) -> Exception:
+    """The error an HTTP error reply of a model endpoint is raised as.
+
+    Args:
+        status: the HTTP status (>= 400).
+        detail: the error's message, already redacted and shortened (:func:`short_detail`).
+        label: the model as the run names it (``openai/gpt-4o``); base_url: the endpoint.
+        key_env: the environment variable of the endpoint's key (``OPENAI_API_KEY``).
+        root_hint: what ``--base-url`` should be, for a 404 (``it usually ends in /v1``).
+        context_error: the reply says the prompt does not fit the model's context.
+        retry_after_s: the reply's Retry-After, seconds (None: none sent).
+
+    Returns:
+        :class:`~ideaharness.errors.UserError` for 401/403 (the key) and 404 (model or URL);
+        :class:`ContextLengthError` when ``context_error``; :class:`ProviderError` (retryable,
+        with ``retry_after_s``) for 408, 429 and 5xx; else :class:`LLMError`.
+    """
+    if status in (401, 403):
+        return UserError(f"{label}: the server at {base_url} refused the key (HTTP {status}); "
+                         f"set a valid {key_env} in the environment")
+    if status == 404:
+        return UserError(f"{label}: not found at {base_url} (HTTP 404: {detail}); check the model name "
+                         f"and --base-url ({root_hint})")
+    if context_error:
+        return ContextLengthError(f"{label}: prompt too long for the model's context: {detail}")
+    if not is_retryable_status(status):
+        return LLMError(f"{label}: HTTP {status} from {base_url}: {detail}")
+    return ProviderError(f"HTTP {status}: {detail}", status=status, retryable=True,
+                         retry_after_s=retry_after_s)
+
+
+def short_detail(text: object, limit: int = 300) -> str:
+    """``text`` on one line (runs of white space as one space), cut to ``limit`` characters ending
+    in ``...`` when longer: an endpoint's error message as an error shows it."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= limit else one[: limit - 3] + "..."

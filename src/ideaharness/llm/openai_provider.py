@@ -37,8 +37,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from ideaharness.errors import UserError
-from ideaharness.llm.errors import ContextLengthError, LLMError, ProviderError
+from ideaharness.llm.errors import ProviderError, short_detail, status_error
 from ideaharness.llm.openai_http import (
     AiohttpChat,
     ConnectFailure,
@@ -49,7 +48,6 @@ from ideaharness.llm.openai_http import (
     transport_name,
 )
 from ideaharness.llm.types import ChatRequest, Completion, Usage
-from ideaharness.net.retry import is_retryable_status
 from ideaharness.redaction import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -218,7 +216,7 @@ class OpenAIProvider:
             # what the SDK raises for a reply it cannot read as a chat completion
             raise ProviderError(
                 f"{self.label}: malformed reply body from {self.base_url} "
-                f"({type(exc).__name__}: {_short(self._redact(str(exc)))})",
+                f"({type(exc).__name__}: {short_detail(self._redact(str(exc)))})",
                 retryable=True,
             ) from exc
         return read_reply(reply, self.label, latency_s=time.monotonic() - start)
@@ -233,7 +231,7 @@ class OpenAIProvider:
           any of the above existed, whatever the 400 says).
         """
         refused = _refused_param(failure, body)
-        detail = _short(self._redact(failure.message), 160)
+        detail = short_detail(self._redact(failure.message), 160)
         if refused in TOKEN_PARAMS and not self._token_switched:
             other = TOKEN_PARAMS[1 - TOKEN_PARAMS.index(refused)]
             body[other] = body.pop(refused)
@@ -259,25 +257,11 @@ class OpenAIProvider:
         return redact(text, [self._api_key])
 
     def _map_status_error(self, failure: HTTPFailure) -> Exception:
-        status = failure.status
-        detail = _short(self._redact(failure.message or "no message"))
-        if status in (401, 403):
-            return UserError(
-                f"{self.label}: the server at {self.base_url} refused the key (HTTP {status}); "
-                "set a valid OPENAI_API_KEY in the environment"
-            )
-        if status == 404:
-            return UserError(
-                f"{self.label}: not found at {self.base_url} (HTTP 404: {detail}); check the model name "
-                "and --base-url (it usually ends in /v1)"
-            )
-        if status in (400, 413) and _is_context_error(failure):
-            return ContextLengthError(f"{self.label}: prompt too long for the model's context: {detail}")
-        if not is_retryable_status(status):
-            return LLMError(f"{self.label}: HTTP {status} from {self.base_url}: {detail}")
-        return ProviderError(
-            f"HTTP {status}: {detail}", status=status, retryable=True, retry_after_s=failure.retry_after_s
-        )
+        return status_error(
+            failure.status, short_detail(self._redact(failure.message or "no message")), label=self.label,
+            base_url=self.base_url, key_env="OPENAI_API_KEY", root_hint="it usually ends in /v1",
+            context_error=failure.status in (400, 413) and _is_context_error(failure),
+            retry_after_s=failure.retry_after_s)
 
     async def aclose(self) -> None:
         """Close this endpoint's HTTP clients in the running loop (those of loops that ended were
@@ -407,9 +391,4 @@ def _is_context_error(failure: HTTPFailure) -> bool:
 
 def _not_json(text: str) -> str:
     """What a reply body that is not JSON looked like, for an error message."""
-    return f"not JSON: {_short(text, 80)}" if text.strip() else "empty body"
-
-
-def _short(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"not JSON: {short_detail(text, 80)}" if text.strip() else "empty body"
