@@ -193,27 +193,10 @@ def openai_provider(name: str, settings: ProviderSettings) -> Any:
     Raises:
         UserError: no key for a non-loopback endpoint; an ``OPENAI_BASE_URL`` that is no http(s) URL.
     """
-    from ideaharness.llm.openai_provider import (
-        DEFAULT_BASE_URL,
-        LOOPBACK_DUMMY_KEY,
-        OpenAIProvider,
-        is_loopback_url,
-    )
+    from ideaharness.llm.openai_provider import DEFAULT_BASE_URL, OpenAIProvider
 
-    from_env = None if settings.base_url else os.environ.get("OPENAI_BASE_URL")
-    if from_env:  # --base-url is checked with the flags; the environment's value here, before any call
-        from ideaharness.net.urls import check_base_url
-
-        try:
-            check_base_url(from_env)
-        except ValueError as exc:
-            raise UserError(f"OPENAI_BASE_URL {from_env!r}: {exc}") from None
-    url = (settings.base_url or from_env or DEFAULT_BASE_URL).rstrip("/")
-    key = os.environ.get("OPENAI_API_KEY")
-    if not key:
-        if not is_loopback_url(url):
-            raise UserError(f"openai/{name}: set OPENAI_API_KEY in the environment (endpoint {url})")
-        key = LOOPBACK_DUMMY_KEY
+    url, key = _endpoint(f"openai/{name}", settings, DEFAULT_BASE_URL, url_env="OPENAI_BASE_URL",
+                         key_env="OPENAI_API_KEY")
     return OpenAIProvider(name, base_url=url, api_key=key, timeout_s=settings.timeout_s,
                           label=f"openai/{name}")
 
@@ -238,24 +221,39 @@ def anthropic_provider(name: str, settings: ProviderSettings) -> Any:
         raise UserError(f"anthropic/{name} needs the anthropic SDK: pip install 'ideaharness[anthropic]'") \
             from None
     from ideaharness.llm.anthropic_provider import DEFAULT_BASE_URL, AnthropicProvider
+
+    url, key = _endpoint(f"anthropic/{name}", settings, DEFAULT_BASE_URL, url_env="ANTHROPIC_BASE_URL",
+                         key_env="ANTHROPIC_API_KEY")
+    return AnthropicProvider(name, base_url=url, api_key=key, timeout_s=settings.timeout_s,
+                             label=f"anthropic/{name}")
+
+
+def _endpoint(label: str, settings: ProviderSettings, default_url: str, *, url_env: str,
+              key_env: str) -> tuple[str, str]:
+    """``(url, key)`` of an endpoint model: ``settings.base_url``, else ``$url_env`` (checked here,
+    before any call; --base-url is checked with the flags), else ``default_url``, without a trailing
+    slash; the key from ``$key_env`` only, a dummy one for a loopback endpoint without it.
+
+    Raises:
+        UserError: ``$url_env`` is no http(s) URL; no key for a non-loopback endpoint.
+    """
     from ideaharness.llm.openai_provider import LOOPBACK_DUMMY_KEY, is_loopback_url
 
-    from_env = None if settings.base_url else os.environ.get("ANTHROPIC_BASE_URL")
+    from_env = None if settings.base_url else os.environ.get(url_env)
     if from_env:
         from ideaharness.net.urls import check_base_url
 
         try:
             check_base_url(from_env)
         except ValueError as exc:
-            raise UserError(f"ANTHROPIC_BASE_URL {from_env!r}: {exc}") from None
-    url = (settings.base_url or from_env or DEFAULT_BASE_URL).rstrip("/")
-    key = os.environ.get("ANTHROPIC_API_KEY")
+            raise UserError(f"{url_env} {from_env!r}: {exc}") from None
+    url = (settings.base_url or from_env or default_url).rstrip("/")
+    key = os.environ.get(key_env)
     if not key:
         if not is_loopback_url(url):
-            raise UserError(f"anthropic/{name}: set ANTHROPIC_API_KEY in the environment (endpoint {url})")
+            raise UserError(f"{label}: set {key_env} in the environment (endpoint {url})")
         key = LOOPBACK_DUMMY_KEY
-    return AnthropicProvider(name, base_url=url, api_key=key, timeout_s=settings.timeout_s,
-                             label=f"anthropic/{name}")
+    return url, key
 
 
 def _local_forms() -> str:
