@@ -205,9 +205,9 @@ def test_full_disk_in_the_response_cache_ends_the_run_with_one_line_not_a_failed
 
     real_aput = llm_cache.ResponseCache.aput
 
-    async def aput_on_a_full_disk(self: Any, *args: Any) -> None:  # what LLM.chat awaits
+    async def aput_on_a_full_disk(self: Any, *args: Any, **kwargs: Any) -> None:  # what LLM.chat awaits
         self._conn = _FullDatabase(getattr(self._conn, "conn", self._conn))  # the writer's connection
-        await real_aput(self, *args)
+        await real_aput(self, *args, **kwargs)
 
     out = tmp_path / "run"
     args = [a for a in aiib_args(server.base_url, out) if a != "--no-cache"]
