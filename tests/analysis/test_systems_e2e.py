@@ -18,6 +18,7 @@ from ideaharness.analysis.export import export_run, read_export
 from ideaharness.analysis.load import load_run
 from ideaharness.report.viewer import prompt_map, render_viewer
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import offline_env
 from tests.runner.registry_support import fixture_for
 from tests.systems.conftest import (
     EXECUTION,
@@ -37,16 +38,12 @@ LIMIT = "3"
 def saved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """``{"model", "cmd", "ideas": run dir, "left_out": instance id, "codes": {way: exit}}``."""
     root = tmp_path_factory.mktemp("e2e")
-    mp = pytest.MonkeyPatch()
-    mp.chdir(root)
-    mp.setenv("IDEAHARNESS_CACHE_DIR", str(root / "cache"))
-    mp.delenv("OPENAI_API_KEY", raising=False)
-    mp.delenv("OPENAI_BASE_URL", raising=False)
-    data = system_data_args(BENCHMARK, root)
-    extra = list(fixture_for(BENCHMARK).extra_args)
     codes: dict[str, int] = {}
     logs: dict[str, str] = {}
-    try:
+    with offline_env(root / "cache") as mp:
+        mp.chdir(root)
+        data = system_data_args(BENCHMARK, root)
+        extra = list(fixture_for(BENCHMARK).extra_args)
         with OpenAICompatServer(judge_reply(BENCHMARK)) as server:
 
             def run(way: str, args: list[str]) -> None:
@@ -70,8 +67,6 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                           "--out", str(root / "ideas")])
             run("model", ["run", BENCHMARK, "--generator", "openai/gen", "--base-url", server.base_url,
                           "--out", str(root / "model")])
-    finally:
-        mp.undo()
     yield {"model": root / "model", "cmd": root / "cmd", "ideas": root / "ideas", "left_out": left_out,
            "codes": codes, "logs": logs}
 

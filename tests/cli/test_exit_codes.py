@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import ideaharness
-from ideaharness.cli import main
 from ideaharness.testing.openai_server import OpenAICompatServer, Reply
+from tests.cli_support import run_cli
 
 FIX = Path(__file__).parents[1] / "aiideabench" / "fixtures"
 DATA = str(FIX / "target_paper_data.json")
@@ -38,14 +38,6 @@ def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def server() -> Iterator[OpenAICompatServer]:
     with OpenAICompatServer(i2t_reply) as srv:
         yield srv
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)  # main returns normally on success
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.out, captured.err
 
 
 def aiib_args(url: str, out: Path, *extra: str) -> list[str]:

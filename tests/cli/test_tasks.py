@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from ideaharness.cli import main
 from ideaharness.cli.app import run_app
 from ideaharness.runner import Benchmark, registry
 from ideaharness.runner.export import SCHEMA_DIR, all_contracts, schema_file_name, schema_text
@@ -23,6 +22,7 @@ from ideaharness.runs.store import read_prompts
 from ideaharness.systems import GenerationTask, SystemFields, read_task, register_contract
 from ideaharness.systems.contract import _CONTRACTS
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
 from tests.systems.test_core import TOY_CONTRACT, ToyAnswer, toy_from_row, toy_to_parsed
 
 ROOT = Path(__file__).parents[2]
@@ -84,14 +84,6 @@ def toyexport(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     registry._BENCHMARKS.pop(NAME, None)
     _CONTRACTS.pop(NAME, None)
     run_app.registered_commands[:] = [c for c in run_app.registered_commands if c.name != NAME]
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.out, captured.err
 
 
 class Judge:

@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
-
 import tests
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -48,16 +46,6 @@ def discover() -> dict[str, list[str]]:
             if module.name.startswith("test_") and "cutoff" in module.name:
                 importlib.import_module(f"tests.{package.name}.{module.name}")
     return COVERED
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """``ideaharness ARGS`` in this process: (exit status, stderr)."""
-    from ideaharness.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    return int(exc.value.code or 0), capsys.readouterr().err
 
 
 def prompt_texts(run_dir: Path) -> list[str]:

@@ -17,7 +17,8 @@ import pytest
 from ideaharness.cutoff import NO_LITERATURE
 from ideaharness.runner.registry import benchmarks
 from ideaharness.testing.openai_server import OpenAICompatServer
-from tests.cutoff.support import discover, run_cli
+from tests.cli_support import run_cli
+from tests.cutoff.support import discover
 from tests.runner.registry_support import fixture_for
 
 NAMES = sorted(benchmarks())
@@ -71,7 +72,7 @@ def test_the_leakage_check_reports_zero_on_the_registry_sample(
                 "--no-progress", "--consistency-sample", "0", "--out", str(out)]
         if has_generator:
             args += ["--generator", "openai/gen"]
-        code, err = run_cli(args, capsys)
+        code, _, err = run_cli(args, capsys)
     assert code in (0, 3), err
     results: dict[str, Any] = json.loads((out / "results.json").read_text())
     block = results["leakage"]
@@ -85,5 +86,5 @@ def test_the_leakage_check_reports_zero_on_the_registry_sample(
         assert set(block["excluded"]) <= set(bench.literature.sources)
     assert {m["role"] for m in block["models"]} == set(results["settings"]["models"])
     assert "Knowledge cutoff and leakage" in (out / "report.html").read_text()
-    code, err = run_cli(["check", "leakage", str(out), "--json"], capsys)
+    code, _, err = run_cli(["check", "leakage", str(out), "--json"], capsys)
     assert code == 0, err

@@ -14,7 +14,8 @@ import pytest
 from ideaharness.benchmarks.ideabench import IdeaBench
 from ideaharness.cutoff import LiteratureAccess
 from ideaharness.testing.openai_server import OpenAICompatServer
-from tests.cutoff.support import covers, cutoff_records, prompt_texts, request_texts, results, run_cli
+from tests.cli_support import run_cli
+from tests.cutoff.support import covers, cutoff_records, prompt_texts, request_texts, results
 from tests.ideabench.conftest import ideabench_responder
 
 OLD = "Salting out strengthens polyvinyl alcohol hydrogels in ionic baths"
@@ -71,7 +72,7 @@ def test_a_reference_after_the_cutoff_never_reaches_the_generator(
 ) -> None:
     gen, judge = servers
     out = tmp_path / "run"
-    code, err = run_cli(_args(data, out, gen, judge, "--cutoff", "2024-01-31"), capsys)
+    code, _, err = run_cli(_args(data, out, gen, judge, "--cutoff", "2024-01-31"), capsys)
     assert code in (0, 3), err
     generated = request_texts(gen.requests)
     assert generated, "the generator was asked nothing"
@@ -89,7 +90,7 @@ def test_a_reference_after_the_cutoff_never_reaches_the_generator(
     assert leakage["excluded"]["references"] == {"kept": 4, "excluded": 4, "undated": 2}
     assert leakage["check"]["leaks"] == 0 and leakage["check"]["prompts_checked"] == 2
     assert leakage["check"]["titles_checked"] == 6  # 2 later references and the target, per instance
-    code, err = run_cli(["check", "leakage", str(out), "--json"], capsys)
+    code, _, err = run_cli(["check", "leakage", str(out), "--json"], capsys)
     assert code == 0, err
 
 
@@ -105,7 +106,7 @@ def test_the_leakage_check_finds_a_reference_shown_past_the_cutoff(
                                   prompt_steps=IdeaBench.literature.prompt_steps, references_source=None)
     monkeypatch.setattr(IdeaBench, "literature", unfiltered)
     out = tmp_path / "leaky"
-    code, err = run_cli(_args(data, out, gen, judge, "--cutoff", "2024-01-31"), capsys)
+    code, _, err = run_cli(_args(data, out, gen, judge, "--cutoff", "2024-01-31"), capsys)
     assert code in (0, 3), err
     assert any(NEW in t for t in request_texts(gen.requests))
     check = results(out)["leakage"]["check"]
@@ -114,5 +115,5 @@ def test_the_leakage_check_finds_a_reference_shown_past_the_cutoff(
         ("prompt", "inst0", "new0"), ("prompt", "inst0", "later0"),
         ("prompt", "inst1", "new1"), ("prompt", "inst1", "later1")}
     assert any("reached a prompt or a search" in w for w in results(out)["leakage"]["warnings"])
-    code, err = run_cli(["check", "leakage", str(out)], capsys)
+    code, _, err = run_cli(["check", "leakage", str(out)], capsys)
     assert code == 4 and "4 work(s) dated after their instance's cutoff" in err

@@ -15,7 +15,8 @@ import pytest
 
 from ideaharness.testing.openai_server import OpenAICompatServer
 from ideaharness.testing.scholarly_replay import ReplayServer, Reply
-from tests.cutoff.support import covers, cutoff_records, prompt_texts, request_texts, results, run_cli
+from tests.cli_support import run_cli
+from tests.cutoff.support import covers, cutoff_records, prompt_texts, request_texts, results
 from tests.ligbench.registry_fixtures import PAIRIQ, corpus, reply
 
 LATER_S2 = "Concept rules for graph networks published after the cutoff"
@@ -53,7 +54,7 @@ def test_corpus_and_online_search_end_at_the_idea_cutoff(
         config.write_text(json.dumps({"corpus": str(corpus(tmp_path)), "topics": ["Graph neural networks"],
                                       "scoring": {"scholar_base_url": s2.base_url}}))
         out = tmp_path / "run"
-        code, err = run_cli(["run", "ligbench", "--config", str(config), "--generator", "openai/gen",
+        code, _, err = run_cli(["run", "ligbench", "--config", str(config), "--generator", "openai/gen",
                              "--judge", "openai/judge", "--base-url", gen.base_url, "--judge-base-url",
                              judge.base_url, "--cutoff", "2024-12-31", "--max-retries", "0", "--no-progress",
                              "--consistency-sample", "0", "--out", str(out)], capsys)
@@ -87,7 +88,7 @@ def test_an_idea_with_too_few_papers_before_its_cutoff_is_not_scored(
     topics.write_text("Graph neural networks\n")
     out = tmp_path / "run"
     pairiq = str(corpus(tmp_path))  # a copy: the corpus's embeddings are written next to it
-    code, err = run_cli(["run", "ligbench", "--corpus", pairiq, "--topics", str(topics), "--generator",
+    code, _, err = run_cli(["run", "ligbench", "--corpus", pairiq, "--topics", str(topics), "--generator",
                          "openai/gen", "--judge", "openai/judge", "--base-url", gen.base_url,
                          "--judge-base-url", judge.base_url, "--cutoff", "2022-12-31", "--max-retries", "0",
                          "--no-progress", "--out", str(out)], capsys)
@@ -136,7 +137,7 @@ def test_score_idea_takes_the_earlier_of_a_plans_cutoff_and_the_flag(
     seen = {}
     for name, extra in (("own", []), ("flag", ["--cutoff", "2023-12-31"])):
         out = tmp_path / name
-        code, err = run_cli(["score-idea", str(plan), "--corpus", pairiq, "--judge", "openai/judge",
+        code, _, err = run_cli(["score-idea", str(plan), "--corpus", pairiq, "--judge", "openai/judge",
                              "--base-url", judge.base_url, "--max-retries", "0", "--out", str(out), *extra],
                             capsys)
         assert code in (0, 3), err

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ideaharness.cli import main
 from ideaharness.data.validate import validate_dataset
 from ideaharness.runner.arguments import resolve
 from ideaharness.runner.registry import benchmarks
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
 from tests.data.test_ideabench_csv import REFS, TARGETS, write_refs, write_rows
 from tests.data.test_researchbench_xlsx import rb_row, write_rb
 
@@ -44,12 +44,10 @@ def _sheet_folder(root: Path, extra_rows: int = 0) -> Path:
 
 
 def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    return int(exc.value.code or 0), captured.out + captured.err
+    """(exit status, stdout then stderr), never a traceback."""
+    code, out, err = run_cli(args, capsys)
+    assert "Traceback" not in err
+    return code, out + err
 
 
 def test_a_sheet_folder_shaped_like_the_real_release_validates_as_run_loads_it(

@@ -15,7 +15,8 @@ from ideaharness.runner.leakage import check_run
 from ideaharness.testing.openai_server import OpenAICompatServer
 from ideaharness.testing.s2_emulator import S2Emulator
 from ideaharness.testing.scholarly_replay import ReplayServer, Reply
-from tests.cutoff.support import covers, cutoff_records, request_texts, results, run_cli, step_prompts
+from tests.cli_support import run_cli
+from tests.cutoff.support import covers, cutoff_records, request_texts, results, step_prompts
 from tests.hindsight.support import (
     LLM_POOL,
     SURVEY,
@@ -47,7 +48,7 @@ def test_literature_after_the_run_cutoff_never_reaches_the_generator(
     out = tmp_path / "run"
     with OpenAICompatServer(server_reply([SURVEY])) as llm, ReplayServer() as s2:
         s2.add_handler("GET", r"/graph/v1/paper/search", search)
-        code, err = run_cli(["run", "hindsight", "--data", str(data), "--cutoff", "2022-10-01",
+        code, _, err = run_cli(["run", "hindsight", "--data", str(data), "--cutoff", "2022-10-01",
                              "--generator", "openai/gen", "--judge", "openai/judge", "--base-url",
                              llm.base_url, "--search", "s2", "--scholar-base-url", s2.base_url,
                              "--bootstrap-resamples", "50", "--no-progress", "--max-retries", "0",

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from ideaharness.benchmarks.hindsight.topics import load_topics, window_place
-from ideaharness.cli import main
 from ideaharness.cutoff import verdict
 from ideaharness.testing.openai_server import OpenAICompatServer
 from ideaharness.testing.scholarly_replay import ReplayServer, Reply
+from tests.cli_support import cli_output as cli
 from tests.hindsight.support import SURVEY, scenario_topics, server_reply, write_topics
 from tests.shared_data import RAW, need
 
@@ -58,14 +58,6 @@ def works_endpoint(asked: list[dict[str, str]]) -> Any:
         return Reply(200, json.dumps({"meta": {"count": len(hits)}, "results": chosen}))
 
     return handler
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.err + captured.out
 
 
 def test_topics_built_from_openalex(tmp_path: Path, capsys: pytest.CaptureFixture[str],

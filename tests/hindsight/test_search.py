@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from ideaharness.cli import main
 from ideaharness.testing.openai_server import OpenAICompatServer
 from ideaharness.testing.s2_emulator import S2Emulator
 from ideaharness.testing.scholarly_replay import ReplayServer, Reply
+from tests.cli_support import cli_output as cli
 from tests.hindsight.support import (
     LLM_POOL,
     SIMULATE,
@@ -26,14 +26,6 @@ from tests.hindsight.support import (
     server_reply,
     write_topics,
 )
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.err + captured.out
 
 
 @pytest.fixture

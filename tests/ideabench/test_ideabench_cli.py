@@ -13,6 +13,7 @@ import pytest
 from ideaharness.cli import main
 from ideaharness.data.ideabench_csv import REFERENCE_COLUMNS
 from ideaharness.data.ideabench_csv import TARGET_COLUMNS as IB_TARGET_COLUMNS
+from tests.cli_support import run_cli
 
 TARGET_COLUMNS = ["", *IB_TARGET_COLUMNS]  # with the leading unnamed index column of the originals
 
@@ -66,13 +67,6 @@ def _ideabench_dir(tmp_path: Path, *, drop_column: str | None = None, empty_abst
     return data
 
 
-def _run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    err = capsys.readouterr().err
-    return int(exc.value.code or 0), err
-
-
 def _assert_one_line_error(code: int, err: str, *needles: str) -> None:
     assert code == 1
     assert "Traceback" not in err
@@ -84,7 +78,7 @@ def _assert_one_line_error(code: int, err: str, *needles: str) -> None:
 
 def test_missing_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = _ideabench_dir(tmp_path, drop_column="abstract")
-    code, err = _run_cli(
+    code, _, err = run_cli(
         [
             "run",
             "ideabench",
@@ -102,26 +96,27 @@ def test_missing_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_empty_abstract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = _ideabench_dir(tmp_path, empty_abstract=True)
-    code, err = _run_cli(["run", "ideabench", "--data", str(data), "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["run", "ideabench", "--data", str(data), "--out", str(tmp_path / "o")], capsys)
     _assert_one_line_error(code, err, "target_papers.csv", "row 2", "abstract")
 
 
 def test_unparsable_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = _ideabench_dir(tmp_path)
     (data / "target_papers.csv").write_bytes(b'paperId,title\n"t1,"unterminated\n\x00\xff')
-    code, err = _run_cli(["run", "ideabench", "--data", str(data), "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["run", "ideabench", "--data", str(data), "--out", str(tmp_path / "o")], capsys)
     _assert_one_line_error(code, err, "target_papers.csv")
 
 
 def test_bad_jsonl_names_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text('{"id": "a", "dataset": "d", "target": {"id": "p"}}\n')
-    code, err = _run_cli(["run", "ideabench", "--data", str(path), "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["run", "ideabench", "--data", str(path), "--out", str(tmp_path / "o")], capsys)
     _assert_one_line_error(code, err, "x.jsonl", "line 1", "target.title")
 
 
 def test_unknown_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = _run_cli(["run", "ideabench", "--generator", "foo/bar", "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["run", "ideabench", "--generator", "foo/bar", "--out", str(tmp_path / "o")],
+                           capsys)
     _assert_one_line_error(code, err, "foo/bar", "local/qwen2.5-coder-1.5b")
 
 
@@ -130,14 +125,14 @@ def test_openai_without_key(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    code, err = _run_cli(
+    code, _, err = run_cli(
         ["run", "ideabench", "--generator", "openai/gpt-4o-mini", "--out", str(tmp_path / "o")], capsys
     )
     _assert_one_line_error(code, err, "OPENAI_API_KEY")
 
 
 def test_unknown_data_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = _run_cli(["run", "ideabench", "--data", "nope", "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["run", "ideabench", "--data", "nope", "--out", str(tmp_path / "o")], capsys)
     _assert_one_line_error(code, err, "nope", "tomato-chem")
 
 
@@ -230,14 +225,14 @@ def test_cli_against_openai_compatible_server_with_429_and_500(
 def test_non_utf8_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str) -> None:
     path = tmp_path / f"bad{suffix}"
     path.write_bytes(b'{"id": "\xff\xfe"}\n')
-    code, err = _run_cli(["run", "ideabench", "--data", str(path), "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["run", "ideabench", "--data", str(path), "--out", str(tmp_path / "o")], capsys)
     _assert_one_line_error(code, err, f"bad{suffix}", "not UTF-8")
 
 
 @pytest.mark.parametrize("flags", [["--n-ideas", "0"], ["--rpm", "-5"], ["--bogus"], ["--shard", "3/2"]])
 def test_bad_flags_exit_1_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                             flags: list[str]) -> None:
-    code, err = _run_cli(["run", "ideabench", *flags, "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["run", "ideabench", *flags, "--out", str(tmp_path / "o")], capsys)
     assert code == 1 and "Traceback" not in err and err.strip()
 
 

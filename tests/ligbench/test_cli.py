@@ -18,16 +18,10 @@ from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.llm.types import Message
 from ideaharness.runner.options import ExecutionOptions
 from tests.blinding_support import is_rewrite, scripted_rewrite
+from tests.cli_support import run_cli
 
 SCHOLARIDEAS = bundled_root()
 PLAN = SCHOLARIDEAS / "ScholarIdeas" / "ai_1"
-
-
-def _run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.out, captured.err
 
 
 def _one_line_error(code: int, err: str, *needles: str) -> None:
@@ -39,15 +33,15 @@ def _one_line_error(code: int, err: str, *needles: str) -> None:
 
 
 def test_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run_cli(["score-idea", "an idea about graphs", "--corpus", str(tmp_path / "none.jsonl")],
+    code, _, err = run_cli(["score-idea", "an idea about graphs", "--corpus", str(tmp_path / "none.jsonl")],
                             capsys)
     _one_line_error(code, err, "none.jsonl", "no such file")
-    code, _, err = _run_cli(["score-idea", "an idea about graphs", "--corpus", str(tmp_path), "--order",
+    code, _, err = run_cli(["score-idea", "an idea about graphs", "--corpus", str(tmp_path), "--order",
                              "sideways"], capsys)
     _one_line_error(code, err, "--order", "both")
-    code, _, err = _run_cli(["score-idea", "missing_plan.txt", "--corpus", str(tmp_path)], capsys)
+    code, _, err = run_cli(["score-idea", "missing_plan.txt", "--corpus", str(tmp_path)], capsys)
     _one_line_error(code, err, "missing_plan.txt")
-    code, _, err = _run_cli(["run", "ligbench", "--corpus", str(tmp_path), "--topics",
+    code, _, err = run_cli(["run", "ligbench", "--corpus", str(tmp_path), "--topics",
                              str(tmp_path / "t.txt")], capsys)
     _one_line_error(code, err, "--topics")
 

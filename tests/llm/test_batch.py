@@ -23,7 +23,6 @@ from ideaharness.analysis.load import read_records
 from ideaharness.api import available_benchmarks
 from ideaharness.benchmarks.ideabench.config import IdeaBenchConfig
 from ideaharness.benchmarks.researchbench import ResearchBenchConfig
-from ideaharness.cli import main
 from ideaharness.llm import get_llm
 from ideaharness.llm.batch import (
     BatchableModel,
@@ -38,6 +37,7 @@ from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import StepRunner
 from ideaharness.runs.store import RunStore, read_prompts
 from ideaharness.testing.openai_server import BatchPlan, OpenAICompatServer, Reply, echo_responder
+from tests.cli_support import exit_status
 from tests.ideabench.conftest import ideabench_responder
 from tests.researchbench.test_rb_run import RELEASE as RB_RELEASE
 
@@ -227,14 +227,6 @@ def test_expired_and_failed_lines_are_asked_synchronously_or_reported(tmp_path: 
             assert "HTTP 500" in outcome["failed_units"][0]["error"]
 
 
-def _cli(*argv: str) -> int:
-    try:
-        main(list(argv))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
-
-
 def test_batch_export_is_accepted_by_the_batch_api_and_import_fills_the_cache(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -245,7 +237,8 @@ def test_batch_export_is_accepted_by_the_batch_api_and_import_fills_the_cache(
                                                run_dir=run_dir, settings=FAST, progress=False))
         assert report.imported == 0 and len(report.failed_lines) == 4
         exported = tmp_path / "requests.jsonl"
-        assert _cli("batch", "export", str(run_dir), "--output", str(exported), "--cache", str(cache)) == 0
+        assert exit_status(["batch", "export", str(run_dir), "--output", str(exported),
+                            "--cache", str(cache)]) == 0
         lines = [json.loads(line) for line in exported.read_text().splitlines()]
         assert len(lines) == 4 and {line["url"] for line in lines} == {"/v1/chat/completions"}
         assert set(read_requests(run_dir)) == {line["custom_id"] for line in lines}
@@ -262,18 +255,19 @@ def test_batch_export_is_accepted_by_the_batch_api_and_import_fills_the_cache(
 
         output = tmp_path / "output.jsonl"
         output.write_text(asyncio.run(submit_as_is()))
-        assert _cli("batch", "import", str(run_dir), str(output), "--cache", str(cache)) == 0
+        assert exit_status(["batch", "import", str(run_dir), str(output), "--cache", str(cache)]) == 0
         assert "4 answers imported" in capsys.readouterr().out
         for i in range(4):
             asyncio.run(_chat_phase(model)(i))
         assert server.requests == []  # every answer came from the imported file
-        assert _cli("batch", "export", str(run_dir), "--output", str(exported), "--cache", str(cache)) == 0
+        assert exit_status(["batch", "export", str(run_dir), "--output", str(exported),
+                            "--cache", str(cache)]) == 0
         assert exported.read_text() == ""  # nothing left uncached
 
 
 def test_batch_export_of_a_folder_without_requests_is_one_line(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    assert _cli("batch", "import", str(tmp_path), str(tmp_path / "missing.jsonl")) == 1
+    assert exit_status(["batch", "import", str(tmp_path), str(tmp_path / "missing.jsonl")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "\n" not in err and "Traceback" not in err
 

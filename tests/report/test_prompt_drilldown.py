@@ -12,11 +12,11 @@ import pytest
 
 from ideaharness.analysis import load_run
 from ideaharness.analysis.export import export_run, read_export
-from ideaharness.cli import main
 from ideaharness.llm.judge import prompt_hash
 from ideaharness.results import parse_results
 from ideaharness.runs.store import PROMPTS_FILE, prompt_text, read_prompts
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import exit_status, offline_env
 from tests.liveideabench.registry_fixtures import reply as liveideabench_reply
 from tests.report.browser import console_errors, find_browser, start_browser
 
@@ -38,23 +38,14 @@ def reply(body: dict[str, Any]) -> str:
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
     """A LiveIdeaBench run (two keywords, a panel of two judges) and the request bodies received."""
     tmp = tmp_path_factory.mktemp("drill")
-    mp = pytest.MonkeyPatch()
-    mp.delenv("OPENAI_API_KEY", raising=False)
-    mp.delenv("OPENAI_BASE_URL", raising=False)
-    mp.setenv("IDEAHARNESS_CACHE_DIR", str(tmp / "cache"))
     out = tmp / "run"
-    try:
-        with OpenAICompatServer(reply) as srv:
-            with pytest.raises(SystemExit) as exc:
-                main(["run", "liveideabench", "--keyword", "meteorology", "--keyword", "stars",
-                      "--generator", "openai/gen", "--judge", "openai/judge-a", "--judge", "openai/judge-b",
-                      "--judges-per-idea", "2", "--base-url", srv.base_url, "--max-retries", "0",
-                      "--no-progress", "--out", str(out)])
-                raise SystemExit(0)
-            bodies = [r.body for r in srv.requests]
-    finally:
-        mp.undo()
-    assert exc.value.code in (0, 3, None), exc.value.code  # 3: flexibility needs 5 keywords
+    with offline_env(tmp / "cache"), OpenAICompatServer(reply) as srv:
+        code = exit_status(["run", "liveideabench", "--keyword", "meteorology", "--keyword", "stars",
+                            "--generator", "openai/gen", "--judge", "openai/judge-a", "--judge",
+                            "openai/judge-b", "--judges-per-idea", "2", "--base-url", srv.base_url,
+                            "--max-retries", "0", "--no-progress", "--out", str(out)])
+        bodies = [r.body for r in srv.requests]
+    assert code in (0, 3), code  # 3: flexibility needs 5 keywords
     return out, bodies
 
 

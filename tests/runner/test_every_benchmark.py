@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from ideaharness.cli import main
 from ideaharness.runner.registry import benchmarks
 from ideaharness.runs.store import shard_of
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
 from tests.runner.registry_support import fixture_for, registry_fixtures
 
 
@@ -46,13 +46,6 @@ def servers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[O
         yield gen, judge
 
 
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    return int(exc.value.code or 0), capsys.readouterr().err
-
-
 @pytest.mark.parametrize("name", sorted(benchmarks()))
 def test_shared_flags_behave_the_same_on_every_benchmark(
     name: str, servers: tuple[OpenAICompatServer, OpenAICompatServer], tmp_path: Path,
@@ -71,10 +64,10 @@ def test_shared_flags_behave_the_same_on_every_benchmark(
     if not has_generator:
         args.remove("--generator")
         args.remove("openai/gen")
-    code, err = run_cli(args, capsys)
+    code, _, err = run_cli(args, capsys)
     if code == 1 and "to run (data has" in err:  # every item is in the other shard: take that one
         args[args.index("0/2")] = "1/2"
-        code, err = run_cli(args, capsys)
+        code, _, err = run_cli(args, capsys)
     assert code in (0, 3), err
     results = json.loads((out / "results.json").read_text())
     # selection: shard first, then limit -> the first instance of shard 0/2, in data order

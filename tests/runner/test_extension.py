@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 import ideaharness
-from ideaharness.cli import main
 from ideaharness.cli.app import run_app
 from ideaharness.runner import registry
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
 from tests.runner.toy_source import TOY_MODULE
 
 SRC = Path(__file__).parents[2] / "src"
@@ -52,14 +52,6 @@ def toy_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
     registry._BENCHMARKS.pop("toybench", None)
     run_app.registered_commands[:] = [c for c in run_app.registered_commands if c.name != "toybench"]
     sys.modules.pop("toy_decorated", None)
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.out, captured.err
 
 
 def test_a_decorated_benchmark_runs_from_the_cli_and_the_api(

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from ideaharness.cli import main
 from ideaharness.cli.app import run_app
 from ideaharness.runner import registry
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
 
 PACKAGE = "provbench_pkg"
 IDEA_TEMPLATE = "### system\n{{ DATA_NOTICE }}\n### user\nPropose one idea about {{ word | data('word') }}\n"
@@ -118,14 +118,6 @@ def bench(package: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Pat
     (package / "prompts" / "provbench_idea.j2").write_text(IDEA_TEMPLATE)
     (package / "prompts" / "provbench_grade.j2").write_text(GRADE_TEMPLATE)
     return package
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.out, captured.err
 
 
 def asked(server: OpenAICompatServer, since: int = 0) -> dict[str, int]:

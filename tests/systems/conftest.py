@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from ideaharness.cli import main
 from ideaharness.runner.registry import benchmarks
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import cli_output as cli
 from tests.runner.registry_support import Reply, fixture_for
 
 ROOT = Path(__file__).parents[2]
@@ -147,15 +147,6 @@ def docs_reply(body: dict[str, Any]) -> str:
         except AssertionError:
             continue
     return judge_reply("liveideabench")(body)
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Run ``ideaharness ARGS``; (exit status, stderr)."""
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.err + captured.out
 
 
 def prompt_of(body: dict[str, Any]) -> str:

@@ -16,13 +16,13 @@ import pytest
 from pydantic import BaseModel, Field
 
 import ideaharness
-from ideaharness.cli import main
 from ideaharness.cli.app import run_app
 from ideaharness.runner import Benchmark, registry
 from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.runner.run import usage_table
 from ideaharness.systems import GenerationTask, SystemFields, register_contract
 from ideaharness.systems.contract import _CONTRACTS
+from tests.cli_support import run_cli
 from tests.systems.test_core import TOY_CONTRACT
 
 NAME = "toybench"
@@ -77,14 +77,6 @@ def toybench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     _CONTRACTS.pop(NAME, None)
     registry._BENCHMARKS.pop(NAME, None)
     run_app.registered_commands[:] = [c for c in run_app.registered_commands if c.name != NAME]
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.out, captured.err
 
 
 def ideas_file(path: Path, ids: list[str]) -> Path:
