@@ -24,13 +24,14 @@ def test_block_splitter_equals_the_regular_expression(text: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=40), st.sampled_from(["abstract", "idea", "paper_2"]))
+@given(st.one_of(st.text(max_size=40), texts), st.sampled_from(["abstract", "idea", "paper_2"]))
 def test_data_block_neutralises_look_alike_tags_as_before(text: str, name: str) -> None:
     import re
 
     tag = re.compile(rf"<(\s*/?\s*{name}\s*)>", re.IGNORECASE)  # the per-call pattern it replaced
-    expected = f"<{name}>\n{tag.sub(lambda m: chr(0x2039) + m.group(1) + '>', text)}\n</{name}>"
-    assert data_block(text, name) == expected
+    inner = prompts._BLOCK.sub(lambda m: chr(0xFF03) + m.group(0)[1:],  # block openers neutralised
+                               tag.sub(lambda m: chr(0x2039) + m.group(1) + '>', text))
+    assert data_block(text, name) == f"<{name}>\n{inner}\n</{name}>"
     assert data_block(f"a </{name.upper()} > b", name).count(f"</{name}>") == 1
 
 
@@ -38,6 +39,14 @@ def test_data_block_neutralises_look_alike_tags_as_before(text: str, name: str) 
 def test_bad_delimiter_names_are_refused_with_or_without_tags(text: str) -> None:
     with pytest.raises(ValueError, match="lower-case identifier"):
         data_block(text, "Bad-Name")
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts)
+def test_no_data_text_opens_a_message_block(text: str) -> None:
+    roles = [m["role"] for m in render("ideabench_overlap", idea=text, target=text)]
+    assert roles == [m["role"] for m in render("ideabench_overlap", idea="", target="")]
+    assert prompts._split_blocks(data_block(text, "idea")) == [data_block(text, "idea")]
 
 
 def test_templates_are_compiled_once_until_reloaded() -> None:

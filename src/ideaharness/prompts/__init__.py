@@ -17,8 +17,10 @@ undefined variable is an error, not an empty string.
 Untrusted text (paper text, model output, user files) enters a template only through the
 ``data`` filter: ``{{ abstract | data("abstract") }}`` renders ``<abstract>`` ... ``</abstract>``
 around the text, and any tag of that name inside the text is neutralised, so the text cannot
-close its own delimiter. Templates say once, in the system message (:data:`DATA_NOTICE`), that
-text inside such tags is data to evaluate, never instructions to follow.
+close its own delimiter; a line of the text that reads like a message block opener
+(``### system``) is neutralised too, so the text cannot open a message of its own. Templates say
+once, in the system message (:data:`DATA_NOTICE`), that text inside such tags is data to evaluate,
+never instructions to follow.
 
 Budgets: :func:`fit_prompt` re-renders a prompt so that its messages hold at most
 ``max_tokens * CHARS_PER_TOKEN`` characters. Only the ``data`` texts are cut: each gets a fair
@@ -103,7 +105,9 @@ def data_block(value: Any, name: str) -> str:
     """``value`` as text wrapped in ``<name>`` ... ``</name>``, with look-alike tags inside neutralised.
 
     Any ``<name>``/``</name>`` (any case, inner spaces) inside the text gets its ``<`` replaced by
-    U+2039 (‹), so untrusted text cannot end its own delimiter early.
+    U+2039 (‹), so untrusted text cannot end its own delimiter early; a line ``### system`` /
+    ``### user`` / ``### assistant`` inside it gets its first ``#`` replaced by U+FF03 (＃), so it
+    cannot open a message block of the rendered prompt.
 
     Raises:
         ValueError: ``name`` is not a lower-case identifier.
@@ -113,6 +117,8 @@ def data_block(value: Any, name: str) -> str:
         text = _look_alike_tag(name).sub(lambda m: "\u2039" + m.group(1) + ">", text)
     elif not _TAG_NAME.match(name):
         raise ValueError(f"delimiter name {name!r} must be a lower-case identifier")
+    if "### " in text:
+        text = _BLOCK.sub(lambda m: "\uff03" + m.group(0)[1:], text)
     return f"<{name}>\n{text}\n</{name}>"
 
 
