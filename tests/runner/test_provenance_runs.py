@@ -120,6 +120,12 @@ def bench(package: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Pat
     return package
 
 
+def changed_in_package(monkeypatch: pytest.MonkeyPatch, function: Any) -> None:
+    """``function`` in the toy package under its own name, as if its code there had been edited."""
+    function.__module__, function.__qualname__ = PACKAGE, function.__name__
+    monkeypatch.setattr(sys.modules[PACKAGE], function.__name__, function)
+
+
 def asked(server: OpenAICompatServer, since: int = 0) -> dict[str, int]:
     """Chat requests since request ``since``, by step (idea or grade)."""
     out = {"idea": 0, "grade": 0}
@@ -224,13 +230,11 @@ def test_a_changed_parser_is_refused_by_name_or_rejudged_from_the_cached_replies
 ) -> None:
     out = tmp_path / "run"
     assert run_cli(flags(server, out), capsys)[0] == 0
-    module = sys.modules[PACKAGE]
 
     def parse_idea(text: str) -> str:  # the same name, other code
         return text.strip().upper()
 
-    parse_idea.__module__, parse_idea.__qualname__ = PACKAGE, "parse_idea"
-    monkeypatch.setattr(module, "parse_idea", parse_idea)
+    changed_in_package(monkeypatch, parse_idea)
     n = len(server.requests)
     code, _, err = run_cli(flags(server, out), capsys)
     assert code == 1 and len(server.requests) == n
@@ -252,13 +256,11 @@ def test_a_changed_lambda_parser_is_refused_when_its_unit_is_met(
 ) -> None:
     out = tmp_path / "run"
     assert run_cli(flags(server, out), capsys)[0] == 0
-    module = sys.modules[PACKAGE]
 
     def _grade_core(text: str) -> int:
         return int(text.strip()) * 10
 
-    _grade_core.__module__, _grade_core.__qualname__ = PACKAGE, "_grade_core"
-    monkeypatch.setattr(module, "_grade_core", _grade_core)
+    changed_in_package(monkeypatch, _grade_core)
     n = len(server.requests)
     code, _, err = run_cli(flags(server, out), capsys)
     assert code == 1 and len(server.requests) == n
