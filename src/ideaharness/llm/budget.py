@@ -19,6 +19,7 @@ reasoning budget included) at the output price.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,20 +137,12 @@ class RunBudget:
                 is spent and in flight, and that a re-run with a larger budget resumes.
         """
         with self._lock:
-            problem, flag = None, ""
-            if self.max_cost_usd is not None and (
-                    self.spent_usd + self.in_flight_usd + estimate_usd > self.max_cost_usd):
-                problem = (f"--max-cost {_usd(self.max_cost_usd)} would be exceeded: spent "
-                           f"{_usd(self.spent_usd)}, in flight {_usd(self.in_flight_usd)}, this call "
-                           f"about {_usd(estimate_usd)}")
-                flag = "--max-cost"
-            elif self.max_tokens is not None and (
-                    self.spent_tokens + self.in_flight_tokens + estimate_tokens > self.max_tokens):
-                problem = (f"--max-tokens {self.max_tokens:,} would be exceeded: spent "
-                           f"{self.spent_tokens:,} tokens, in flight {self.in_flight_tokens:,}, this call "
-                           f"about {estimate_tokens:,}")
-                flag = "--max-tokens"
-            if problem is not None:
+            refusal = (_exceeded("--max-cost", self.max_cost_usd, self.spent_usd, self.in_flight_usd,
+                                 estimate_usd, _usd)
+                       or _exceeded("--max-tokens", self.max_tokens, self.spent_tokens, self.in_flight_tokens,
+                                    estimate_tokens, _count, unit=" tokens"))
+            if refusal is not None:
+                flag, problem = refusal
                 self.refused += 1
                 who = f"{model}: " if model else ""
                 raise BudgetExceeded(f"{who}budget reached: {problem}; not started. Run the same command "
@@ -214,6 +207,19 @@ class RunBudget:
                     cost += f" of {_usd(self.max_cost_usd)}"
                 parts.append(cost)
             return " · ".join(parts)
+
+
+def _exceeded(flag: str, limit: float | None, spent: float, in_flight: float, estimate: float,
+              show: Callable[[float], str], unit: str = "") -> tuple[str, str] | None:
+    """``(flag, why)`` when ``spent + in_flight + estimate`` would pass ``limit`` (None: no limit)."""
+    if limit is None or spent + in_flight + estimate <= limit:
+        return None
+    return flag, (f"{flag} {show(limit)} would be exceeded: spent {show(spent)}{unit}, in flight "
+                  f"{show(in_flight)}, this call about {show(estimate)}")
+
+
+def _count(value: float) -> str:
+    return f"{value:,}"
 
 
 def _usd(value: float) -> str:
