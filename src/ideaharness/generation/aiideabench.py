@@ -17,6 +17,7 @@ from ideaharness.llm.parsing import check_text, extract_json_object
 from ideaharness.llm.types import ChatModel
 from ideaharness.prompts import render
 from ideaharness.schema import Idea, Instance, Judgment, Provenance
+from ideaharness.systems.contract import first_text, row_texts
 
 GENERATOR_NAME = "aiideabench-baseline"
 IDEA_SCHEMA: dict[str, Any] = {
@@ -81,22 +82,6 @@ def idea_fields(
     return {"title": _text(title).strip(), "motivation": checked, "experiment_plan": plan}
 
 
-def _joined(value: Any) -> str | None:
-    if isinstance(value, list):
-        value = "\n".join(str(v) for v in value if str(v).strip())
-    if value is None or not str(value).strip():
-        return None
-    return str(value).strip()
-
-
-def _first(row: dict[str, Any], *keys: str) -> str | None:
-    for key in keys:
-        text = _joined(row.get(key))
-        if text:
-            return text
-    return None
-
-
 MOTIVATION_KEYS = ("motivation", "problem", "hypothesis", "abstract", "text")
 """Row fields read for ``motivation``, first non-empty wins; a row with both a ``problem`` and a
 ``motivation`` (ResearchAgent: the problem and its rationale) gives both, the problem first."""
@@ -110,18 +95,16 @@ def fields_from_row(row: dict[str, Any]) -> dict[str, Any]:
     each from the first non-empty of :data:`MOTIVATION_KEYS` / :data:`PLAN_KEYS`; a field the row
     cannot fill is left out."""
     out: dict[str, Any] = {}
-    motivation = _first(row, *MOTIVATION_KEYS)
-    problem = _first(row, "problem")
+    motivation = first_text(row, *MOTIVATION_KEYS)
+    problem = first_text(row, "problem")
     if problem and motivation and problem != motivation and problem not in motivation:
         motivation = f"{problem}\n{motivation}"
-    plan = _first(row, *PLAN_KEYS)
+    plan = first_text(row, *PLAN_KEYS)
     if motivation:
         out["motivation"] = motivation
     if plan:
         out["experiment_plan"] = plan
-    for key in ("title", "system"):
-        if isinstance(row.get(key), str) and row[key].strip():
-            out[key] = row[key].strip()
+    out.update(row_texts(row, ("title", "system")))
     return out
 
 
