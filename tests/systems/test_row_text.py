@@ -44,7 +44,8 @@ def test_first_text_is_the_first_non_blank_key(row: dict[str, Any], keys: list[s
 
 @settings(max_examples=200, deadline=None)
 @given(ROWS, st.lists(KEYS, max_size=4), st.sampled_from(["\n\n", " "]))
-def test_joined_text_joins_the_non_blank_keys_in_order(row: dict[str, Any], keys: list[str], sep: str) -> None:
+def test_joined_text_joins_the_non_blank_keys_in_order(row: dict[str, Any], keys: list[str],
+                                                       sep: str) -> None:
     joined = joined_text(row, *keys, sep=sep)
     parts = [text for key in keys if (text := field_text(row.get(key)))]
     assert joined == sep.join(parts)
