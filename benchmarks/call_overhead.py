@@ -295,7 +295,7 @@ def main() -> None:
         print("\ngoals (default transport):")
         for label, row in (("LLM layer", layer), ("whole units", whole)):
             ratio = ideal / row.wall_s
-            print(f"  {label:<12} ideal / wall {ratio:.2f} >= {RATIO_GOAL}: "
+            print(f"  {label:<12} ideal / wall {ratio:.3f} >= {RATIO_GOAL}: "
                   f"{'met' if ratio >= RATIO_GOAL else 'MISSED'}")
         above = whole.cpu_ms - raw
         print(f"  whole-unit CPU {whole.cpu_ms:.2f} ms = raw aiohttp {raw:.2f} + {above:.2f} ms "
