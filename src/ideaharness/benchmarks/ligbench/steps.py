@@ -279,6 +279,21 @@ class IdeaScorer:
         self.gate: ScholarGate | None = None
         if self.settings.novelty_source == "semantic-scholar":  # one client, one probe, per run
             self.gate = ScholarGate(self.settings.scholar_base_url, timeout_s=timeout_s)
+        self._rewrites: dict[str, asyncio.Future[tuple[str | None, dict[str, Any] | None]]] = {}
+        """Reference id -> its rewrite (:meth:`rewrite`), shared by the ideas compared with it."""
+
+    async def rewrite(self, ref: PairIQRecord) -> tuple[str | None, dict[str, Any] | None]:
+        """:func:`~ideaharness.benchmarks.ligbench.blinding.rewrite_paper` of ``ref``, once per
+        reference and process: every idea compared with the same paper awaits one task (one
+        request, its prompt rendered and its record read once, not once per idea). A rewrite that
+        ended without a record (the model call failed for good) is asked again by the next idea."""
+        known = self._rewrites.get(ref.id)
+        if known is None or (known.done() and (known.cancelled() or known.exception() is not None
+                                                or known.result()[1] is None)):
+            known = self._rewrites[ref.id] = asyncio.ensure_future(rewrite_paper(
+                self.steps, self.judge, ref, seed=self.settings.seed,
+                temperature=self.settings.judge_temperature))
+        return await asyncio.shield(known)
 
     async def aclose(self) -> None:
         """Close the Semantic Scholar client, if one was opened."""
@@ -319,9 +334,9 @@ class IdeaScorer:
         later = after_cutoff(self.corpus.records, cut)  # never retrieved, shown or compared (.cutoff)
         hits = self.corpus.retrieve(query, cfg.n_calibration + cfg.elo.max_comparisons + cfg.extra_opponents,
                                     query_embedding=q_emb, exclude=later)
-        if not self.steps.store.has(CUTOFF_STEP, idea_id, CORPUS_SOURCE):
-            self.steps.store.put(CUTOFF_STEP, idea_id, corpus_record(self.corpus.records, cut,
-                                                                     [h.id for h in hits]), CORPUS_SOURCE)
+        if not self.steps.store.has(CUTOFF_STEP, idea_id, CORPUS_SOURCE):  # group-committed, off the loop
+            record = corpus_record(self.corpus.records, cut, [h.id for h in hits])
+            await self.steps.store.aput(CUTOFF_STEP, idea_id, record, CORPUS_SOURCE)
         if len(hits) < cfg.n_calibration + 1:  # never scored against papers after the cutoff
             return IdeaScore(idea_id=idea_id, status=TOO_FEW_STATUS, formalization=formal,
                              parse_failures=failures)
@@ -351,8 +366,7 @@ class IdeaScorer:
                 break
             ref_text: str | None = reference_text(ref)
             if cfg.blind_references:
-                ref_text, rewrite = await rewrite_paper(self.steps, self.judge, ref, seed=cfg.seed,
-                                                        temperature=cfg.judge_temperature)
+                ref_text, rewrite = await self.rewrite(ref)
                 if rewrite is None:
                     return result.model_copy(update={"status": "llm_error", "parse_failures": failures})
                 if ref_text is None:  # never judged against the unblinded paper: next opponent
@@ -426,8 +440,8 @@ class IdeaScorer:
                 access = recorded.pop("access", None)
                 if recorded.get("similarities"):
                     if access is not None:  # what the search returned, kept and excluded
-                        self.steps.store.put(CUTOFF_STEP, idea_id, access, SEARCH_SOURCE)
-                    self.steps.store.put("ligbench/novelty_search", idea_id, recorded)
+                        await self.steps.store.aput(CUTOFF_STEP, idea_id, access, SEARCH_SOURCE)
+                    await self.steps.store.aput("ligbench/novelty_search", idea_id, recorded)
             sims, note = recorded.get("similarities"), recorded.get("note")
             if sims:
                 source = "semantic-scholar"
