@@ -50,6 +50,7 @@ from _unit import REPLY, STEP, overlap_unit, served  # noqa: E402
 
 from ideaharness.llm import get_llm  # noqa: E402
 from ideaharness.llm.openai_http import TRANSPORT_ENV  # noqa: E402
+from ideaharness.llm.openai_provider import LOOPBACK_DUMMY_KEY  # noqa: E402
 from ideaharness.runner.steps import StepRunner  # noqa: E402
 from ideaharness.runs.store import RunStore  # noqa: E402
 from ideaharness.runs.stream import run_bounded  # noqa: E402
@@ -168,7 +169,7 @@ async def raw_httpx(url: str, n: int, concurrency: int) -> tuple[float, float]:
 async def raw_sdk(url: str, n: int, concurrency: int) -> tuple[float, float]:
     from openai import AsyncOpenAI
 
-    client = AsyncOpenAI(api_key="no-key-needed-for-loopback", base_url=url, max_retries=0, timeout=60)
+    client = AsyncOpenAI(api_key=LOOPBACK_DUMMY_KEY, base_url=url, max_retries=0, timeout=60)
 
     async def call(i: int) -> None:
         reply = await client.chat.completions.create(**_body(i))
