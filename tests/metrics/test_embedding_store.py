@@ -120,6 +120,24 @@ def test_a_file_that_is_not_a_store_is_a_one_line_error_naming_it(tmp_path: Path
     assert str(path) in message and "\n" not in message and "cache clear --embeddings" in message
 
 
+def test_a_full_disk_is_a_storage_error_and_keeps_nothing_of_the_batch(tmp_path: Path) -> None:
+    """SQLite rolls a transaction back by itself when the database is full (here: its page limit):
+    the put is a StorageError naming the file, not "not a usable embedding store; delete it"."""
+    from ideaharness.errors import StorageError
+
+    path = tmp_path / "embeddings.sqlite"
+    store = EmbeddingStore(path)
+    sid = store.space({"model": "m"}, "m")
+    store.put_many(sid, [("kept", StoredEmbedding(np.ones(3, dtype=np.float32)))])
+    store._conn.execute("PRAGMA max_page_count=20")  # ~80 KiB: the batch below does not fit
+    big = [(f"k{i}", StoredEmbedding(np.zeros((200, 384), dtype=np.float32))) for i in range(5)]
+    with pytest.raises(StorageError) as err:
+        store.put_many(sid, big)
+    assert str(path) in str(err.value) and "delete it" not in str(err.value)
+    assert set(store.get_many(sid, ["kept", *(k for k, _ in big)])) == {"kept"}
+    store.close()
+
+
 def test_a_row_whose_bytes_do_not_match_its_shape_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "embeddings.sqlite"
     store = EmbeddingStore(path)

@@ -27,6 +27,7 @@ one-line :class:`~ideaharness.errors.UserError` naming the file and the fix (del
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -258,7 +259,8 @@ class EmbeddingStore:
                         "VALUES (?, ?, ?, ?, ?, ?)", rows)
                     self._conn.execute("COMMIT")
                 except BaseException:
-                    self._conn.execute("ROLLBACK")
+                    with contextlib.suppress(sqlite3.Error):  # SQLite rolls back by itself on a full disk
+                        self._conn.execute("ROLLBACK")
                     raise
         except sqlite3.DatabaseError as exc:
             raise self._error(exc) from exc
