@@ -142,3 +142,19 @@ def test_model_cutoff_option() -> None:
         ExecutionOptions(model_cutoff=["judge=2024-13-01"])
     with pytest.raises(UserError, match="this run has no rewriter role"):
         ExecutionOptions(model_cutoff=["rewriter=2024-01-01"]).check_roles(["generator", "judge"])
+
+
+def test_a_title_is_found_as_whole_words_only() -> None:
+    """A later paper titled like a common phrase is not found inside a longer word of a prompt (its
+    plural, a compound): that would be a false alarm and make ``check leakage`` exit 4."""
+    later = {"id": "w8", "title": "Graph neural network for molecules", "publication_date": "2024-02-01",
+             "year": 2024}
+    prompts = {"p-plural": [{"role": "user", "content": "Graph neural network for moleculesets, and more"}],
+               "p-same": [{"role": "user", "content": "see: graph-neural network for MOLECULES."}]}
+    records = [(CUTOFF_STEP, "i", "references", _record("references", [EARLIER], [later]))]
+    plural = leakage_check([*records, ("generate/low", "i", "", _generation("p-plural"))], prompts.get, LIT,
+                           {"i": CUT})
+    same = leakage_check([*records, ("generate/low", "i", "", _generation("p-same"))], prompts.get, LIT,
+                         {"i": CUT})
+    assert plural["leaks"] == 0 and plural["prompts_checked"] == 1
+    assert same["leaks"] == 1

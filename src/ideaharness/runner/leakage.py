@@ -17,7 +17,8 @@ The check reads what the run recorded, not the filters' counts:
   what a generator sees, retrieved works shown to a judge) is searched for the title of every work
   dated after the instance's cutoff that the run knows of (its references, its target paper, the
   works its searches returned): a title found is a leak. Titles too short to find without false
-  alarms (under :data:`MIN_TITLE_WORDS` words) are counted as unchecked.
+  alarms (under :data:`MIN_TITLE_WORDS` words) are counted as unchecked. A title is found as
+  whole words (``graph neural network`` is not found in ``graph neural networks``).
 
 Models: each role's stated training cutoff (:mod:`.model_cutoffs`, ``--model-cutoff``) against the
 instances' cutoffs; an instance whose cutoff is before the model's training cutoff is counted as
@@ -145,9 +146,9 @@ def leakage_check(records: Sequence[Record], prompt_of: PromptOf, literature: Li
         if not messages:
             continue
         prompts += 1
-        text = normalise(_prompt_text(messages))
+        text = f" {normalise(_prompt_text(messages))} "  # a title is found as whole words only
         for title, work in after[inst].items():
-            if checkable(title) and title in text:
+            if checkable(title) and f" {title} " in text:
                 leaks.append({"kind": "prompt", "instance_id": inst, "step": step, "key": key, "work": work})
     return {"leaks": len(leaks), "examples": leaks[:MAX_EXAMPLES], "accesses_checked": accesses,
             "works_checked": works, "prompts_checked": prompts, "titles_checked": titles,
