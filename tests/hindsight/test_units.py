@@ -24,7 +24,7 @@ from ideaharness.benchmarks.hindsight.impact import (
     venue_tier,
 )
 from ideaharness.benchmarks.hindsight.parsers import parse_idea, parse_match, parse_review
-from ideaharness.benchmarks.hindsight.search import key_phrases
+from ideaharness.benchmarks.hindsight.search import key_phrases, text_sha
 from ideaharness.benchmarks.hindsight.topics import add_months, parse_horizon, window_end, window_place
 from ideaharness.errors import ParseError
 from ideaharness.schema import Paper
@@ -253,3 +253,12 @@ def test_two_topics_with_one_id_are_refused(tmp_path: Path) -> None:
     path.write_text(f"{row}\n{row}\n", encoding="utf-8")
     with pytest.raises(DataError, match="line 2, field 'id': 't' repeats line 1"):
         load_topics(str(path))
+
+
+def test_an_idea_holding_a_lone_surrogate_still_gets_its_text_hash() -> None:
+    """A model's JSON reply may escape half a surrogate pair; the parsed idea keeps it, and the
+    candidates record's hash of the idea must not crash the phase on it."""
+    reply = json.dumps({"title": "t", "idea": PROSE + " \ud800"})
+    parsed = parse_idea(reply)
+    assert "\ud800" in parsed["idea"]
+    assert text_sha(parsed["idea"]) != text_sha(PROSE) and len(text_sha(parsed["idea"])) == 64

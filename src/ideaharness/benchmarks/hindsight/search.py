@@ -23,7 +23,6 @@ from the response cache).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -33,6 +32,7 @@ import numpy as np
 
 from ideaharness.benchmarks.hindsight.topics import WindowPlace, window_place
 from ideaharness.cutoff import CutoffLedger, DatedWork, access_record
+from ideaharness.metrics.embedding_store import text_key
 from ideaharness.schema import Paper
 from ideaharness.scholarly.gate import ScholarGate, ScholarUnavailable
 
@@ -60,8 +60,10 @@ def paper_text(paper: Paper) -> str:
 
 
 def text_sha(text: str) -> str:
-    """sha256 of a text (a candidates record names the idea text it was found for)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """sha256 of a text (a candidates record names the idea text it was found for): the embedding
+    store's :func:`~ideaharness.metrics.embedding_store.text_key` (a lone surrogate, which a model's
+    JSON reply can hold, hashes too)."""
+    return text_key(text)
 
 
 def key_phrases(idea: dict[str, Any], limit: int = MAX_QUERIES) -> list[str]:
