@@ -283,10 +283,7 @@ class Hindsight(Benchmark):
                 self.steps.fail("candidates", topic.id, str(k), exc, skipped=True)
                 continue
             for key, access in accesses:  # written once every search of the idea succeeded
-                if self.store.has(CUTOFF_STEP, topic.id, key):
-                    self.store.replace(CUTOFF_STEP, topic.id, access, key)
-                else:
-                    self.store.put(CUTOFF_STEP, topic.id, access, key)
+                await self._record(CUTOFF_STEP, topic.id, access, key)
             as_of = self.as_of(topic).isoformat()
             searched = self._today.isoformat()
             await self.embedder.aembed([idea["idea"], *(paper_text(p) for p in pool.papers)])  # off the loop
@@ -300,10 +297,15 @@ class Hindsight(Benchmark):
                                 "as_of": as_of if {"pool", "corpus"} & set(pool.sources[p.id]) else searched}
                                for p, sim in ranked],
             }
-            if self.store.has("candidates", topic.id, str(k)):
-                self.store.replace("candidates", topic.id, record, str(k))
-            else:
-                self.store.put("candidates", topic.id, record, str(k))
+            await self._record("candidates", topic.id, record, str(k))
+
+    async def _record(self, step: str, topic_id: str, data: dict[str, Any], key: str) -> None:
+        """Record ``data`` as the unit's record (in place of an older one: an idea re-judged since),
+        group-committed off the event loop (no fsync in the loop's thread)."""
+        if self.store.has(step, topic_id, key):
+            await self.store.areplace(step, topic_id, data, key)
+        else:
+            await self.store.aput(step, topic_id, data, key)
 
     async def match(self, topic: Topic) -> None:
         """The judge's verdict on each judged (idea, candidate) pair, in each order."""
