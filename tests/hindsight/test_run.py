@@ -117,6 +117,9 @@ def test_a_matched_paper_without_citation_count_is_matched_and_its_impact_unscor
                   and s["instance_id"] == "turing")
     assert impact["value"] == 0.0 and impact["weight"] == 2.0
     assert any("no citation count" in n for n in results["notes"])
+    shown = [r["data"]["shown_texts"][HUMAN_OR_NOT] for r in records(out, "match")
+             if r["data"]["paper_id"] == HUMAN_OR_NOT]  # the viewer's text of the paper
+    assert shown and all("citations unknown" in t and "None" not in t for t in shown)
 
 
 def test_match_rate_and_impact_are_pooled_over_ideas_with_intervals_over_topics(

@@ -160,9 +160,10 @@ def example_sections(results: dict[str, Any], limit: int = 6) -> list[Section]:
         items = [("idea", (f"{i['title']}. " if i.get("title") else "") + i["idea"])]
         best = i.get("best_match")
         if best:
+            cites = "citations unknown" if best.get("citations") is None else f"{best['citations']} citations"
             items.append(("matched future paper",
                           f"{best['title']} ({best.get('publication_date') or best.get('year')}, "
-                          f"{best.get('venue') or 'venue unknown'}; {best.get('citations')} citations, "
+                          f"{best.get('venue') or 'venue unknown'}; {cites}, "
                           f"impact {'–' if i.get('impact') is None else format(i['impact'], '.2f')}; "
                           f"similarity {best['similarity']:.2f})\n{best.get('abstract') or ''}".strip()))
         else:

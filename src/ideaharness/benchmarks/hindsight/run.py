@@ -68,6 +68,11 @@ def _match_reask(order: list[int], *, texts: tuple[str, str], kinds: tuple[str, 
                         first_kind=kinds[order[0]], second_kind=kinds[order[1]]))
 
 
+def _citations(paper: Paper) -> str:
+    """``"12 citations"``, or ``"citations unknown"`` for a paper without a count."""
+    return "citations unknown" if paper.citation_count is None else f"{paper.citation_count} citations"
+
+
 @register_benchmark("hindsight")
 class Hindsight(Benchmark):
     """HindSight (see the package docstring); one instance per run."""
@@ -320,7 +325,7 @@ class Hindsight(Benchmark):
                 paper = Paper.model_validate(cand["paper"])
                 shown = {reliability.idea_id(topic.id, k): idea["idea"],
                          paper.id: f"{paper_text(paper)} ({paper.publication_date or paper.year}; "
-                                   f"{paper.citation_count} citations; {paper.venue or 'venue unknown'})"}
+                                   f"{_citations(paper)}; {paper.venue or 'venue unknown'})"}
                 for order in self.orders(topic.id, k, n):
                     ids = [reliability.idea_id(topic.id, k), paper.id]
                     texts = (idea["idea"] if not idea.get("title") else f"{idea['title']}. {idea['idea']}",
