@@ -173,6 +173,12 @@ def test_usage_of_any_reported_shape(raw: dict) -> None:
     assert 0 <= usage.reasoning_tokens <= usage.completion_tokens
 
 
+def test_usage_counts_that_are_not_finite_count_zero() -> None:
+    usage = usage_of({"input_tokens": float("inf"), "output_tokens": float("nan"),
+                      "cache_read_input_tokens": 2})
+    assert usage == Usage(prompt_tokens=2, cached_prompt_tokens=2, completion_tokens=0, reasoning_tokens=0)
+
+
 async def test_a_repeated_request_comes_from_the_response_cache(server: AnthropicServer,
                                                                  tmp_path: Path) -> None:
     server.responder = lambda body: Answer("C", thinking="reasons")

@@ -39,7 +39,7 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> None:
 # ------------------------------------------------------------------------------------ strategies
 
 counts = st.one_of(st.none(), st.integers(-5, 5000), st.floats(0, 5000, allow_nan=False),
-                   st.sampled_from(["12", True, [], {}]))
+                   st.sampled_from(["12", True, [], {}, float("inf"), float("nan")]))
 texts = st.text(max_size=40)  # any unicode, lone surrogates included (sent as JSON escapes)
 
 
@@ -271,6 +271,23 @@ async def test_each_kind_of_reply_maps_as_documented(transport: str) -> None:
                 assert result.retryable and result.retry_after_s == 2.0 and result.status == 429
             if isinstance(result, ProviderError) and reply.status == 200:
                 assert result.retryable
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_token_counts_that_are_not_finite_count_zero(transport: str) -> None:
+    """A body's ``Infinity``/``NaN`` token count (JSON a server may write) is an unreadable count
+    (0), not an OverflowError that fails the unit."""
+    body = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": float("inf"), "completion_tokens": float("nan"), "total_tokens": 3}}
+    with OpenAICompatServer(script=[Reply(200, body)]) as server:
+        provider = OpenAIProvider("m", base_url=server.base_url, api_key="k-local", timeout_s=5,
+                                  label="openai/m", transport=transport)
+        try:
+            result = await provider.complete(ChatRequest(model="openai/m",
+                                                         messages=[{"role": "user", "content": "x"}]))
+        finally:
+            await provider.aclose()
+    assert result.text == "hi" and result.usage.prompt_tokens == 0 and result.usage.completion_tokens == 0
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -115,7 +115,7 @@ def usage_of(usage: Any) -> Usage:
     def count(obj: Any, name: str) -> int:
         try:
             return max(int(field(obj, name) or 0), 0)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # NaN, Infinity (JSON a body may hold)
             return 0
 
     if usage is None:

@@ -30,6 +30,7 @@ reasoning token counts (:func:`read_usage`).
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 import time
 from typing import Any
@@ -344,8 +345,11 @@ def _field(obj: Any, name: str) -> Any:
 
 
 def _count(value: Any) -> int:
-    """A token count: a non-negative int, else 0 (None, text, a negative or a bool)."""
+    """A token count: a non-negative int, else 0 (None, text, a negative, a bool, or a float that
+    is not finite: JSON's ``Infinity``/``NaN``, which a body may hold)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
         return 0
     return max(int(value), 0)
 
