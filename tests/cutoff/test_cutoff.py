@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ideaharness.cutoff import (
+    CUTOFF_STEP,
     DATA_KEY,
     NO_LITERATURE,
     CutoffLedger,
@@ -210,3 +212,29 @@ def test_literature_access_declares_steps_and_access() -> None:
     assert access.has_access and not NO_LITERATURE.has_access
     assert access.shows("generate/low") and access.shows("digest") and not access.shows("digest/x")
     assert not access.shows("generated") and not access.shows("rank/low/novelty")
+
+
+def test_the_cutoff_records_of_a_run_are_one_group_written_once(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two records per instance before the run starts: one write and one fsync for all of them (not
+    one per record), each written once, kept by a resume."""
+    import asyncio
+
+    from ideaharness.runner.options import ExecutionOptions
+    from ideaharness.runner.run import record_cutoff_entries
+    from ideaharness.runs import store as store_module
+    from ideaharness.runs.store import RunStore
+
+    instances = [Instance(id=f"i{n}", dataset="t", target=Paper(id=f"t{n}", title="Target", year=2024),
+                          references=[Reference(id=f"r{n}", title="Earlier", year=2020)]) for n in range(40)]
+    kept, entries = apply_to_instances(instances, dt.date(2023, 1, 1), "references")
+    writes: list[int] = []
+    real = store_module._append_files
+    monkeypatch.setattr(store_module, "_append_files", lambda files: writes.append(len(files)) or real(files))
+    with RunStore(tmp_path / "run", {"t": 1}) as store:
+        asyncio.run(record_cutoff_entries(store, entries, kept[:30], ExecutionOptions()))
+        assert writes == [1]  # one file, one group
+        assert len(store.records(CUTOFF_STEP)) == 60
+    with RunStore(tmp_path / "run", {"t": 1}) as store:  # a resume finds them: nothing written again
+        asyncio.run(record_cutoff_entries(store, entries, kept, ExecutionOptions()))
+        assert len(store.records(CUTOFF_STEP)) == 80 and writes == [1, 1]

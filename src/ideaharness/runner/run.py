@@ -160,7 +160,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
     if capture is not None:
         steps.capture = capture
         with store:
-            record_cutoff_entries(store, cutoff_entries, items, args.options)
+            await record_cutoff_entries(store, cutoff_entries, items, args.options)
             try:
                 await bench.setup(ctx)
                 await bench.execute(ctx, items)
@@ -170,7 +170,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
         return {"tasks": len(capture), **steps.outcome()}
     ended = "complete"
     with store:
-        record_cutoff_entries(store, cutoff_entries, items, args.options)
+        await record_cutoff_entries(store, cutoff_entries, items, args.options)
         try:
             await bench.setup(ctx)
             clock.mark("ready")
@@ -207,17 +207,23 @@ def cutoff_items(bench: Benchmark, loaded: list[Any]) -> tuple[list[Any], list[C
     return kept, entries
 
 
-def record_cutoff_entries(store: RunStore, entries: Sequence[CutoffEntry], items: Sequence[Any],
-                          options: ExecutionOptions) -> None:
+async def record_cutoff_entries(store: RunStore, entries: Sequence[CutoffEntry], items: Sequence[Any],
+                                options: ExecutionOptions) -> None:
     """Write the ``cutoff`` records of the selected items (and of the items the cutoff left out of
-    this shard), once: they are a function of the data and the config, so a resume finds them."""
+    this shard), once: they are a function of the data and the config, so a resume finds them.
+    They are written as one group (one write and one fsync, :meth:`RunStore.aput`), not with an
+    fsync per record.
+
+    Raises:
+        StorageError: the records cannot be written.
+    """
     selected = {str(getattr(i, "id", i)) for i in items}
     dropped = {iid for iid, _, data in entries if data.get("item_excluded")}
-    for iid, key, data in entries:
-        mine = iid in selected or (iid in dropped and (
-            options.shard is None or shard_of(iid, options.shard[1]) == options.shard[0]))
-        if mine and not store.has(CUTOFF_STEP, iid, key):
-            store.put(CUTOFF_STEP, iid, data, key)
+    todo = [(iid, key, data) for iid, key, data in entries
+            if (iid in selected or (iid in dropped and (
+                options.shard is None or shard_of(iid, options.shard[1]) == options.shard[0])))
+            and not store.has(CUTOFF_STEP, iid, key)]
+    await asyncio.gather(*(store.aput(CUTOFF_STEP, iid, data, key) for iid, key, data in todo))
 
 
 def progress_status(models: dict[str, Any], budget: RunBudget | None) -> Callable[[], str]:
