@@ -502,12 +502,6 @@ class EmbeddingRuntime:
         """:func:`text_key` of every text this runtime embedded in the space ``label``."""
         return self._computed.get(label, set())
 
-    def describe(self) -> dict[str, Any]:
-        """Device (asked and used), store file (None: off) and counts per space, for results."""
-        return {"device": self.device, "device_requested": self.requested_device,
-                "store": str(self.store_path) if self.store_path else None,
-                "counts": {label: c.model_dump() for label, c in self.counts.items()}}
-
     def close(self) -> None:
         """Close the store's connection (it reopens on next use)."""
         with self._lock:

@@ -55,16 +55,15 @@ runs at the same tokens/s from about 4k tokens up, so padding is the waste to cu
 class BertScorer:
     """Loads a BERTScore model once and scores candidate/reference pairs.
 
+    Texts to be scored later in several calls (a whole phase) are best given to :meth:`prepare`
+    first: they are then embedded in one pass, batched by length across all of them.
+
     Args:
         model: ``all-MiniLM-L6-v2`` (the shipped copy), a local model directory, or a Hugging
             Face model name (needs network access on first use).
         num_layers: the hidden layer used; None takes bert-score's default for known names.
         runtime: device and embedding store of the run (``ExecutionOptions.embedding_runtime()``);
             None: CPU and the default store.
-
-    Attributes:
-    Texts to be scored later in several calls (a whole phase) are best given to :meth:`prepare`
-    first: they are then embedded in one pass, batched by length across all of them.
     """
 
     def __init__(self, model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int | None = None, *,
@@ -170,7 +169,7 @@ class BertScorer:
         references the store lacks are stored; the candidates are kept in memory until a
         :meth:`score` call uses them (so prepare what the next few calls score, not a whole corpus).
         """
-        stored = self._identity is not None and self.runtime.store_path is not None
+        stored = self._identity is not None  # None with the store off
         refs = [t for t in self.runtime.absent(self._identity, self.label, references)
                 if t not in self._prepared]  # with no store: every reference, held in memory
         cands = [t for t in dict.fromkeys(candidates) if t not in self._prepared and t not in refs]
