@@ -32,6 +32,7 @@ import numpy as np
 
 from ideaharness.benchmarks.hindsight.topics import WindowPlace, window_place
 from ideaharness.cutoff import CutoffLedger, DatedWork, access_record
+from ideaharness.data.builders.hindsight import paper_keys
 from ideaharness.metrics.embedding_store import text_key
 from ideaharness.schema import Paper
 from ideaharness.scholarly.gate import ScholarGate, ScholarUnavailable
@@ -81,17 +82,6 @@ def key_phrases(idea: dict[str, Any], limit: int = MAX_QUERIES) -> list[str]:
     return out[:limit]
 
 
-def _identity(paper: Paper) -> list[str]:
-    keys = [f"id:{paper.id}"]
-    doi = paper.external_ids.get("DOI")
-    if doi:
-        keys.append(f"doi:{doi.lower()}")
-    title = " ".join(re.findall(r"\w+", paper.title.lower()))
-    if title:
-        keys.append(f"title:{title}")
-    return keys
-
-
 class CandidatePool:
     """The unique in-window papers of several sources, in first-seen order.
 
@@ -114,7 +104,7 @@ class CandidatePool:
             if window_place(paper, self.cutoff, self.end) != "in":
                 self.guard[source] = self.guard.get(source, 0) + 1
                 continue
-            keys = _identity(paper)
+            keys = paper_keys(paper)
             known = next((self._seen[k] for k in keys if k in self._seen), None)
             if known is not None:
                 if source not in self.sources[known]:

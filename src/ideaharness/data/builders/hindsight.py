@@ -112,7 +112,9 @@ class HindsightSettings(BaseModel):
     as_of: dt.date | None = None
 
 
-def _identity(paper: Paper) -> list[str]:
+def paper_keys(paper: Paper) -> list[str]:
+    """The keys two copies of one work share: ``id:<id>``, ``doi:<doi, lower case>`` and
+    ``title:<the title's words, lower case>`` (those it has)."""
     keys = [f"id:{paper.id}"]
     if paper.external_ids.get("DOI"):
         keys.append(f"doi:{paper.external_ids['DOI'].lower()}")
@@ -124,7 +126,7 @@ def _unique(papers: list[Paper]) -> list[Paper]:
     seen: set[str] = set()
     out = []
     for paper in papers:
-        keys = _identity(paper)
+        keys = paper_keys(paper)
         if seen.intersection(keys):
             continue
         seen.update(keys)
