@@ -245,3 +245,22 @@ def test_compare_sets_a_vanilla_system_beside_a_grounded_one(tmp_path: Path) -> 
     assert set(board) == {"scripted/gen", "scripted/vanilla"}
     assert board["scripted/gen"]["mean"] == pytest.approx(2 / 6) and board["scripted/vanilla"]["mean"] == 0.0
     assert board["scripted/gen"]["n"] == board["scripted/vanilla"]["n"] == 2
+
+
+def test_the_results_read_the_cutoff_records_once_whatever_the_number_of_topics(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each topic's window counts come from one pass over the run's records (a pass per topic read
+    every record of the run once per topic: quadratic in a study of hundreds of topics)."""
+    from ideaharness.runs.store import RunStore
+
+    passes: list[str | None] = []
+    real = RunStore.iter_records
+
+    def counted(self: RunStore, step: str | None = None) -> Any:
+        passes.append(step)
+        return real(self, step)
+
+    monkeypatch.setattr(RunStore, "iter_records", counted)
+    results = run(tmp_path, judge([SURVEY]))
+    assert results["counts"]["topics"] == 2 and results["window"]["sources"]["pool"]["in"] > 0
+    assert passes.count("cutoff") == 1

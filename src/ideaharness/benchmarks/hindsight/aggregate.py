@@ -117,14 +117,16 @@ def aggregate_run(bench: Hindsight, topics: Sequence[Topic]) -> dict[str, Any]:
     per_topic: dict[str, dict[str, Any]] = {}
     window: dict[str, Counter[str]] = {}
     shown_after = empty_pools = open_windows = 0
+    accesses = bench.accesses()  # one pass over the records, not one per topic
     for topic in topics:
         cutoff, end = bench.window(topic)
         as_of = bench.as_of(topic)
         shown_after += sum(1 for p in bench.shown_literature(topic) if verdict(p, cutoff) != "before")
-        for source, counts in window_counts(bench.accesses(topic.id), cutoff, end).items():
+        for source, counts in window_counts(accesses.get(topic.id, []), cutoff, end).items():
             window.setdefault(source, Counter()).update(counts)
-        baselines = field_baselines(bench.pool(topic), as_of, topic.field)
-        empty_pools += not bench.pool(topic)
+        pool = bench.pool(topic)
+        baselines = field_baselines(pool, as_of, topic.field)
+        empty_pools += not pool
         open_windows += end > as_of
         row: dict[str, Any] = {"cutoff": cutoff.isoformat(), "window_end": end.isoformat(), "ideas": 0,
                                "matched": 0, "decided": 0, "impact_sum": 0.0, "impact_n": 0,

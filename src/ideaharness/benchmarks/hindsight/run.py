@@ -196,10 +196,14 @@ class Hindsight(Benchmark):
         cutoff, end = self.window(topic)
         return [p for p in topic.future if window_place(p, cutoff, end) == "in"]
 
-    def accesses(self, topic_id: str) -> list[dict[str, Any]]:
-        """The topic's ``cutoff`` access records of the future window (pool, corpus, searches)."""
-        return [data for iid, _, data in self.store.records(CUTOFF_STEP)
-                if iid == topic_id and data.get("source") in FUTURE_SOURCES]
+    def accesses(self) -> dict[str, list[dict[str, Any]]]:
+        """Topic id -> its ``cutoff`` access records of the future window (pool, corpus, searches),
+        read in one pass over the run's records."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for iid, _, data in self.store.records(CUTOFF_STEP):
+            if data.get("source") in FUTURE_SOURCES:
+                out.setdefault(iid, []).append(data)
+        return out
 
     def embed(self, texts: Sequence[str]) -> Any:
         """L2-normalised embeddings of ``texts`` (rows), memoised per text for this run."""
