@@ -21,8 +21,8 @@ from ideaharness.runner import Benchmark
 from ideaharness.runner.arguments import resolve
 from ideaharness.runner.registry import benchmarks
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
 from tests.runner.registry_support import fixture_for
-from tests.runner.test_every_benchmark import run_cli
 
 SECRET = f"reask-test-key-{uuid.uuid4().hex}"
 
@@ -50,7 +50,7 @@ def test_every_position_ordered_benchmark_reasks_through_the_batch_api(
     out = tmp_path / "run"
     with OpenAICompatServer(fixture.reply) as server:
         models = ["--generator", "openai/gen"] if has_generator else []
-        code, err = run_cli(["run", name, *fixture.data_args(tmp_path), *fixture.extra_args, *models,
+        code, _, err = run_cli(["run", name, *fixture.data_args(tmp_path), *fixture.extra_args, *models,
                              "--judge", "openai/judge", "--base-url", server.base_url, "--limit", "1",
                              "--consistency-sample", "1",
                              *(["--batch", "--batch-poll", "0.01"] if fixture.batch else []),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ideaharness.runner.steps import MAX_PARSE_ROUNDS
-from tests.runner.test_every_benchmark import run_cli
+from tests.cli_support import run_cli
 
 
 @pytest.mark.parametrize("name", ["ideabench"])  # AI Idea Bench's echo decomposition fails first
@@ -22,7 +22,7 @@ def test_an_unparsed_generation_is_reasked_by_each_rerun_until_its_rounds_are_sp
             "--max-attempts", "1", "--no-progress", "--out", str(out)]
     listed: list[list[tuple[str, int, bool]]] = []
     for _ in range(3):
-        code, _ = run_cli(args, capsys)
+        code, _, _ = run_cli(args, capsys)
         assert code == 3
         results = json.loads((out / "results.json").read_text())
         listed.append(sorted((u["step"], u["rounds"], u["final"]) for u in results["unparsed_units"]

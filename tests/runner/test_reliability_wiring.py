@@ -17,9 +17,10 @@ from ideaharness.metrics.reliability.adapters import adapter_for, undeclared_ste
 from ideaharness.metrics.reliability.adapters import run_records as views_records
 from ideaharness.runner.registry import benchmarks
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
 from tests.ideabench.conftest import ideabench_responder
 from tests.runner.registry_support import fixture_for
-from tests.runner.test_every_benchmark import data_args, run_cli, servers  # noqa: F401  (fixture)
+from tests.runner.test_every_benchmark import data_args, servers  # noqa: F401  (fixture)
 
 
 def _records(out: Path, step: str) -> list[tuple[str, dict[str, Any]]]:
@@ -68,7 +69,7 @@ def test_every_benchmark_results_carry_the_reliability_block(
     args = ["run", name, *data_args(name, tmp_path), *_cli_models(name, gen, judge), "--limit", "1",
             "--max-attempts", "1", "--max-retries", "0", "--timeout", "20", "--no-progress",
             "--out", str(out)]
-    code, _ = run_cli(args, capsys)
+    code, _, _ = run_cli(args, capsys)
     assert code in (0, 3)
     results = json.loads((out / "results.json").read_text())
     section = results["reliability"]
@@ -93,7 +94,7 @@ def test_every_judged_benchmark_has_a_non_empty_reliability_block(
     fixture = fixture_for(name)
     out = tmp_path / "run"
     with OpenAICompatServer(fixture.reply) as gen, OpenAICompatServer(fixture.reply) as judge:
-        code, err = run_cli(["run", name, *fixture.data_args(tmp_path), *fixture.extra_args,
+        code, _, err = run_cli(["run", name, *fixture.data_args(tmp_path), *fixture.extra_args,
                              *_cli_models(name, gen, judge), "--limit", "1", "--timeout", "20",
                              "--no-progress", "--out", str(out)], capsys)
     assert code in (0, 3), err
@@ -127,9 +128,9 @@ def test_always_equal_judge_is_flagged_in_console_and_report(
     equal = '{"rating": 0.5, "soundness": 0.5, "contribution": 0.5}'
     with OpenAICompatServer(lambda body: equal) as judge:
         out = tmp_path / "run"
-        code, _ = run_cli(["run", "ligbench-judge", *data_args("ligbench-judge", tmp_path), "--pairs", "12",
-                           "--judge", "openai/judge", "--base-url", judge.base_url, "--no-progress",
-                           "--out", str(out)], capsys)
+        code, _, _ = run_cli(["run", "ligbench-judge", *data_args("ligbench-judge", tmp_path),
+                              "--pairs", "12", "--judge", "openai/judge", "--base-url", judge.base_url,
+                              "--no-progress", "--out", str(out)], capsys)
     assert code == 0
     results = json.loads((out / "results.json").read_text())
     warnings = results["reliability"]["warnings"]

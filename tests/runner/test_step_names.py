@@ -13,8 +13,8 @@ import pytest
 from ideaharness.runner.registry import benchmarks
 from ideaharness.runner.step_names import LEGACY_STEP_NAMES, step_name_problem
 from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
 from tests.runner.registry_support import fixture_for
-from tests.runner.test_every_benchmark import run_cli
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,7 @@ def test_every_recorded_step_follows_the_rule(
         models = ["--generator", "openai/gen", "--judge", "openai/judge", "--base-url", gen.base_url,
                   "--judge-base-url", judge.base_url] if has_generator \
             else ["--judge", "openai/judge", "--base-url", judge.base_url]
-        code, err = run_cli(["run", name, *fixture.data_args(tmp_path), *fixture.extra_args, *models,
+        code, _, err = run_cli(["run", name, *fixture.data_args(tmp_path), *fixture.extra_args, *models,
                              "--limit", "1", "--timeout", "20", "--no-progress", "--out", str(out)], capsys)
     assert code in (0, 3), err
     steps = {json.loads(line)["step"] for f in (out / "records").glob("*.jsonl") if f.name != "scores.jsonl"
