@@ -92,7 +92,7 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
         try:
             picked = select_distractors(gt[comp], own, others, bench.embed)
         except ValueError as exc:
-            bench.store.put(STEP_QUESTION, inst.id, {"skipped": str(exc)}, comp)
+            await bench.store.aput(STEP_QUESTION, inst.id, {"skipped": str(exc)}, comp)
             continue
         published = [{"id": c.id, "source": c.source, "published": c.text} for c in picked]
         if not bench.config.parity:
@@ -100,8 +100,8 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
             if any(r is None for r in records):
                 return
             if not all(r and r["judgment"]["parse_ok"] for r in records):
-                bench.store.put(STEP_QUESTION, inst.id, {"skipped": "distractor decomposition failed",
-                                                          "distractors": published}, comp)
+                await bench.store.aput(STEP_QUESTION, inst.id, {"skipped": "distractor decomposition failed",
+                                                                 "distractors": published}, comp)
                 continue
             picked = [c.model_copy(update={"text": r["judgment"]["parsed"][comp]})  # type: ignore[index]
                       for c, r in zip(picked, records, strict=True)]
@@ -112,16 +112,16 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
             try:
                 truth, *texts = uniform_options(comp, as_decomposed)
             except ValueError as exc:
-                bench.store.put(STEP_QUESTION, inst.id, {"skipped": f"options not comparable: {exc}",
-                                                          "distractors": published}, comp)
+                await bench.store.aput(STEP_QUESTION, inst.id, {"skipped": f"options not comparable: {exc}",
+                                                                 "distractors": published}, comp)
                 continue
             picked = [c.model_copy(update={"text": t}) for c, t in zip(picked, texts, strict=True)]
             form = {"form": "uniform", "as_decomposed": {"ground_truth": as_decomposed[0],
                                                          "distractors": as_decomposed[1:]}}
         rng = random.Random(derive_seed(bench.config.seed, inst.id, "imcq", comp))
         question = assemble_mcq(comp, truth, picked, rng)
-        bench.store.put(STEP_QUESTION, inst.id, {"question": question.model_dump(), "distractors": published,
-                                                  **form}, comp)
+        await bench.store.aput(STEP_QUESTION, inst.id, {"question": question.model_dump(),
+                                                         "distractors": published, **form}, comp)
 
 
 def imcq_block(bench: AIIdeaBench, instances: Sequence[Instance], comp: str) -> dict[str, Any]:

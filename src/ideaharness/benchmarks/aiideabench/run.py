@@ -358,7 +358,7 @@ class AIIdeaBench(Benchmark):
             if cached:  # a re-asked generation: the ideas it now gives replace the cached list
                 await self.store.areplace("ideas", inst.id, record)
             else:
-                self.store.put("ideas", inst.id, record)
+                await self.store.aput("ideas", inst.id, record)
 
     def _idea(self, inst: Instance, rec: dict[str, Any], k: int, model: str, system: bool) -> Idea:
         idea = idea_from_parsed(inst, rec["judgment"]["parsed"], model=None if system else model,
@@ -465,8 +465,8 @@ class AIIdeaBench(Benchmark):
                    "historical": [p.model_dump(mode="json") for p in split[0]],
                    "contemporary": [p.model_dump(mode="json") for p in split[1]]}
             for record in access:  # what each search returned, kept and excluded (leakage check)
-                self.store.put(CUTOFF_STEP, inst.id, record, record["source"])
-            self.store.put("literature", inst.id, lit)
+                await self.store.aput(CUTOFF_STEP, inst.id, record, record["source"])
+            await self.store.aput("literature", inst.id, lit)
         from ideaharness.schema import Paper
 
         hist = [Paper.model_validate(p) for p in lit["historical"]]
@@ -479,7 +479,7 @@ class AIIdeaBench(Benchmark):
             texts = {"motivation": idea.motivation or idea.text,
                      "experiment_plan": idea.experiment_plan or idea.text}
             rec = novelty_record(texts, hist, cont, self.embed, self.config.influence_lambda)
-            self.store.put("novelty", inst.id, {"idea_id": idea.id, **rec}, str(k))
+            await self.store.aput("novelty", inst.id, {"idea_id": idea.id, **rec}, str(k))
 
     async def feasibility(self, inst: Instance) -> None:
         for k, idea in enumerate(self.ideas(inst) or []):
@@ -507,8 +507,8 @@ class AIIdeaBench(Benchmark):
                 self._skip("feasibility", inst, [str(k)], exc)
                 continue
             for j, record in enumerate(access):
-                self.store.put(CUTOFF_STEP, inst.id, record, f"{FEASIBILITY_SOURCE}/{k}/{j}")
-            self.store.put("feasibility", inst.id, {"idea_id": idea.id, **fa}, str(k))
+                await self.store.aput(CUTOFF_STEP, inst.id, record, f"{FEASIBILITY_SOURCE}/{k}/{j}")
+            await self.store.aput("feasibility", inst.id, {"idea_id": idea.id, **fa}, str(k))
 
     # -- orchestration -------------------------------------------------------
     async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:

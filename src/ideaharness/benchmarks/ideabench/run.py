@@ -267,7 +267,7 @@ class IdeaBench(Benchmark):
         refs, skip = select_references(inst, scenario, self.config)
         if skip:
             if not exporting:
-                self.store.put(step, inst.id, {"skipped": skip})
+                await self.store.aput(step, inst.id, {"skipped": skip})
             return
         refs, truncated = truncate_references(
             refs, self.config.max_prompt_tokens, min(len(refs), self.config.k_references)

@@ -209,8 +209,8 @@ class ResearchBench(Benchmark):
         if self._dated is None:
             self._dated = dated_titles(self.data)
         pool, access = pool_before(pool, inst.knowledge_cutoff, self._dated, drawn)
-        self.store.put(CUTOFF_STEP, inst.id, access, POOL_SOURCE)
-        self.store.put(STEP_POOL, inst.id, pool.model_dump(mode="json"))
+        await self.store.aput(CUTOFF_STEP, inst.id, access, POOL_SOURCE)
+        await self.store.aput(STEP_POOL, inst.id, pool.model_dump(mode="json"))
         self.pools[inst.id] = pool
 
     # -- retrieval -----------------------------------------------------------
