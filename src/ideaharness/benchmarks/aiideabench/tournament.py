@@ -173,8 +173,8 @@ class _Tournament:
         ) == self.judge.model:
             data, run_dir = self.recorded[(inst.id, key)]
             rec = {**data, "idea0_system": first, "idea1_system": second, "reused_from": str(run_dir)}
-            self.store.put_prompt(key, messages)  # the reused judgment's prompt, kept here too
-            self.store.put(STEP, inst.id, rec, key)
+            # the reused judgment's prompt kept here too, group-committed with the record
+            await self.store.aput(STEP, inst.id, rec, key, prompt=(key, messages))
             self.counts["reused_run_records"] += 1
         else:
             rec = await self.steps.judge_step(
