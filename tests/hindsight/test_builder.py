@@ -16,13 +16,21 @@ import pytest
 from ideaharness.benchmarks.hindsight.topics import load_topics, sample_path, window_place
 from ideaharness.cli import main
 from ideaharness.cutoff import verdict
-from ideaharness.data.builders.hindsight import HindsightSettings, TopicSpec, build_hindsight
+from ideaharness.data.builders.hindsight import (
+    HindsightSettings,
+    TopicSpec,
+    build_hindsight,
+    check_distinct,
+    page_key,
+    topic_id,
+)
 from ideaharness.data.builders.ideabench import BuildResult
 from ideaharness.errors import UserError
 from ideaharness.scholarly import SemanticScholar
 from ideaharness.scholarly.errors import ScholarlyError
 from ideaharness.testing.s2_emulator import S2Emulator, corpus_from_recordings
 from ideaharness.testing.scholarly_replay import ReplayServer
+from tests.cli_support import run_cli
 from tests.shared_data import RAW, need
 
 FAST = {"max_retries": 0, "backoff_base_s": 0.01, "min_interval_s": 0.0}
@@ -120,6 +128,7 @@ def test_the_command_builds_topics(tmp_path: Path, emulator: S2Emulator, capsys:
     (["--topic", "x", "--cutoff", "2022-11-30", "--horizon", "soon"], "--horizon"),
     (["--topic", "x", "--cutoff", "2022-11-30", "--source", "arxiv"], "--source 'arxiv'"),
     ([], "give --topic"),
+    (["--topic", " ", "--cutoff", "2022-11-30"], "empty topic"),
 ])
 def test_bad_arguments_are_one_line_errors(argv: list[str], message: str, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -146,3 +155,102 @@ def test_the_bundled_sample_is_what_the_builder_makes_of_the_recordings(tmp_path
     topics = load_topics("sample")
     assert len(topics) == 8 and {t.knowledge_cutoff for t in topics} == {CUTOFF}
     assert all(len(t.literature) == 15 and len(t.future) == 40 for t in topics)
+
+
+def _build_command(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                   emulator: S2Emulator) -> tuple[int, str, int]:
+    """``data build hindsight`` against the emulator: (exit code, stderr, requests it received)."""
+    with ReplayServer() as server:
+        emulator.mount(server)
+        with pytest.raises(SystemExit) as exc:
+            main(["data", "build", "hindsight", *argv, "--out", str(tmp_path / "out"), "--base-url",
+                  server.base_url, "--min-interval", "0"])
+            raise SystemExit(0)
+        requests = server.requests
+    return int(exc.value.code or 0), capsys.readouterr().err, requests
+
+
+def test_two_topics_with_one_given_id_are_refused_before_any_request(
+        tmp_path: Path, emulator: S2Emulator, capsys: pytest.CaptureFixture[str]) -> None:
+    topics = tmp_path / "topics.jsonl"
+    topics.write_text('{"topic": "Large language models", "cutoff": "2022-11-30", "id": "a"}\n'
+                      '{"topic": "The Turing test", "cutoff": "2022-11-30", "id": "a"}\n', encoding="utf-8")
+    code, err, requests = _build_command(["--topics", str(topics)], tmp_path, capsys, emulator)
+    assert code == 1 and requests == 0 and not (tmp_path / "out").exists()
+    assert f"{topics} line 2 has the id 'a' of {topics} line 1" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_two_topics_with_one_generated_id_are_refused_before_any_request(
+        tmp_path: Path, emulator: S2Emulator, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err, requests = _build_command(
+        ["--topic", "Turing test", "--topic", "Turing-Test", "--cutoff", "2022-11-30", "--query",
+         "turing test imitation game", "--query", "chatbot"], tmp_path, capsys, emulator)
+    assert code == 1 and requests == 0 and not (tmp_path / "out").exists()
+    assert "--topic 'Turing-Test' has the id 'turing-test@2022-11-30' of --topic 'Turing test'" in err
+
+
+async def test_the_builder_itself_refuses_two_topics_with_one_id(tmp_path: Path,
+                                                                 emulator: S2Emulator) -> None:
+    twins = HindsightSettings(topics=[TopicSpec(topic="Turing test", cutoff=CUTOFF),
+                                      TopicSpec(topic="turing TEST!", cutoff=CUTOFF, query="chatbot")])
+    with ReplayServer() as server:
+        emulator.mount(server)
+        with pytest.raises(UserError, match=r"topic 2 \('turing TEST!'\) has the id 'turing-test@"):
+            await _build(server, tmp_path, twins)
+        assert server.requests == 0
+
+
+def test_long_topics_that_share_their_first_60_characters_get_two_ids() -> None:
+    stem = "Evaluating the factual consistency of abstractive summaries produced by large "
+    first, second = topic_id(stem + "language models", CUTOFF), topic_id(stem + "vision models", CUTOFF)
+    assert first != second
+    assert all(len(i.split("@")[0]) <= 60 for i in (first, second))
+    assert topic_id("Large language models", CUTOFF) == "large-language-models@2022-11-30"  # short: unchanged
+    check_distinct([TopicSpec(topic=stem + "language models", cutoff=CUTOFF),
+                    TopicSpec(topic=stem + "vision models", cutoff=CUTOFF)])
+
+
+REQUEST = {"topic": "a", "query": "q", "window": [None, "2022-11-30"], "part": "literature", "source": "s2",
+           "offset": 0}
+
+
+@pytest.mark.parametrize(("name", "other"), [
+    ("topic", "b"), ("query", "chatbot"), ("window", [None, "2021-06-01"]),
+    ("window", ["2022-11-30", "2025-05-30"]),
+    ("part", "future"), ("source", "openalex"), ("offset", 100),
+])
+def test_the_page_log_keys_a_page_on_every_part_of_its_request(name: str, other: object) -> None:
+    assert page_key({**REQUEST, name: other}) != page_key(REQUEST)
+    assert page_key({**REQUEST, "fetched": "2024-12-01", "papers": []}) == page_key(REQUEST)
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ('{"topic": "", "cutoff": "2022-11-30"}', "line 1, field 'topic'"),
+    ('{"topic": "  ", "cutoff": "2022-11-30"}', "line 1, field 'topic'"),
+    ('{"topic": "x", "cutoff": "2022-11-30", "colour": "red"}', "line 1, field 'colour'"),
+    ('{"topic": "x", "cutoff": "2022-11-30", "id": " "}', "line 1, field 'id'"),
+    ('{"topic": "x", "cutoff": "2022-11-30", "query": ""}', "line 1, field 'query'"),
+    ('{"topic": "x"}', "line 1, field 'cutoff'"),
+    ('{"topic": "x", "cutoff": "2022-13-01"}', "line 1, field 'cutoff'"),
+])
+def test_bad_topic_rows_are_refused_before_any_request(row: str, message: str, tmp_path: Path,
+                                                       emulator: S2Emulator,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    topics = tmp_path / "topics.jsonl"
+    topics.write_text(row + "\n", encoding="utf-8")
+    code, err, requests = _build_command(["--topics", str(topics)], tmp_path, capsys, emulator)
+    assert code == 1 and requests == 0 and message in err and str(topics) in err and "Traceback" not in err
+
+
+def test_a_row_the_run_writes_back_is_a_row_the_builder_reads() -> None:
+    spec = TopicSpec.model_validate({"topic": " Large language models ", "knowledge_cutoff": "2022-11-30",
+                                     "id": "llm"})
+    assert spec.topic == "Large language models" and spec.cutoff == CUTOFF and spec.key() == "llm"
+
+
+def test_the_help_names_its_values_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["data", "build", "hindsight", "--help"], capsys)
+    assert code == 0
+    assert "--topic TEXT" in out and "--n-future INT" in out and "--cutoff DATE" in out
+    assert "<" not in out.replace("<out>", "")

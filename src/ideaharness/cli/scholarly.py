@@ -201,28 +201,40 @@ def build_pairiq_command(
 
 @build_app.command("hindsight")
 def build_hindsight_command(
-    topic: Annotated[list[str] | None, typer.Option(help="A research topic (repeat for several).")] = None,
+    topic: Annotated[list[str] | None, typer.Option(
+        metavar="TEXT", help="A research topic (repeat for several).")] = None,
     cutoff: Annotated[list[str] | None, typer.Option(
+        metavar="DATE",
         help="Knowledge cutoff T, YYYY-MM-DD: one for every topic, or one per --topic.")] = None,
     query: Annotated[list[str] | None, typer.Option(
-        help="Search query per --topic (default: the topic itself).")] = None,
-    field: Annotated[str | None, typer.Option(help="Field of study impact falls back on.")] = None,
+        metavar="TEXT", help="Search query per --topic (default: the topic itself).")] = None,
+    field: Annotated[str | None, typer.Option(
+        metavar="TEXT", help="Field of study impact falls back on.")] = None,
     topics: Annotated[Path | None, typer.Option(
+        metavar="FILE",
         help="JSONL file of topics: {\"topic\", \"cutoff\", \"query\", \"field\", \"id\"} a line.")] = None,
-    horizon: Annotated[str, typer.Option(help="Future window after T, e.g. 30m or 2y.")] = "30m",
-    n_literature: Annotated[int, typer.Option(min=0, help="Works of the literature up to T per topic.")] = 30,
-    n_future: Annotated[int, typer.Option(min=1, help="Works of the window per topic (the pool).")] = 100,
-    source: Annotated[list[str] | None, typer.Option(help="s2 (default) and/or openalex (repeat).")] = None,
+    horizon: Annotated[str, typer.Option(
+        metavar="MONTHS", help="Future window after T, e.g. 30m or 2y.")] = "30m",
+    n_literature: Annotated[int, typer.Option(
+        min=0, metavar="INT", help="Works of the literature up to T per topic.")] = 30,
+    n_future: Annotated[int, typer.Option(
+        min=1, metavar="INT", help="Works of the window per topic (the pool).")] = 100,
+    source: Annotated[list[str] | None, typer.Option(
+        metavar="SOURCE", help="s2 (default) and/or openalex (repeat).")] = None,
     as_of: Annotated[str | None, typer.Option(
+        metavar="DATE",
         help="Day the citation counts are from, YYYY-MM-DD (default: the day of the first run).")] = None,
-    out: Annotated[Path, typer.Option(help="Output folder; the same command again resumes.")] = Path(
-        "data/hindsight"
-    ),
-    base_url: BaseUrl = None,
+    out: Annotated[Path, typer.Option(
+        metavar="DIR", help="Output folder; the same command again resumes.")] = Path("data/hindsight"),
+    base_url: Annotated[str | None, typer.Option(
+        metavar="URL", help="API root (e.g. a local replay server); default the service.",
+        callback=_checked_url)] = None,
     openalex_base_url: Annotated[str | None, typer.Option(
-        help="OpenAlex API root (e.g. a local replay server).", callback=_checked_url)] = None,
-    cache_dir: CacheDir = None,
-    min_interval: MinInterval = None,
+        metavar="URL", help="OpenAlex API root (e.g. a local replay server).", callback=_checked_url)] = None,
+    cache_dir: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="Response cache folder; default <out>/cache.")] = None,
+    min_interval: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="Seconds between requests; default the service's etiquette.")] = None,
 ) -> None:
     """HindSight topics: each topic's literature up to its cutoff T and its candidate pool, the papers
     of (T, T + horizon]."""
@@ -230,15 +242,19 @@ def build_hindsight_command(
         HindsightSettings,
         TopicSpec,
         build_hindsight,
+        check_distinct,
         parse_horizon,
     )
     from ideaharness.jsonl import iter_jsonl_models
 
     specs: list[TopicSpec] = []
+    origins: list[str] = []
     if topics is not None:
         if not topics.is_file():
             raise UserError(f"--topics {topics}: no such file")
-        specs += [spec for _, spec in iter_jsonl_models(topics, TopicSpec, noun="a topic")]
+        for lineno, spec in iter_jsonl_models(topics, TopicSpec, noun="a topic"):
+            specs.append(spec)
+            origins.append(f"{topics} line {lineno}")
     given = list(topic or [])
     cutoffs = [_date(c, "--cutoff") for c in cutoff or []]
     if given and not cutoffs:
@@ -250,10 +266,14 @@ def build_hindsight_command(
     if queries and len(queries) != len(given):
         raise UserError(f"--query: give one per --topic ({len(given)} topics, {len(queries)} queries)")
     for i, text in enumerate(given):
+        if not text.strip() or (queries and not queries[i].strip()):
+            raise UserError(f"--topic {text!r}: empty topic or --query (give non-blank text)")
         specs.append(TopicSpec(topic=text, cutoff=cutoffs[i if len(cutoffs) > 1 else 0] or dt.date.min,
                                query=queries[i] if queries else None, field=field))
+        origins.append(f"--topic {text!r}")
     if not specs:
         raise UserError("give --topic TEXT --cutoff YYYY-MM-DD, or --topics FILE")
+    check_distinct(specs, origins)
     sources = list(dict.fromkeys(source or ["s2"]))
     unknown = [s for s in sources if s not in ("s2", "openalex")]
     if unknown:

@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from ideaharness.cutoff import CutoffLedger, within_window
 from ideaharness.data.builders.common import JsonlLog, Manifest, check_settings, now_iso, write_manifest
 from ideaharness.data.builders.ideabench import BuildResult
+from ideaharness.errors import UserError
 from ideaharness.fileio import atomic_write_text
 from ideaharness.jsonl import dumps_line
 from ideaharness.schema import Paper
@@ -76,24 +79,72 @@ def window_end(cutoff: dt.date, horizon_months: int) -> dt.date:
     return add_months(cutoff, horizon_months)
 
 
+SLUG_CHARS = 60
+"""The longest topic slug of a generated id; a longer one is cut and ends in a hash of the whole."""
+
+
 def topic_id(topic: str, cutoff: dt.date) -> str:
-    """A readable, stable id: the topic's words joined by ``-`` (at most 60 characters) and T."""
-    slug = "-".join(re.findall(r"[a-z0-9]+", topic.lower()))[:60].strip("-") or "topic"
-    return f"{slug}@{cutoff.isoformat()}"
+    """A readable, stable id: the topic's words joined by ``-`` and T (``turing-test@2022-11-30``).
+    A slug over :data:`SLUG_CHARS` characters is cut and given 8 hex digits of the SHA-256 of the
+    whole slug, so two long topics that share their first 60 characters get two ids. Topics whose
+    words are the same (``Turing test``, ``Turing-Test``) share an id: :func:`check_distinct` refuses
+    them."""
+    slug = "-".join(re.findall(r"[a-z0-9]+", topic.lower()))
+    if len(slug) > SLUG_CHARS:
+        digest = hashlib.sha256(slug.encode()).hexdigest()[:8]
+        slug = f"{slug[:SLUG_CHARS - 9].strip('-')}-{digest}"
+    return f"{slug or 'topic'}@{cutoff.isoformat()}"
 
 
 class TopicSpec(BaseModel):
     """One topic to build: its text, cutoff T, and optionally the search query (default: the
-    text), the field of study impact falls back on, and an id (default :func:`topic_id`)."""
+    text), the field of study impact falls back on, and an id (default :func:`topic_id`).
+
+    Rows are checked as the run's loader checks a topic (:class:`~ideaharness.benchmarks.hindsight.
+    topics.Topic`): unknown keys are refused, ``topic`` and a given ``id``/``query`` must not be
+    blank (surrounding spaces are dropped); ``knowledge_cutoff`` is taken for ``cutoff``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     topic: str
-    cutoff: dt.date
+    cutoff: dt.date = Field(validation_alias=AliasChoices("cutoff", "knowledge_cutoff"))
     query: str | None = None
     field: str | None = None
     id: str | None = None
 
+    @field_validator("topic", "id", "query")
+    @classmethod
+    def _non_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("empty: a topic needs non-blank text (and a non-blank id and query when given)")
+        return value.strip() if value is not None else None
+
     def key(self) -> str:
         return self.id or topic_id(self.topic, self.cutoff)
+
+
+def check_distinct(specs: Sequence[TopicSpec], origins: Sequence[str] | None = None) -> None:
+    """Refuse two topics with one id (given or generated: :meth:`TopicSpec.key`): the second would
+    otherwise be written with the first one's papers.
+
+    Args:
+        specs: the topics of a build.
+        origins: where each came from, as the error names it (``topics.jsonl line 2``,
+            ``--topic 'Turing test'``); default ``topic <n>``.
+
+    Raises:
+        UserError: one line naming both topics and the id.
+    """
+    names = list(origins) if origins is not None else [f"topic {i + 1} ({s.topic!r})"
+                                                       for i, s in enumerate(specs)]
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(specs):
+        key = spec.key()
+        if key in seen:
+            raise UserError(f"{names[i]} has the id {key!r} of {names[seen[key]]}: two topics need two ids "
+                            "(in a --topics file, give each its own \"id\")")
+        seen[key] = i
 
 
 class HindsightSettings(BaseModel):
@@ -145,8 +196,22 @@ async def _page(client: Any, source: str, query: str, offset: int, window: Windo
                                     published_before=before, ledger=ledger))
 
 
-Pages = dict[tuple[str, str, str, int], dict[str, Any]]
+PageKey = tuple[str, str, str, str, str, str, int]
+Pages = dict[PageKey, dict[str, Any]]
 Window = tuple[dt.date | None, dt.date]
+
+
+def _window_text(window: Window) -> list[str | None]:
+    return [window[0].isoformat() if window[0] else None, window[1].isoformat()]
+
+
+def page_key(line: dict[str, Any]) -> PageKey:
+    """What a logged page answers: the topic, the query, the date window, the part, the source and
+    the offset (everything that changes the request; a line of an older log without query or
+    window matches no request and is asked again, the response cache answering it)."""
+    after, before = (list(line.get("window") or []) + [None, None])[:2]
+    return (str(line["topic"]), str(line.get("query")), str(after), str(before), str(line["part"]),
+            str(line["source"]), int(line["offset"]))
 
 
 async def _collect(clients: dict[str, Any], spec: TopicSpec, part: str, window: Window, wanted: int,
@@ -158,12 +223,13 @@ async def _collect(clients: dict[str, Any], spec: TopicSpec, part: str, window: 
     for source, client in clients.items():
         offset = 0
         while len(_unique(found)) < wanted and offset + PAGE <= 1000:
-            key = (spec.key(), part, source, offset)
+            asked: dict[str, Any] = {"topic": spec.key(), "query": query, "window": _window_text(window),
+                                     "part": part, "source": source, "offset": offset}
+            key = page_key(asked)
             if key not in pages:
                 ledger = CutoffLedger()
                 papers = await _page(client, source, query, offset, window, ledger)
-                line: dict[str, Any] = {"topic": spec.key(), "part": part, "source": source, "offset": offset,
-                                        "fetched": dt.date.today().isoformat(),
+                line: dict[str, Any] = {**asked, "fetched": dt.date.today().isoformat(),
                                         "papers": [p.model_dump(mode="json") for p in papers],
                                         "counts": ledger.as_dict(),
                                         "full": len(papers) + ledger.excluded() >= PAGE}
@@ -187,16 +253,18 @@ async def build_hindsight(out_dir: str | Path, settings: HindsightSettings,
             ``openalex``), one per ``settings.sources``.
 
     Raises:
-        UserError: other settings in ``out_dir``; ScholarlyError subclasses on API failures (what
-            was fetched is kept: the same command resumes).
+        UserError: two topics with one id (:func:`check_distinct`, before any request); other
+            settings in ``out_dir``; ScholarlyError subclasses on API failures (what was fetched is
+            kept: the same command resumes).
     """
+    check_distinct(settings.topics)
     out = Path(out_dir)
     check_settings(out, "hindsight", settings.model_dump(mode="json"))
     missing = [s for s in settings.sources if s not in clients]
     if missing:
         raise ValueError(f"no client for source(s) {missing}")
     log = JsonlLog(out / STATE_FILE)
-    pages = {(line["topic"], line["part"], line["source"], int(line["offset"])): line for line in log.read()}
+    pages = {page_key(line): line for line in log.read()}
     fetched = [dt.date.fromisoformat(str(line["fetched"])) for line in pages.values() if line.get("fetched")]
     first = min(fetched, default=None)
     as_of = settings.as_of or first or dt.date.today()
@@ -213,8 +281,11 @@ async def build_hindsight(out_dir: str | Path, settings: HindsightSettings,
                                    ledger=lit_ledger, undated="drop")[: settings.n_literature]
         future = within_window(_unique(future), spec.cutoff + dt.timedelta(days=1), end, source="future",
                                ledger=fut_ledger, undated="drop")[: settings.n_future]
-        excluded = {part: sum(r["excluded"] for line in pages.values() if line["topic"] == spec.key()
-                              and line["part"] == part for r in line["counts"].values())
+        asked = {part: page_key({"topic": spec.key(), "query": spec.query or spec.topic,
+                                 "window": _window_text(w), "part": part, "source": "", "offset": 0})[:5]
+                 for part, w in (("literature", (None, spec.cutoff)), ("future", (spec.cutoff, end)))}
+        excluded = {part: sum(r["excluded"] for key, line in pages.items() if key[:5] == asked[part]
+                              for r in line["counts"].values())
                     for part in ("literature", "future")}
         counts["per_topic"][spec.key()] = {
             "literature": len(literature), "future": len(future),
