@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
-from ideaharness.schema import Instance
+from ideaharness.schema import Instance, read_date
 
 CutoffVerdict = Literal["before", "after", "undated"]
 """Where one work lies relative to a cutoff (see :func:`verdict`)."""
@@ -76,16 +76,15 @@ def effective_cutoff(instance_cutoff: dt.date | None, run_cutoff: dt.date | None
 
 
 def parse_cutoff(text: str, *, where: str = "--cutoff") -> dt.date:
-    """Read a cutoff written ``YYYY-MM-DD``.
+    """Read a cutoff written ``YYYY-MM-DD`` (:func:`ideaharness.schema.read_date`, the one date reader).
 
     Raises:
-        ValueError: a message naming ``where`` and the expected format, when ``text`` is not an
-            ISO calendar date.
+        ValueError: ``"<where>: '2024' is a year, not a date: expected YYYY-MM-DD (...)"``.
     """
     try:
-        return dt.date.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(f"{where}: {text!r} is not a date (expected YYYY-MM-DD)") from None
+        return read_date(text)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 @dataclass

@@ -8,9 +8,70 @@ never fork them.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+import re
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+DATE_FORM = "YYYY-MM-DD"
+"""The one written form of every date a user gives: a publication date, a knowledge cutoff."""
+
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def read_date(value: Any, *, year_hint: str | None = None) -> dt.date:
+    """A calendar day written ``YYYY-MM-DD`` (or already a :class:`datetime.date`).
+
+    The one reader of dates a user gives (``--cutoff``, an instance's ``knowledge_cutoff``, a
+    paper's ``publication_date``): a number is never read as a Unix timestamp, a year alone or a
+    date with a time of day is refused, so a wrong form cannot turn into a wrong day.
+
+    Args:
+        value: the text (surrounding blanks ignored), a date, or anything else (refused).
+        year_hint: what to do with a year alone, added to its error (default: the year's last day
+            as an example).
+
+    Raises:
+        ValueError: one line naming the value and the expected form, e.g.
+            ``"2024 is a year, not a date: expected YYYY-MM-DD (e.g. 2024-12-31)"``.
+    """
+    if isinstance(value, dt.datetime):
+        raise ValueError(f"{value.isoformat()!r} has a time of day: expected {DATE_FORM}")
+    if isinstance(value, dt.date):
+        return value
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if text is not None and re.fullmatch(r"[0-9]{4}", text):
+        hint = year_hint or f"e.g. {text}-12-31 for the end of {text}"
+        raise ValueError(f"{value!r} is a year, not a date: expected {DATE_FORM} ({hint})")
+    if text is None or not _ISO_DAY.fullmatch(text):
+        raise ValueError(f"{value!r} is not a date: expected {DATE_FORM}")
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a calendar day: expected {DATE_FORM}") from None
+
+
+def _date_field(value: Any, info: ValidationInfo) -> Any:
+    if value is None:
+        return None
+    try:
+        return read_date(value, year_hint="a year alone goes in 'year'"
+                         if info.field_name == "publication_date" else None)
+    except ValueError as exc:  # a custom error: pydantic would prefix "Value error, "
+        raise PydanticCustomError("date_form", str(exc)) from None
+
+
+IsoDate = Annotated[dt.date, BeforeValidator(_date_field)]
+"""A pydantic date field read by :func:`read_date` (``YYYY-MM-DD``; no timestamps, no years alone)."""
 
 
 class _Model(BaseModel):
@@ -29,7 +90,7 @@ class Paper(_Model):
     title: str
     abstract: str | None = None
     year: int | None = None
-    publication_date: dt.date | None = None
+    publication_date: IsoDate | None = None
     venue: str | None = None
     citation_count: int | None = None
     publication_types: list[str] | None = None
@@ -91,9 +152,25 @@ class Instance(_Model):
     background_survey: str | None = None
     ground_truth: GroundTruth = Field(default_factory=GroundTruth)
     domain: str | None = None
-    knowledge_cutoff: dt.date | None = Field(None, validation_alias=AliasChoices("knowledge_cutoff",
-                                                                                 "cutoff"))
+    knowledge_cutoff: IsoDate | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cutoff_alias(cls, value: Any) -> Any:
+        """``cutoff`` is a second name of ``knowledge_cutoff``; both given must name one day."""
+        if not isinstance(value, dict) or "cutoff" not in value:
+            return value
+        row = dict(value)
+        alias = row.pop("cutoff")
+        if "knowledge_cutoff" not in row:
+            row["knowledge_cutoff"] = alias
+        elif not _same_day(alias, row["knowledge_cutoff"]):
+            raise PydanticCustomError(
+                "cutoff_twice", "'cutoff' and 'knowledge_cutoff' are two names for one field (the "
+                f"knowledge cutoff) and this row gives different values ({alias!r}, "
+                f"{row['knowledge_cutoff']!r}): give one")
+        return row
 
     @field_validator("id")
     @classmethod
@@ -101,6 +178,13 @@ class Instance(_Model):
         if not value.strip():  # an empty id cannot key records, shards or scores
             raise ValueError("empty: every instance needs a non-blank id")
         return value
+
+
+def _same_day(a: Any, b: Any) -> bool:
+    try:
+        return read_date(a) == read_date(b) if a is not None and b is not None else a is b
+    except ValueError:
+        return False
 
 
 class Provenance(_Model):

@@ -158,3 +158,17 @@ def test_a_title_is_found_as_whole_words_only() -> None:
                          {"i": CUT})
     assert plural["leaks"] == 0 and plural["prompts_checked"] == 1
     assert same["leaks"] == 1
+
+
+def test_the_console_line_counts_undated_works_and_warns_when_most_are_undated() -> None:
+    undated = {"id": "w5", "title": "A paper of unknown date on gels", "publication_date": None, "year": None}
+    mostly = [(CUTOFF_STEP, "a", "references",
+               {**_record("references", [undated, undated, EARLIER]), "undated": 2})]
+    block = leakage_block(mostly, PROMPTS.get, LIT, run_cutoff=CUT, ids=["a"], models={})
+    assert "0 work(s) excluded, 2 undated, 0 leak(s)" in block["line"]
+    assert block["warnings"] == ["2 of 3 work(s) seen are undated: the cutoff could not be checked for them "
+                                 "(a work needs a publication_date, or a year other than the cutoff's)"]
+    few = [(CUTOFF_STEP, "a", "references",
+            {**_record("references", [undated, EARLIER], [LATER]), "undated": 1})]
+    block = leakage_block(few, PROMPTS.get, LIT, run_cutoff=CUT, ids=["a"], models={})
+    assert "1 work(s) excluded, 1 undated, 0 leak(s)" in block["line"] and block["warnings"] == []

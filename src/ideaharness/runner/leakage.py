@@ -223,12 +223,17 @@ def leakage_block(records: Sequence[Record], prompt_of: PromptOf, literature: Li
                            "or a search (see leakage.check.examples)")
     access = "literature" if literature.has_access else "none"
     n_out = sum(r["excluded"] for r in excluded.values())
+    n_undated = sum(r["undated"] for r in excluded.values())
+    n_works = sum(r["kept"] + r["excluded"] for r in excluded.values())  # an undated work is in one of them
+    if dated and access == "literature" and n_works and 2 * n_undated > n_works:  # most works undated
+        warnings.append(f"{n_undated} of {n_works} work(s) seen are undated: the cutoff could not be checked "
+                        "for them (a work needs a publication_date, or a year other than the cutoff's)")
     if not dated:
         line = (f"knowledge cutoff: none ({len(cutoffs)} instance(s), none with a cutoff; --cutoff sets one)"
                 + ("" if access == "literature" else "; no literature access"))
     else:
         line = (f"knowledge cutoff: {len(dated)}/{len(cutoffs)} instance(s) dated ({dated[0]} to {dated[-1]})"
-                + (f"; {n_out} work(s) excluded, {check['leaks']} leak(s) found in "
+                + (f"; {n_out} work(s) excluded, {n_undated} undated, {check['leaks']} leak(s) found in "
                    f"{check['prompts_checked']} prompt(s) and {check['accesses_checked']} access(es)"
                    if access == "literature" else "; no literature access: nothing to filter")
                 + (f"; {len(dropped)} item(s) left out" if dropped else ""))

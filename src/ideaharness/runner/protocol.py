@@ -55,7 +55,7 @@ from ideaharness.runner.options import ExecutionOptions
 from ideaharness.runner.steps import DEFAULT_MAX_PROMPT_TOKENS, StepRunner
 from ideaharness.runs.scores import Score as Score  # re-exported: the contract names runner.protocol.Score
 from ideaharness.runs.store import RunStore
-from ideaharness.schema import Instance
+from ideaharness.schema import Instance, IsoDate
 from ideaharness.tables import Section, Table
 
 
@@ -70,7 +70,7 @@ class BenchmarkConfig(BaseModel):
     max_prompt_tokens: int = Field(DEFAULT_MAX_PROMPT_TOKENS, ge=256, description="Prompt budget "
                                    "(4 characters a token): longer paper or model texts are cut to fit, "
                                    "with a note.")
-    cutoff: dt.date | None = Field(None, description="Knowledge cutoff YYYY-MM-DD for every instance: no "
+    cutoff: IsoDate | None = Field(None, description="Knowledge cutoff YYYY-MM-DD for every instance: no "
                                    "work dated after it reaches a prompt, a retrieval or a search (an "
                                    "instance's own cutoff, when earlier, wins).")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Literal
 
@@ -11,6 +10,7 @@ from pydantic import Field
 from ideaharness.benchmarks._caps import PublishedCap, parity_cap
 from ideaharness.data.aiideabench import DEFAULT_CUTOFF
 from ideaharness.runner.protocol import GeneratorJudgeConfig
+from ideaharness.schema import IsoDate
 from ideaharness.systems.config import SystemFields
 
 BENCHMARK_VERSION = "3"  # 2: references blinded by default (issue 9); 3: IMCQ options in one form
@@ -79,7 +79,7 @@ class AIIdeaBenchConfig(SystemFields, GeneratorJudgeConfig):
     concepts_max_tokens: int = Field(default=300, ge=16, description="Tokens of the feasibility concepts (a "
                                      "JSON list); the judge's reasoning budget is added; --parity: 8,000, "
                                      "as published.")
-    cutoff: dt.date | None = Field(None, description="Knowledge cutoff YYYY-MM-DD (NA split, FA latest "
+    cutoff: IsoDate | None = Field(None, description="Knowledge cutoff YYYY-MM-DD (NA split, FA latest "
                                    "year, inspirations shown): an instance's own cutoff, when earlier, "
                                    "wins; one without its own takes this, else the paper's "
                                    f"{DEFAULT_CUTOFF}.")

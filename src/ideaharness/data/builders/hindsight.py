@@ -33,7 +33,7 @@ from ideaharness.data.builders.ideabench import BuildResult
 from ideaharness.errors import UserError
 from ideaharness.fileio import atomic_write_text
 from ideaharness.jsonl import dumps_line
-from ideaharness.schema import Paper
+from ideaharness.schema import IsoDate, Paper
 
 TOPICS_FILE = "topics.jsonl"
 STATE_FILE = "pages.state.jsonl"
@@ -108,7 +108,7 @@ class TopicSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     topic: str
-    cutoff: dt.date = Field(validation_alias=AliasChoices("cutoff", "knowledge_cutoff"))
+    cutoff: IsoDate = Field(validation_alias=AliasChoices("cutoff", "knowledge_cutoff"))
     query: str | None = None
     field: str | None = None
     id: str | None = None
