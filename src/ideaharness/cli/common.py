@@ -3,8 +3,9 @@ cache and, without ``--path``, the embedding store)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -87,8 +88,23 @@ def demo_command(
     print_banner(results)
     print_tables(results_tables(results))
     print_reliability(results)
-    stats = results.get("llm_stats_this_process", {}).get("generator") or {}
-    typer.echo(
-        f"model calls this run: {stats.get('calls', '?')} (cache hits: {stats.get('cache_hits', '?')})"
-    )
+    typer.echo(model_calls_line(results))
     finish_run(results, out.resolve())
+
+
+def model_calls_line(results: Mapping[str, Any]) -> str:
+    """``"model calls this run: 14 (generator 9, rewriter 5; judge shares generator's client)
+    (cache hits: 3)"``: the calls and cache hits of this process summed over every role's client,
+    each client once (``llm_stats_this_process`` gives a role sharing another's client None; the
+    ``cost`` block's ``shares_client_of`` names whose), with the calls per client."""
+    stats = results.get("llm_stats_this_process") or {}
+    roles = ((results.get("cost") or {}).get("roles") or {})
+    own = {role: s for role, s in stats.items() if isinstance(s, Mapping)}
+    shared = [f"{role} shares {owner}'s client" for role in stats
+              if (owner := (roles.get(role) or {}).get("shares_client_of"))]
+    if not own:
+        return "model calls this run: ? (no model client counted its calls)"
+    calls = sum(int(s.get("calls") or 0) for s in own.values())
+    hits = sum(int(s.get("cache_hits") or 0) for s in own.values())
+    detail = ", ".join(f"{role} {int(s.get('calls') or 0)}" for role, s in own.items())
+    return f"model calls this run: {calls} ({'; '.join([detail, *shared])}) (cache hits: {hits})"
