@@ -20,6 +20,7 @@ from tests.cutoff.support import covers, cutoff_records, request_texts, results,
 from tests.hindsight.support import (
     LLM_POOL,
     SURVEY,
+    papers,
     raw_records,
     recorded,
     scenario_topics,
@@ -37,7 +38,9 @@ def test_literature_after_the_run_cutoff_never_reaches_the_generator(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    data = write_topics(tmp_path / "topics.jsonl", scenario_topics(pool_before=False)[:1])
+    topic = scenario_topics(pool_before=False)[0]
+    topic["future"] += papers([POORLY])  # the pool reaches back before T: it covers the earlier window
+    data = write_topics(tmp_path / "topics.jsonl", [topic])
     windows: list[str] = []
     emulator = S2Emulator(raw_records(LLM_POOL), {})
 

@@ -264,3 +264,33 @@ def test_the_results_read_the_cutoff_records_once_whatever_the_number_of_topics(
     results = run(tmp_path, judge([SURVEY]))
     assert results["counts"]["topics"] == 2 and results["window"]["sources"]["pool"]["in"] > 0
     assert passes.count("cutoff") == 1
+
+
+def test_a_cutoff_before_the_topics_own_that_its_pool_cannot_cover_is_refused(tmp_path: Path) -> None:
+    """The builder searches a topic's pool after its own cutoff (2022-11-30): under --cutoff
+    2021-06-01 the first 18 months of the window would have no candidate, so the run refuses (a
+    pool holding a paper of that stretch goes on: test_hindsight_cutoff)."""
+    import datetime as dt
+
+    from ideaharness.errors import UserError
+
+    with pytest.raises(UserError) as exc:
+        run(tmp_path, judge([]), topics=scenario_topics(pool_before=False), cutoff=dt.date(2021, 6, 1))
+    message = str(exc.value)
+    assert "topic 'llm' was built with cutoff 2022-11-30" in message and "--cutoff 2021-06-01" in message
+    assert "rebuild the topics with --cutoff 2021-06-01" in message and "\n" not in message
+    assert not records(tmp_path / "run", "generate")  # refused before any idea was asked
+
+
+def test_a_window_ending_after_the_built_window_is_warned(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    topics = scenario_topics()
+    topics[0]["window_end"] = "2024-11-30"  # built with a 24-month horizon; the run asks 30 months
+    topics[1]["window_end"] = "2025-05-30"  # built for exactly the run's window: no warning
+    results = run(tmp_path, judge([]), topics=topics, ideas_per_topic=1)
+    assert results["counts"]["topics_window_after_pool"] == 1
+    assert any("ends after the window their pool was built for" in n for n in results["notes"])
+    err = capsys.readouterr().err
+    assert "warning: the window of 1 topic(s)" in err
+    assert "llm (built to 2024-11-30, run to 2025-05-30)" in err
+    assert "turing" not in err

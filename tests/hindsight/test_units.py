@@ -229,6 +229,10 @@ def test_the_contract_parses_an_answer_as_a_reply() -> None:
     ('{"id": "t", "topic": "LLMs"}', "line 1, field 'cutoff'"),
     ('{"id": "t", "topic": "LLMs", "cutoff": "2022-11-30", "futrue": []}', "line 1, field 'futrue'"),
     ('["not a topic"]', "line 1: expected a JSON object (a topic)"),
+    ('{"id": "t", "topic": "LLMs", "cutoff": "2022-11-30", "window_end": "2022-11-30"}',
+     "line 1, field 'window_end'"),
+    ('{"id": "t", "topic": "LLMs", "cutoff": "2022-11-30", "window_end": "2021-01-01"}',
+     "line 1, field 'window_end'"),
 ])
 def test_a_bad_topics_file_is_one_line_naming_file_line_and_field(
         line: str, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

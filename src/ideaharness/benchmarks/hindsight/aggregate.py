@@ -26,7 +26,7 @@ from ideaharness.benchmarks.hindsight.impact import field_baselines, normalised_
 from ideaharness.benchmarks.hindsight.parsers import REVIEW_DIMENSIONS
 from ideaharness.benchmarks.hindsight.reliability import idea_id
 from ideaharness.benchmarks.hindsight.search import window_counts
-from ideaharness.benchmarks.hindsight.topics import Topic, window_place
+from ideaharness.benchmarks.hindsight.topics import Topic, pool_ends_early, window_place
 from ideaharness.cutoff import verdict
 from ideaharness.schema import Paper
 
@@ -116,7 +116,7 @@ def aggregate_run(bench: Hindsight, topics: Sequence[Topic]) -> dict[str, Any]:
     per_idea: list[dict[str, Any]] = []
     per_topic: dict[str, dict[str, Any]] = {}
     window: dict[str, Counter[str]] = {}
-    shown_after = empty_pools = open_windows = 0
+    shown_after = empty_pools = open_windows = beyond_pool = 0
     accesses = bench.accesses()  # one pass over the records, not one per topic
     for topic in topics:
         cutoff, end = bench.window(topic)
@@ -128,6 +128,7 @@ def aggregate_run(bench: Hindsight, topics: Sequence[Topic]) -> dict[str, Any]:
         baselines = field_baselines(pool, as_of, topic.field)
         empty_pools += not pool
         open_windows += end > as_of
+        beyond_pool += pool_ends_early(topic, end)
         row: dict[str, Any] = {"cutoff": cutoff.isoformat(), "window_end": end.isoformat(), "ideas": 0,
                                "matched": 0, "decided": 0, "impact_sum": 0.0, "impact_n": 0,
                                "review": {d: [0.0, 0] for d in REVIEW_DIMENSIONS}, "baselines": baselines}
@@ -165,6 +166,7 @@ def aggregate_run(bench: Hindsight, topics: Sequence[Topic]) -> dict[str, Any]:
         "reviews_parsed": sum(1 for i in per_idea if i["review"] is not None),
         "topics_with_empty_pool": empty_pools,
         "topics_with_open_window": open_windows,
+        "topics_window_after_pool": beyond_pool,
     }
     settings = {"n_resamples": cfg.bootstrap_resamples, "seed": cfg.seed}
     both = [i for i in per_idea if i["review"] is not None and i["impact_weighted"] is not None]

@@ -144,6 +144,10 @@ def result_notes(results: dict[str, Any]) -> list[str]:
         notes.append(f"the window of {c['topics_with_open_window']} topic(s) ends after the day their "
                      "citation counts are from (impact_as_of): papers of its last months are missing, so "
                      "match rates are lower bounds")
+    if c.get("topics_window_after_pool"):
+        notes.append(f"the window of {c['topics_window_after_pool']} topic(s) ends after the window their "
+                     "pool was built for (window_end): their last months have no pool paper, so match rates "
+                     "are lower bounds; rebuild the topics with a longer --horizon")
     if c.get("order_inconsistent_pairs"):
         notes.append(f"{c['order_inconsistent_pairs']} pair(s) judged a match in one order and not in the "
                      "other: not a match")

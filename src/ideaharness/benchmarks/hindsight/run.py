@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,15 @@ from ideaharness.benchmarks.hindsight.search import (
     rank_candidates,
     text_sha,
 )
-from ideaharness.benchmarks.hindsight.topics import SAMPLE, Topic, load_topics, window_end, window_place
+from ideaharness.benchmarks.hindsight.topics import (
+    SAMPLE,
+    Topic,
+    check_run_cutoff,
+    load_topics,
+    pool_ends_early,
+    window_end,
+    window_place,
+)
 from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry, LiteratureAccess, effective_cutoff, filter_access
 from ideaharness.metrics.embeddings import EmbeddingMemo
 from ideaharness.metrics.reliability.adapters import Record
@@ -121,15 +130,20 @@ class Hindsight(Benchmark):
 
     def apply_cutoff(self, items: Sequence[Any], run_cutoff: dt.date | None) -> tuple[list[Any],
                                                                                     list[CutoffEntry]]:
-        """Each topic with its effective cutoff T (the earlier of its own and ``--cutoff``), its
+        """Each topic with its effective cutoff T (the earlier of its own and ``--cutoff``; an earlier
+        ``--cutoff`` its pool cannot cover is refused: :func:`.topics.check_run_cutoff`), its
         literature cut to the works up to T (undated ones dropped: they could be later) and its pool
         and the ``--corpus`` cut to the window (T, T + horizon]; one ``cutoff`` record per access
         (sources ``literature``, ``pool``, ``corpus``)."""
         out: list[Any] = []
         entries: list[CutoffEntry] = []
+        short: list[str] = []
         for topic in items:
+            check_run_cutoff(topic, run_cutoff)  # UserError: a pool that cannot cover the earlier window
             cutoff = effective_cutoff(topic.knowledge_cutoff, run_cutoff) or topic.knowledge_cutoff
             end = window_end(cutoff, self.config.horizon_months)
+            if pool_ends_early(topic, end):
+                short.append(f"{topic.id} (built to {topic.window_end}, run to {end})")
             start = cutoff + dt.timedelta(days=1)
             shown, lit = filter_access(topic.literature, cutoff, source="literature", undated="drop")
             pool, pooled = filter_access(topic.future, end, source="pool", start=start, undated="drop")
@@ -139,6 +153,11 @@ class Hindsight(Benchmark):
                 entries.append((topic.id, "corpus", corpus))
             out.append(topic.model_copy(update={"knowledge_cutoff": cutoff, "literature": shown,
                                                 "future": pool}))
+        if short:
+            more = " …" if len(short) > 3 else ""
+            print(f"warning: the window of {len(short)} topic(s) ends after the window their pool was built "
+                  f"for: {'; '.join(short[:3])}{more}; their last months have no pool paper, so match rates "
+                  "are lower bounds (rebuild with a longer --horizon)", file=sys.stderr)
         return out, entries
 
     async def setup(self, ctx: RunContext) -> None:

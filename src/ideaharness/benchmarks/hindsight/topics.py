@@ -28,8 +28,8 @@ from ideaharness.schema import Paper
 SAMPLE = "sample"
 """``--data sample``: the bundled topics (:func:`sample_path`)."""
 
-__all__ = ["DEFAULT_HORIZON_MONTHS", "SAMPLE", "Topic", "WindowPlace", "add_months", "load_topics",
-           "parse_horizon", "sample_path", "window_end", "window_place"]
+__all__ = ["DEFAULT_HORIZON_MONTHS", "SAMPLE", "Topic", "WindowPlace", "add_months", "check_run_cutoff",
+           "load_topics", "parse_horizon", "pool_ends_early", "sample_path", "window_end", "window_place"]
 
 WindowPlace = Literal["in", "before", "after", "undated"]
 """Where a paper lies relative to a window (T, end]: ``before`` (published on or before T),
@@ -52,8 +52,8 @@ class Topic(BaseModel):
         impact_as_of: the day the citation counts of ``future`` were retrieved (the age of a
             paper is counted up to it); None: the run's ``--impact-as-of`` or the day of the run.
         query: the search query the builder used (default: ``topic``).
-        window_end: the last day of the window the builder searched (a run whose window ends later
-            is warned that its pool may be short).
+        window_end: the last day of the window the builder searched, after the cutoff (a run whose
+            window ends later is warned that its pool may be short: :func:`pool_ends_early`).
         extra: anything else (kept, not read).
     """
 
@@ -94,6 +94,34 @@ def window_place(paper: Dated, cutoff: dt.date, end: dt.date) -> WindowPlace:
     return "undated" if stop == "undated" else "in"
 
 
+def check_run_cutoff(topic: Topic, run_cutoff: dt.date | None) -> None:
+    """Refuse a run cutoff earlier than the topic's own T unless its pool reaches back to it.
+
+    The builder searches the pool in (T, T + horizon] only, so under ``--cutoff`` T' < T the window
+    (T', T' + horizon] would have no candidate in (T', T]: match rate and impact would come out low
+    with nothing to say why. The pool covers that stretch demonstrably only when it holds a paper
+    dated in (T', T] (a pool searched from an earlier day); then the run goes on.
+
+    Raises:
+        UserError: one line naming the topic, its cutoff and the asked one, and how to rebuild.
+    """
+    if run_cutoff is None or run_cutoff >= topic.knowledge_cutoff:
+        return
+    if any(window_place(p, run_cutoff, topic.knowledge_cutoff) == "in" for p in topic.future):
+        return
+    built = topic.knowledge_cutoff
+    raise UserError(f"topic {topic.id!r} was built with cutoff {built}: its pool holds no paper of "
+                    f"({run_cutoff}, {built}], so under --cutoff {run_cutoff} match rate and impact would be "
+                    f"biased low; rebuild the topics with --cutoff {run_cutoff} (ideaharness data build "
+                    "hindsight), or run without --cutoff")
+
+
+def pool_ends_early(topic: Topic, end: dt.date) -> bool:
+    """Whether the run's window, ending on ``end``, ends after the window the builder searched
+    (``window_end``): its last months have no pool paper, so match rates are lower bounds."""
+    return topic.window_end is not None and end > topic.window_end
+
+
 def sample_path() -> Path:
     """The bundled sample's topics file."""
     return Path(__file__).parent / "data" / "sample" / "topics.jsonl.gz"
@@ -104,7 +132,8 @@ def load_topics(spec: str) -> list[Topic]:
 
     Raises:
         UserError: no such file; DataError: a line that is not a topic (naming file, line and
-            field), two topics with one id, or no topic at all.
+            field), a ``window_end`` on or before the topic's cutoff, two topics with one id, or no
+            topic at all.
     """
     path = sample_path() if spec == SAMPLE else Path(spec)
     if path.is_dir() and (path / "topics.jsonl").is_file():
@@ -115,6 +144,9 @@ def load_topics(spec: str) -> list[Topic]:
     topics: list[Topic] = []
     seen: dict[str, int] = {}
     for lineno, topic in iter_jsonl_models(path, Topic, noun="a topic"):
+        if topic.window_end is not None and topic.window_end <= topic.knowledge_cutoff:
+            raise DataError(path, f"line {lineno}, field 'window_end': {topic.window_end} is not after the "
+                            f"topic's cutoff {topic.knowledge_cutoff} (the window is (cutoff, window_end])")
         if topic.id in seen:
             raise DataError(path, f"line {lineno}, field 'id': {topic.id!r} repeats line {seen[topic.id]}")
         seen[topic.id] = lineno
