@@ -128,6 +128,7 @@ async def arun_benchmark(
 async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[bool],
                capture: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     clock = RunClock()  # timing.json: where the run's wall time went (runner.timing)
+    check_device(args.options)  # a bad --device ends the run before anything is read or written
     bench = bench_cls(args.config, **args.extras)
     available, cutoff_entries = cutoff_items(bench, list(bench.load()))
     items = select_items(available, args.options)
@@ -169,10 +170,12 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
                 await bench.aclose(ctx)
         return {"tasks": len(capture), **steps.outcome()}
     ended = "complete"
+    set_up = False
     with store:
         await record_cutoff_entries(store, cutoff_entries, items, args.options)
         try:
             await bench.setup(ctx)
+            set_up = True
             clock.mark("ready")
             await bench.execute(ctx, items)
             await steps.run_reasks(args.options.consistency_sample,  # --consistency-sample
@@ -188,8 +191,29 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
             ended = f"stopped by an error: {redact(exc)}"
             raise
         finally:
-            results = await _finish(bench, ctx, items, available, ended, budget, clock)
+            if set_up:
+                results = await _finish(bench, ctx, items, available, ended, budget, clock)
+            else:  # setup failed: nothing of this run to aggregate (its attributes may be unset)
+                await _close_after_failed_setup(bench, ctx)
     return results
+
+
+async def _close_after_failed_setup(bench: Benchmark, ctx: RunContext) -> None:
+    """:meth:`Benchmark.aclose` after a setup that raised; a failure here goes to stderr and never
+    hides the setup's own exception."""
+    try:
+        await bench.aclose(ctx)
+    except Exception as exc:  # noqa: BLE001 (the setup's error is the one the user must see)
+        print(f"warning: closing after the failed setup: {redact(exc)}", file=sys.stderr)
+
+
+def check_device(options: ExecutionOptions) -> None:
+    """Check ``--device`` before the run reads data or makes its folder (torch imported unless cpu).
+    Raises UserError: ``cuda`` and torch sees no CUDA device, or an unknown value (one line)."""
+    if str(options.device).strip().lower() != "cpu":
+        from ideaharness.metrics.embedding_store import resolve_device
+
+        resolve_device(options.device)
 
 
 def cutoff_items(bench: Benchmark, loaded: list[Any]) -> tuple[list[Any], list[CutoffEntry]]:
