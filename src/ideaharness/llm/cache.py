@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from ideaharness.errors import UserError, is_disk_full, storage_error
+from ideaharness.errors import StorageError, UserError, is_disk_full, storage_error
 from ideaharness.llm.types import ChatRequest, Completion
 
 CACHE_FILE_NAME = "llm-cache.sqlite"
@@ -66,6 +66,45 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+
+
+_ACCESS_CODES = frozenset({sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM})
+"""SQLite's primary result codes for a file it may not open or write (permissions, a read-only
+mount, a missing folder): the file itself may be healthy."""
+_CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+"""SQLite's primary result codes for a damaged file or one that is not a database."""
+
+
+def sqlite_file_error(path: Path, exc: BaseException, what: str, clear: str, off_flag: str) -> UserError:
+    """The one-line error for a cache file SQLite failed on, with the advice that fits its cause.
+
+    Args:
+        path: the SQLite file.
+        exc: the :class:`sqlite3.Error` (its ``sqlite_errorcode``) or :class:`OSError`.
+        what: the file's kind in words (``LLM cache``, ``embedding store``).
+        clear: the command that deletes it (``ideaharness cache clear``...).
+        off_flag: the ``run`` flag that does without it (``--no-cache``...).
+
+    Returns:
+        Disk full: :func:`~ideaharness.errors.storage_error`. Cannot open or write (permissions,
+        read-only mount, missing folder): a :class:`~ideaharness.errors.StorageError` saying the
+        file is not damaged and must be kept. Damaged or not a database: a
+        :class:`~ideaharness.errors.UserError` saying to delete it. Anything else (locked past the
+        busy timeout, an I/O error): a UserError with SQLite's reason and no advice to delete.
+    """
+    if is_disk_full(exc):
+        return storage_error(path, exc)
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if isinstance(exc, OSError) or primary in _ACCESS_CODES:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return StorageError(
+            f"{path}: the {what} cannot be opened or written ({reason}); this is no sign of damage, "
+            f"do not delete it: make the file and its folder writable by this user, point "
+            f"${CACHE_DIR_ENV} at a writable folder, or run with {off_flag}")
+    if primary in _CORRUPT_CODES:
+        return UserError(f"{path}: not a usable {what} ({exc}); delete it or run `{clear}`")
+    return UserError(f"{path}: the {what} cannot be used ({exc})")
 
 
 def default_cache_dir() -> Path:
@@ -218,8 +257,10 @@ class ResponseCache:
         path: the SQLite file; its folder is created if missing.
 
     Raises:
-        UserError: if the file exists but is not an SQLite database.
-        StorageError: the file cannot be created (disk full, read-only folder).
+        UserError: the file exists but is damaged or not an SQLite database (here or at a later
+            read: a damaged page is an error naming the file, never a miss).
+        StorageError: the file cannot be opened, created or written (disk full, read-only mount,
+            permissions): the advice keeps the file (:func:`sqlite_file_error`).
     """
 
     def __init__(self, path: Path | str) -> None:
@@ -248,14 +289,12 @@ class ResponseCache:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
             self._reader = self._connect()
-        except sqlite3.DatabaseError as exc:
-            if is_disk_full(exc):
-                raise storage_error(self.path, exc) from exc
-            raise UserError(
-                f"{self.path}: not a usable LLM cache ({exc}); delete it or run `ideaharness cache clear`"
-            ) from exc
-        except OSError as exc:
-            raise storage_error(self.path, exc) from exc
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise self._error(exc) from exc
+
+    def _error(self, exc: BaseException) -> UserError:
+        """:func:`sqlite_file_error` for this cache."""
+        return sqlite_file_error(self.path, exc, "LLM cache", "ideaharness cache clear", "--no-cache")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
@@ -269,8 +308,12 @@ class ResponseCache:
         pending = self._pending.get(key)
         if pending is not None:  # validated anew, as an entry read from the file is
             return Completion.model_validate({**pending.model_dump(), "cached": True})
-        with self._lock:
-            row = self._reader.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+        try:
+            with self._lock:
+                row = self._reader.execute("SELECT completion FROM responses WHERE key = ?",
+                                           (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:  # a damaged page: one line naming the file, never a miss
+            raise self._error(exc) from exc
         if row is None:
             return None
         data = json.loads(row[0])
@@ -398,22 +441,28 @@ class ResponseCache:
                 with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
                     self._conn.execute("ROLLBACK")
                 raise
-        except sqlite3.OperationalError as exc:
-            return storage_error(self.path, exc) if is_disk_full(exc) else exc
+        except sqlite3.DatabaseError as exc:
+            return self._error(exc)
         except Exception as exc:  # noqa: BLE001 (handed to the waiting callers, never lost in the thread)
             return exc
         return None
 
     def __len__(self) -> int:
         self.flush()
-        with self._lock:
-            return int(self._reader.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        try:
+            with self._lock:
+                return int(self._reader.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        except sqlite3.DatabaseError as exc:
+            raise self._error(exc) from exc
 
     def info(self) -> CacheInfo:
         """Entry count, per-model counts and bytes on disk (database plus WAL files)."""
         self.flush()
-        with self._lock:
-            rows = self._reader.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall()
+        try:
+            with self._lock:
+                rows = self._reader.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._error(exc) from exc
         by_model = {str(m): int(n) for m, n in rows}
         return CacheInfo(
             path=str(self.path),

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from ideaharness.errors import UserError, is_disk_full, storage_error
-from ideaharness.llm.cache import default_cache_dir
+from ideaharness.errors import UserError
+from ideaharness.llm.cache import default_cache_dir, sqlite_file_error
 
 STORE_FILE_NAME = "embeddings.sqlite"
 BUSY_TIMEOUT_MS = 60_000
@@ -140,8 +140,10 @@ class EmbeddingStore:
         path: the SQLite file; its folder is created if missing.
 
     Raises:
-        UserError: the file exists but is not an SQLite database (names the file and the fix).
-        StorageError: the folder or file cannot be written (disk full, read-only).
+        UserError: the file exists but is damaged or not an SQLite database (names the file and
+            the fix), here or at a later read.
+        StorageError: the folder or file cannot be opened or written (disk full, read-only mount,
+            permissions; the advice keeps the file).
     """
 
     def __init__(self, path: Path | str) -> None:
@@ -165,15 +167,14 @@ class EmbeddingStore:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             for statement in _SCHEMA:
                 self._conn.execute(statement)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, OSError) as exc:
             raise self._error(exc) from exc
-        except OSError as exc:
-            raise storage_error(self.path, exc) from exc
 
     def _error(self, exc: BaseException) -> UserError:
-        if is_disk_full(exc):
-            return storage_error(self.path, exc)
-        return UserError(f"{self.path}: not a usable embedding store ({exc}); {_CLEAR_HINT}")
+        """:func:`~ideaharness.llm.cache.sqlite_file_error` for this store (damaged: delete it;
+        cannot open or write: keep it)."""
+        return sqlite_file_error(self.path, exc, "embedding store", "ideaharness cache clear --embeddings",
+                                 "--no-embedding-cache")
 
     def space(self, identity: Mapping[str, Any], label: str) -> str:
         """Register an embedding space (idempotent) and return its id (:func:`space_id`)."""
@@ -281,8 +282,11 @@ class EmbeddingStore:
                                   size_bytes=_size_on_disk(self.path), entries_by_space=by_space)
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+        try:
+            with self._lock:
+                return int(self._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+        except sqlite3.DatabaseError as exc:
+            raise self._error(exc) from exc
 
     def close(self) -> None:
         with self._lock:

@@ -205,12 +205,18 @@ class ExecutionOptions(BaseModel):
     def embedding_runtime(self) -> EmbeddingRuntime:
         """The device and embedding store of this run (``--device``, ``--no-embedding-cache``).
 
+        The store is opened here (a benchmark asks for its runtime in setup), so a damaged or
+        unwritable store ends the run before any model call is spent.
+
         Raises:
-            UserError: ``--device cuda`` and torch sees no GPU (one line).
+            UserError: ``--device cuda`` and torch sees no GPU, or the store is damaged (one line).
+            StorageError: the store cannot be opened or written (one line).
         """
         from ideaharness.metrics.embedding_store import EmbeddingRuntime
 
-        return EmbeddingRuntime(self.device, cache=not self.no_embedding_cache)
+        runtime = EmbeddingRuntime(self.device, cache=not self.no_embedding_cache)
+        _ = runtime.store  # opened now, not at the first similarity after the model calls
+        return runtime
 
     @property
     def timeout_s(self) -> float:
