@@ -312,7 +312,8 @@ def build_hindsight_command(
 def validate_command(
     path: Annotated[Path, typer.Argument(
         help="A dataset in any form --data takes: Instance JSONL (or a folder with instances.jsonl), "
-        "IdeaBench CSVs, a ResearchBench release or .xlsx sheets, AI Idea Bench target_paper_data.json.")],
+        "IdeaBench CSVs, a ResearchBench release or .xlsx sheets, AI Idea Bench target_paper_data.json, "
+        "a HindSight topics file or build folder.")],
     min_references: Annotated[int, typer.Option(min=0, help="Warn below this many references.")] = 3,
     max_issues: Annotated[int, typer.Option(min=1, help="Issues to print (errors first, then "
                                             "warnings); every kind is counted whatever the cap.")] = 50,
@@ -322,9 +323,13 @@ def validate_command(
     Prints the counts, then the number of issues of each kind (errors first), then the issues
     themselves, errors before warnings, at most --max-issues of them. Exit 0 when clean (warnings
     allowed), 1 when errors were found or PATH holds no dataset."""
+    from ideaharness.benchmarks.hindsight.validate import topics_file, validate_topics
     from ideaharness.data.validate import validate_dataset
 
-    report = validate_dataset(path, min_references=min_references)
+    if topics_file(path) is not None:  # HindSight topics: the run's own loader (not instances)
+        report = validate_topics(path)
+    else:
+        report = validate_dataset(path, min_references=min_references)
     typer.echo(f"{report.path}: " + ", ".join(f"{k} {v}" for k, v in report.counts.items()))
     for (level, kind), count in report.kind_counts().items():
         typer.echo(f"{level}s of kind {kind}: {count}")
