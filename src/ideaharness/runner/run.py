@@ -620,7 +620,9 @@ def finish_run(results: dict[str, Any], out: Path) -> None:
         if isinstance(missing, dict):
             parts.append(missing["line"])
         retry = "run the same command again to retry them"
-        if unparsed and not units:
+        if isinstance(missing, dict) and not (units or unparsed or left):  # skipped by the data or cutoff
+            retry = "no unit failed, so running the same command again gives the same: see why above"
+        elif unparsed and not units:
             open_units = [u for u in unparsed if not u.get("final")]
             retry = ("run the same command again to re-ask them with new samples" if open_units else
                      "re-asking is spent (every unparsed judgment was asked in "

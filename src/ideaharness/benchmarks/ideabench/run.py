@@ -3,6 +3,7 @@ rankings, each recorded in the run directory (see the package docstring for the 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -29,8 +30,9 @@ from ideaharness.benchmarks.ideabench.parsers import (
 )
 from ideaharness.benchmarks.ideabench.report import example_sections, rank_figure, results_tables, skip_notes
 from ideaharness.benchmarks.ideabench.scores import ideabench_scores
-from ideaharness.cutoff import LiteratureAccess
+from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry, LiteratureAccess
 from ideaharness.data.registry import data_files, load_instances
+from ideaharness.errors import UserError
 from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.reliability.adapters import Record
@@ -65,6 +67,10 @@ def has_citation_metadata(instance: Instance) -> bool:
     return any(r.citation_count is not None or r.intents for r in instance.references)
 
 
+NO_ABSTRACT = "no reference has an abstract"
+"""The skip reason of an instance whose data gives no reference an abstract."""
+
+
 def select_references(
     instance: Instance, scenario: Scenario, config: IdeaBenchConfig
 ) -> tuple[list[Reference], str | None]:
@@ -76,7 +82,7 @@ def select_references(
     """
     usable = [r for r in instance.references if r.abstract and r.abstract.strip()]
     if scenario == "high":
-        return usable, None if usable else "no reference has an abstract"
+        return usable, None if usable else NO_ABSTRACT
     mode = config.reference_filter
     if mode == "auto":
         mode = "relevance" if has_citation_metadata(instance) else "none"
@@ -90,12 +96,26 @@ def select_references(
             return [], f"fewer than {config.min_references} references survive the relevance filter"
         usable = [r for r in filtered.references if r.abstract]
     if not usable:
-        return [], "no reference has an abstract"
+        return [], NO_ABSTRACT
     if len(usable) <= config.k_references:
         return usable, None
     rng = rng_for(config.seed, instance.id, "references", mode)
     picked = sorted(rng.choice(len(usable), size=config.k_references, replace=False).tolist())
     return [usable[i] for i in picked], None
+
+
+def cutoff_skip(instance: Instance, record: Mapping[str, Any] | None) -> str | None:
+    """Why an instance is skipped when the knowledge cutoff left it no reference with an abstract
+    (``record``: its ``cutoff`` record of the references, :func:`~ideaharness.cutoff.filter_access`);
+    None when it has one, or when the cutoff excluded none (the data has no abstracts)."""
+    if any(r.abstract and r.abstract.strip() for r in instance.references):
+        return None
+    excluded = int((record or {}).get("excluded") or 0)
+    if not excluded:
+        return None
+    total = excluded + len(instance.references)
+    return (f"the knowledge cutoff {(record or {}).get('cutoff')} excludes every reference with an abstract "
+            f"({excluded} of {total} dated after it; a later --cutoff shows them)")
 
 
 def truncate_references(
@@ -220,6 +240,26 @@ class IdeaBench(Benchmark):
         """The instances of ``config.data`` (bundled name, JSONL, or IdeaBench CSVs)."""
         return load_instances(self.config.data)
 
+    def apply_cutoff(self, items: Sequence[Any], run_cutoff: dt.date | None) -> tuple[list[Any],
+                                                                                    list[CutoffEntry]]:
+        """The references not dated after each instance's cutoff (the runner's default); an
+        instance left none with an abstract is skipped with :func:`cutoff_skip`'s reason.
+
+        Raises:
+            UserError: the cutoff leaves no instance a reference to show (nothing could run;
+                re-running cannot help), with the counts.
+        """
+        kept, entries = super().apply_cutoff(items, run_cutoff)
+        records = {iid: data for iid, key, data in entries if key == "references"}
+        reasons = [cutoff_skip(i, records.get(i.id)) for i in kept]
+        if kept and all(reasons):
+            excluded = sum(int(r.get("excluded") or 0) for r in records.values())
+            cutoff = f"--cutoff {run_cutoff}" if run_cutoff else "the instances' knowledge_cutoff"
+            raise UserError(f"{self.name}: {cutoff}: every reference with an abstract of each of the "
+                            f"{len(kept)} instances is dated after it ({excluded} references excluded): "
+                            "no instance has a reference to show; give a later --cutoff")
+        return kept, entries
+
     async def setup(self, ctx: RunContext) -> None:
         """Bind the run's store, steps and models; load the BERTScore scorer lazily."""
         self.store = ctx.store
@@ -265,6 +305,8 @@ class IdeaBench(Benchmark):
             self.steps.note_recorded(step, inst.id)  # a reply that never parsed stays listed
             return  # done (a reply that did not parse is re-asked while rounds are left)
         refs, skip = select_references(inst, scenario, self.config)
+        if skip:  # say so when the cutoff took every reference (re-running cannot help)
+            skip = cutoff_skip(inst, self.store.get(CUTOFF_STEP, inst.id, "references")) or skip
         if skip:
             if not exporting:
                 await self.store.aput(step, inst.id, {"skipped": skip})
