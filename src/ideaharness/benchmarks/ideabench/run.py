@@ -3,6 +3,7 @@ rankings, each recorded in the run directory (see the package docstring for the 
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import functools
 from collections import Counter
@@ -393,9 +394,12 @@ class IdeaBench(Benchmark):
         text, _ = self.target_text(inst)
         return text, "target_idea"
 
-    def similarity(self, instances: Sequence[Instance], scenario: Scenario) -> None:
+    async def similarity(self, instances: Sequence[Instance], scenario: Scenario) -> None:
         """BERTScore F1 of every idea against its comparison text, recorded per batch of
-        :data:`SIMILARITY_BATCH` instances (a kill loses at most one batch)."""
+        :data:`SIMILARITY_BATCH` instances (a kill loses at most one batch). The model runs in a
+        worker thread, one batch (or one embedding pass) at a time, so the event loop stays free:
+        Ctrl-C or SIGTERM stops the run within the batch in progress, and a re-run resumes after
+        the last batch recorded."""
         step = f"similarity/{scenario}"
         todo = []
         for inst in instances:
@@ -406,30 +410,29 @@ class IdeaBench(Benchmark):
         for start in range(0, len(todo), SIMILARITY_BATCH):
             if start % SIMILARITY_PREPARE == 0:  # the next chunk's texts in one pass, batched by length
                 chunk = todo[start : start + SIMILARITY_PREPARE]
-                self.scorer.prepare([ref for _, _, ref, _ in chunk],
-                                    [idea.text for _, ideas, _, _ in chunk for idea in ideas])
+                await asyncio.to_thread(self.scorer.prepare, [ref for _, _, ref, _ in chunk],
+                                        [idea.text for _, ideas, _, _ in chunk for idea in ideas])
             batch = todo[start : start + SIMILARITY_BATCH]
             candidates = [idea.text for _, ideas, _, _ in batch for idea in ideas]
             references = [ref for _, ideas, ref, _ in batch for _ in ideas]
-            scores = self.scorer.f1(candidates, references)
+            scores = await asyncio.to_thread(self.scorer.f1, candidates, references)
             offset = 0
+            records = []
             for inst, ideas, _, kind in batch:
                 f1 = scores[offset : offset + len(ideas)]
                 offset += len(ideas)
                 best = max(range(len(f1)), key=f1.__getitem__)
-                self.store.put(
-                    step,
-                    inst.id,
-                    {
-                        "f1": f1,
-                        "best_index": best,
-                        "best_f1": f1[best],
-                        "compared_with": kind,
-                        "settings": self.scorer.settings,
-                        "settings_hash": self.scorer.settings_hash,
-                        "device": self.scorer.device,
-                    },
-                )
+                records.append((inst.id, {
+                    "f1": f1,
+                    "best_index": best,
+                    "best_f1": f1[best],
+                    "compared_with": kind,
+                    "settings": self.scorer.settings,
+                    "settings_hash": self.scorer.settings_hash,
+                    "device": self.scorer.device,
+                }))
+            # one group commit per batch; shielded: a batch computed is recorded even when cancelled
+            await asyncio.shield(asyncio.gather(*(self.store.aput(step, iid, data) for iid, data in records)))
 
     async def overlap(self, inst: Instance, scenario: Scenario) -> None:
         sim = self.store.get(f"similarity/{scenario}", inst.id)
@@ -540,7 +543,7 @@ class IdeaBench(Benchmark):
                 for s in cfg.scenarios
             ])
         for scenario in cfg.scenarios:
-            self.similarity(instances, scenario)
+            await self.similarity(instances, scenario)
         later: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = []
         for scenario in cfg.scenarios:
             later.append((f"overlap ({scenario})", functools.partial(self.overlap, scenario=scenario)))
