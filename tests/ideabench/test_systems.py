@@ -174,7 +174,7 @@ def test_a_file_of_one_row_per_idea_scores_as_contract_rows(tmp_path: Path) -> N
     rows[4]["text"] = "Too short."  # line 5: idea 2 of the second instance, whose rows start at line 4
     broken = run(tmp_path / "broken", ideas=str(write_jsonl(tmp_path / "broken.jsonl", rows)))
     error = next(u["error"] for u in broken["unparsed_units"] if u["step"] == "generate/low")
-    assert "broken.jsonl line 4, field 'ideas[1].idea' (line 5): idea 2 is too short" in error, error
+    assert "broken.jsonl lines 4, 5, 6, field 'ideas[1].idea' (line 5): idea 2 is too short" in error, error
 
 
 def test_one_row_per_idea_names_the_row_of_a_degenerate_idea(tmp_path: Path) -> None:

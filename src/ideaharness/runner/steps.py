@@ -104,7 +104,9 @@ class UnparsedUnit(BaseModel):
 
     ``error`` is the last attempt's parse error (redacted); ``attempts`` counts the samples over
     every round; ``rounds`` the runs that asked it; ``final`` is True once :data:`MAX_PARSE_ROUNDS`
-    rounds are spent (a re-run no longer re-asks it)."""
+    rounds are spent (a re-run no longer re-asks it). ``source`` is ``"file"`` for an answer read
+    from an ``ideas:`` file: it cannot be re-sampled, so it is also a failed unit (the run is
+    partial; the fixed file needs ``--force`` or another ``--out``, as any changed input does)."""
 
     step: str
     instance_id: str
@@ -113,6 +115,7 @@ class UnparsedUnit(BaseModel):
     attempts: int
     rounds: int
     final: bool
+    source: Literal["model", "file"] = "model"
 
 
 class FailedUnit(BaseModel):
@@ -606,11 +609,15 @@ class StepRunner:
         rounds = _rounds(record)
         attempts = sum(int(j.get("attempts") or 1) for j in [*(record.get("earlier_judgments") or []),
                                                                judgment])
+        from_file = _from_file(judgment)
         self.unparsed[unit] = UnparsedUnit(
             step=step, instance_id=instance_id, key=key, attempts=attempts, rounds=rounds,
-            final=rounds >= MAX_PARSE_ROUNDS,
+            final=rounds >= MAX_PARSE_ROUNDS, source="file" if from_file else "model",
             error=redact(str(errors[-1]) if errors else "the reply did not parse"),
         )
+        if from_file:  # nothing to re-sample: the instance failed, as a model's failed call does
+            why = f"the ideas file's answer breaks the rules: {self.unparsed[unit].error}"
+            self.failures[unit] = FailedUnit(step=step, instance_id=instance_id, key=key, error=why)
 
     async def run_phases(
         self,
@@ -682,6 +689,11 @@ class _CacheObserver:
         return completion
 
 
+def _from_file(judgment: dict[str, Any]) -> bool:
+    """Whether a judgment's reply was read from an ``ideas:`` file (nothing to re-sample)."""
+    return str(judgment.get("judge_model") or "").startswith("ideas:")
+
+
 def _rounds(record: dict[str, Any]) -> int:
     return int(record.get("parse_rounds") or len(record.get("earlier_judgments") or []) + 1)
 
@@ -691,12 +703,18 @@ def unparsed_note(units: Sequence[UnparsedUnit]) -> str:
     parse errors, and whether running the same command again re-asks them."""
     shown = "; ".join(f"{u.step} {u.instance_id}{'/' + u.key if u.key else ''}: {u.error}" for u in units[:3])
     more = f" (and {len(units) - 3} more, under 'unparsed_units' in results.json)" if len(units) > 3 else ""
-    retry = [u for u in units if not u.final]
+    files = [u for u in units if u.source == "file"]
+    retry = [u for u in units if not u.final and u.source != "file"]
+    parts = []
     if retry:
-        then = (f"the same command re-asks {'them' if len(retry) == len(units) else f'{len(retry)} of them'} "
-                f"with new samples (at most {MAX_PARSE_ROUNDS} rounds in all)")
-    else:
-        then = f"final: each was asked in {MAX_PARSE_ROUNDS} rounds of samples"
+        which = "them" if len(retry) == len(units) else f"{len(retry)} of them"
+        parts.append(f"the same command re-asks {which} with new samples (at most {MAX_PARSE_ROUNDS} "
+                     "rounds in all)")
+    if files:
+        parts.append(f"{'they' if len(files) == len(units) else f'{len(files)} of them'} came from an ideas: "
+                     "file, which cannot be re-asked: they count as failed units; fix the file and run "
+                     "again with --force or another --out")
+    then = "; ".join(parts) or f"final: each was asked in {MAX_PARSE_ROUNDS} rounds of samples"
     return f"{len(units)} judgment(s) did not parse, counted and never scored; {then}: {shown}{more}"
 
 

@@ -174,7 +174,7 @@ class IdeasFileProvider:
             raise MissingAnswer(f"no answer for instance {task.instance_id}{sample} in {self.path}",
                                 instance_id=task.instance_id)
         first = rows[0]
-        place = first.get("_where") or f"line {first.get('_line', '?')}"
+        place = _place(rows if contract.group == "all" else [first])
         where = f"{first.get('_source') or self.path} {place}"
         try:
             if contract.group == "all":
@@ -201,6 +201,17 @@ class IdeasFileProvider:
 
     async def aclose(self) -> None:
         return None
+
+
+def _place(rows: list[dict[str, Any]]) -> str:
+    """Where an answer's rows are in their file: ``"line 3"``, or every row's place when one answer
+    is made of several rows (``"lines 1, 4"``: an instance given twice is named at both lines)."""
+    more = f" and {len(rows) - 4} more rows" if len(rows) > 5 else ""
+    places = [str(row.get("_where") or f"line {row.get('_line', '?')}")
+              for row in (rows[:4] if more else rows)]
+    if len(places) > 1 and all(p.startswith("line ") for p in places):
+        return "lines " + ", ".join(p.removeprefix("line ") for p in places) + more
+    return "; ".join(places) + more
 
 
 ROW_SPELLINGS = frozenset({"model", "stage", "scenario", "idea", "proposal", "ideas"})

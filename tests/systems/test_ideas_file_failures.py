@@ -1,0 +1,58 @@
+"""An ``ideas:`` file whose answer for one instance breaks the benchmark's rules: the error names every
+line the answer came from (an instance given twice is named at both lines), the instance counts as
+failed (status partial, exit 3, as a model's failed call), and nobody is told it will be re-asked
+with new samples (a file cannot be): the fixed file, under --force, completes the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ideaharness.data.tomato import load_tomato_chem
+from ideaharness.testing.openai_server import OpenAICompatServer
+from tests.cli_support import run_cli
+from tests.ideabench.conftest import ideabench_responder
+
+
+def _answer(instance_id: str, words: list[str]) -> str:
+    ideas = [{"idea": f"We hypothesise that doping the gel with salt {w} raises its thermopower"}
+             for w in words]
+    return json.dumps({"instance_id": instance_id, "ideas": ideas})
+
+
+def test_an_instance_given_twice_is_a_failed_instance_named_at_both_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    first, second = load_tomato_chem()[:2]
+    data = tmp_path / "inst.jsonl"
+    data.write_text("".join(i.model_dump_json() + "\n" for i in (first, second)))
+    ideas = tmp_path / "ideas.jsonl"
+    ideas.write_text("\n".join([_answer(first.id, ["one", "two", "three"]),
+                                _answer(second.id, ["a", "b", "c"]),
+                                _answer(first.id, ["four", "five", "six"])]) + "\n")
+    respond = ideabench_responder()
+    with OpenAICompatServer(lambda body: respond(body["messages"])) as judge:
+        out = tmp_path / "run"
+        args = ["run", "ideabench", "--data", str(data), "--ideas", str(ideas), "--judge", "openai/j",
+                "--rewriter", "openai/j", "--judge-base-url", judge.base_url,
+                "--no-progress", "--out", str(out)]
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 3, stdout + err
+        results = json.loads((out / "results.json").read_text())
+        assert results["status"] == "partial"
+        failed = [(u["step"], u["instance_id"]) for u in results["failed_units"]]
+        assert failed == [("generate/low", first.id)]
+        assert "ideas.jsonl lines 1, 3" in results["failed_units"][0]["error"]
+        assert "expected 3 ideas, got 6" in results["failed_units"][0]["error"]
+        assert results["unparsed_units"][0]["source"] == "file"
+        assert "new samples" not in stdout + err and "cannot be re-asked" in stdout + err
+        ideas.write_text("\n".join([_answer(first.id, ["one", "two", "three"]),
+                                    _answer(second.id, ["a", "b", "c"])]) + "\n")  # the file, fixed
+        code, stdout, err = run_cli([*args, "--force"], capsys)  # a changed input: a new run
+    assert code == 0, stdout + err
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "complete" and results["failed_units"] == results["unparsed_units"] == []
