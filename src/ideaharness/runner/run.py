@@ -450,7 +450,12 @@ def uncomputed_metrics(values: Sequence[dict[str, Any]], ctx: RunContext,
                 "n": m.get("n"), "why": m.get("why")} for m in values if _not_computed(m)]
     if not missing:
         return None
-    own = sorted({f"{m['metric']}: {m['why']}" for m in missing if m["why"]})
+    by_reason: dict[str, list[str]] = {}  # one reason shared by several metrics is said once
+    for m in missing:
+        if m["why"] and m["metric"] not in by_reason.setdefault(m["why"], []):
+            by_reason[m["why"]].append(m["metric"])
+    own = sorted(f"{owners[0]}: {reason}" if len(owners) == 1 else f"{reason} (metrics {', '.join(owners)})"
+                 for reason, owners in by_reason.items())
     ids = {str(getattr(item, "id", "")) for item in items}
     unparsed: dict[str, set[tuple[str, str]]] = {}
     for unit in ctx.steps.unparsed.values():
