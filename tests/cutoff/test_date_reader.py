@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -101,3 +102,21 @@ def test_cutoff_and_knowledge_cutoff_are_one_field() -> None:
     dumped = same.model_dump(mode="json")
     assert dumped["knowledge_cutoff"] == "2024-01-01" and "cutoff" not in dumped
     assert Instance.model_validate(dumped) == same
+
+
+def test_every_other_cutoff_input_takes_the_same_reader(tmp_path: Path) -> None:
+    """--model-cutoff and a ScholarIdeas plan's cutoff.txt refuse a year alone, naming the form."""
+    import shutil
+
+    from ideaharness.data.scholarideas import bundled_root, load_plan
+    from ideaharness.runner.model_cutoffs import training_cutoff
+
+    with pytest.raises(ValueError, match=r"^--model-cutoff: '2024' is a year, not a date: expected"):
+        training_cutoff("openai/gpt-4o", "2024")
+    assert training_cutoff("openai/gpt-4o", " 2024-06-01 ").cutoff == dt.date(2024, 6, 1)
+    plan = tmp_path / "ai_1"
+    shutil.copytree(bundled_root() / "ScholarIdeas" / "ai_1", plan)
+    assert load_plan(plan).cutoff == dt.date(2024, 9, 24)
+    (plan / "cutoff.txt").write_text("2024\n")
+    with pytest.raises(DataError, match=r"cutoff.txt: row 1: '2024' is a year, not a date: expected"):
+        load_plan(plan)

@@ -46,10 +46,12 @@ MinInterval = Annotated[
 def _date(value: str | None, flag: str) -> dt.date | None:
     if value is None:
         return None
+    from ideaharness.schema import read_date
+
     try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise UserError(f"{flag} {value!r}: expected a date YYYY-MM-DD") from None
+        return read_date(value)
+    except ValueError as exc:
+        raise UserError(f"{flag}: {exc}") from None
 
 
 def _print_result(result: object) -> None:

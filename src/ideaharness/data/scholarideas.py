@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from ideaharness.errors import DataError, ParseError
 from ideaharness.jsonl import iter_jsonl_models
 from ideaharness.llm.parsing import check_text
-from ideaharness.schema import Idea, Provenance
+from ideaharness.schema import Idea, Provenance, read_date
 from ideaharness.textio import read_text
 
 SECTIONS = ("Problem", "Method", "Experiment Design")
@@ -115,9 +115,9 @@ def load_plan(folder: str | Path) -> ScholarIdea:
     if cutoff_path.is_file():
         raw = read_text(cutoff_path).strip()
         try:
-            cutoff = dt.date.fromisoformat(raw)
-        except ValueError:
-            raise DataError(cutoff_path, f"row 1: {raw!r} is not an ISO date") from None
+            cutoff = read_date(raw)
+        except ValueError as exc:
+            raise DataError(cutoff_path, f"row 1: {exc}") from None
     return ScholarIdea(id=name, domain=name.rsplit("_", 1)[0], title=fields["title"] or name,
                        problem=fields["problem"], method=fields["method"],
                        experiment_design=fields["experiment_design"], text=text,

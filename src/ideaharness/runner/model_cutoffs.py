@@ -17,6 +17,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from ideaharness.schema import read_date
 from ideaharness.systems.spec import system_kind
 
 
@@ -106,9 +107,9 @@ def training_cutoff(model: str, override: str | None = None) -> TrainingCutoff:
         if override.strip().lower() == "unknown":
             return TrainingCutoff(model, None, "--model-cutoff", "unknown")
         try:
-            return TrainingCutoff(model, dt.date.fromisoformat(override.strip()), "--model-cutoff", override)
-        except ValueError:
-            raise ValueError(f"--model-cutoff {override!r}: expected YYYY-MM-DD or 'unknown'") from None
+            return TrainingCutoff(model, read_date(override), "--model-cutoff", override)
+        except ValueError as exc:
+            raise ValueError(f"--model-cutoff: {exc} or 'unknown'") from None
     if system_kind(model) != "model":
         return TrainingCutoff(model, None, f"unknown: a system ({system_kind(model)}), not a model")
     name = bare_name(model)
