@@ -124,7 +124,7 @@ def test_the_command_builds_topics(tmp_path: Path, emulator: S2Emulator, capsys:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--topic", "x"], "needs a knowledge cutoff"),
-    (["--topic", "x", "--cutoff", "2022-13-01"], "expected a date"),
+    (["--topic", "x", "--cutoff", "2022-13-01"], "'2022-13-01' is not a calendar day: expected YYYY-MM-DD"),
     (["--topic", "x", "--cutoff", "2022-11-30", "--horizon", "soon"], "--horizon"),
     (["--topic", "x", "--cutoff", "2022-11-30", "--source", "arxiv"], "--source 'arxiv'"),
     ([], "give --topic"),
