@@ -338,7 +338,9 @@ def test_an_ideas_file_is_never_cached_and_answers_with_file_and_line(tmp_path: 
     provider = llm.provider
     assert isinstance(provider, IdeasFileProvider)
     assert provider.rows_unused() == ["extra"] and provider.asked() == {"i1", "i2"}
-    assert steps.unparsed and not steps.failures
+    # a file's answer that breaks the rules cannot be re-asked: listed unparsed and failed (a partial run)
+    assert set(steps.unparsed) == set(steps.failures) == {("generate", "i2", "0")}
+    assert steps.unparsed[("generate", "i2", "0")].source == "file"
 
 
 def test_ten_missing_instances_are_ten_failed_units_and_the_run_goes_on(tmp_path: Path) -> None:
