@@ -23,7 +23,7 @@ from ideaharness.cutoff import Dated, verdict
 from ideaharness.data.builders.hindsight import DEFAULT_HORIZON_MONTHS, add_months, parse_horizon, window_end
 from ideaharness.errors import DataError, UserError
 from ideaharness.jsonl import iter_jsonl_models
-from ideaharness.schema import Paper
+from ideaharness.schema import IsoDate, Paper
 
 SAMPLE = "sample"
 """``--data sample``: the bundled topics (:func:`sample_path`)."""
@@ -62,12 +62,12 @@ class Topic(BaseModel):
     id: str
     topic: str
     field: str | None = None
-    knowledge_cutoff: dt.date = Field(alias="cutoff")
+    knowledge_cutoff: IsoDate = Field(alias="cutoff")
     literature: list[Paper] = Field(default_factory=list)
     future: list[Paper] = Field(default_factory=list)
-    impact_as_of: dt.date | None = None
+    impact_as_of: IsoDate | None = None
     query: str | None = None
-    window_end: dt.date | None = None
+    window_end: IsoDate | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("id", "topic")
