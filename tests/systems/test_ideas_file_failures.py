@@ -50,6 +50,8 @@ def test_an_instance_given_twice_is_a_failed_instance_named_at_both_lines(
         assert "expected 3 ideas, got 6" in results["failed_units"][0]["error"]
         assert results["unparsed_units"][0]["source"] == "file"
         assert "new samples" not in stdout + err and "cannot be re-asked" in stdout + err
+        last = (stdout + err).strip().splitlines()[-1]  # the closing line says the same, not "retry them"
+        assert "retry them" not in last and "fix the file" in last, last
         ideas.write_text("\n".join([_answer(first.id, ["one", "two", "three"]),
                                     _answer(second.id, ["a", "b", "c"])]) + "\n")  # the file, fixed
         code, stdout, err = run_cli([*args, "--force"], capsys)  # a changed input: a new run

@@ -633,4 +633,9 @@ def finish_run(results: dict[str, Any], out: Path) -> None:
                      "re-asking is spent (every unparsed judgment was asked in "
                      f"{max(int(u.get('rounds') or 1) for u in unparsed)} rounds of samples): try another "
                      "judge or other judge settings")
+        from_file = [u for u in unparsed or [] if u.get("source") == "file"]
+        if from_file:  # an answer read from an ideas file is the file's: asking again gives it again
+            fix = (f"{len(from_file)} answer(s) read from a file cannot be re-asked: fix the file, then "
+                   "run again with --force or another --out")
+            retry = fix if len(from_file) >= len(units) and not left else f"{retry}; {fix}"
         raise PartialRunError(f"partial run: {'; '.join(parts)}; {retry}")
