@@ -49,7 +49,7 @@ from ideaharness.runner.sources import (
     identity_inputs,
     is_generator_role,
 )
-from ideaharness.runner.steps import LocalExecutor, StepRunner, UnparsedUnit, unparsed_note
+from ideaharness.runner.steps import FILE_FIX, LocalExecutor, StepRunner, UnparsedUnit, unparsed_note
 from ideaharness.runner.timing import RunClock, TimedExecutor
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.scores import Score, scored_records, summarise_scores, write_scores
@@ -635,7 +635,6 @@ def finish_run(results: dict[str, Any], out: Path) -> None:
                      "judge or other judge settings")
         from_file = [u for u in unparsed or [] if u.get("source") == "file"]
         if from_file:  # an answer read from an ideas file is the file's: asking again gives it again
-            fix = (f"{len(from_file)} answer(s) read from a file cannot be re-asked: fix the file, then "
-                   "run again with --force or another --out")
+            fix = f"{len(from_file)} answer(s) read from a file cannot be re-asked: {FILE_FIX}"
             retry = fix if len(from_file) >= len(units) and not left else f"{retry}; {fix}"
         raise PartialRunError(f"partial run: {'; '.join(parts)}; {retry}")

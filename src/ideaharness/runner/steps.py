@@ -689,6 +689,11 @@ class _CacheObserver:
         return completion
 
 
+FILE_FIX = "fix the file, then run again with --force or another --out"
+"""What to do about an answer read from an ideas file that broke the rules (a changed input file
+starts a new run: the same command would refuse to resume)."""
+
+
 def _from_file(judgment: dict[str, Any]) -> bool:
     """Whether a judgment's reply was read from an ``ideas:`` file (nothing to re-sample)."""
     return str(judgment.get("judge_model") or "").startswith("ideas:")
@@ -712,8 +717,7 @@ def unparsed_note(units: Sequence[UnparsedUnit]) -> str:
                      "rounds in all)")
     if files:
         parts.append(f"{'they' if len(files) == len(units) else f'{len(files)} of them'} came from an ideas: "
-                     "file, which cannot be re-asked: they count as failed units; fix the file and run "
-                     "again with --force or another --out")
+                     f"file, which cannot be re-asked: they count as failed units; {FILE_FIX}")
     then = "; ".join(parts) or f"final: each was asked in {MAX_PARSE_ROUNDS} rounds of samples"
     return f"{len(units)} judgment(s) did not parse, counted and never scored; {then}: {shown}{more}"
 
