@@ -32,6 +32,12 @@ from ideaharness.metrics.judge_accuracy import wilson_interval
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_ratio_ci
 
 
+MIN_INTERVAL_N = 5
+"""Fewest units a headline interval is formed from: below it a metric's value is shown with no
+interval and "n too small" (the interval's coverage, checked by simulation in the test suite,
+holds from this size on). One rule for the run's headline and ``compare``."""
+
+
 @dataclass(frozen=True)
 class IntervalSettings:
     """How intervals are formed: bootstrap resamples, coverage and seed (the run's
