@@ -178,6 +178,12 @@ class RunResults(BaseModel):
     leakage: dict[str, Any] | None = None
     """The knowledge cutoff: works excluded per source, the leakage check, the models' training
     cutoffs (:func:`ideaharness.runner.leakage.leakage_block`)."""
+    form_baselines: list[dict[str, Any]] | None = None
+    """Per headline (metric, group, system) of a judged step with a gold answer, the score a
+    content-blind judge reaches by choosing by form alone: ``{"metric", "group", "system", "step",
+    "n", "chance", "baselines": {rule: value}, "best", "best_value"}`` on the headline's scale
+    (``Benchmark.form_baselines``, :mod:`ideaharness.metrics.form_baseline`); ``[]`` where no judged
+    step has a gold answer."""
     block: BenchmarkResults = Field(default_factory=BenchmarkResults)
 
     def to_json(self) -> dict[str, Any]:

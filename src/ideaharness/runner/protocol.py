@@ -263,6 +263,15 @@ class Benchmark:
     """The model of this benchmark's own block of ``results.json`` (the keys its :meth:`aggregate`
     returns; :class:`ideaharness.results.BenchmarkResults` or a subclass): the run store validates
     it before writing (one :class:`~ideaharness.results.InvalidResults` naming the field)."""
+    gold_steps: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Judged steps whose judgment has a gold answer (a :attr:`judgment_adapters` key: the target
+    among ranked ideas, the ground-truth option, the gold hypothesis, a human label) -> the
+    registered metrics that score the judge's answer against it. :meth:`form_baselines` gives an
+    entry for each of these metrics (a registry test runs every benchmark and fails otherwise)."""
+    no_gold_steps: ClassVar[Mapping[str, str]] = {}
+    """Judged steps without a gold answer (a rating, a comparison of systems) -> why: no form-only
+    baseline applies. Every judged step of :attr:`judgment_adapters` is in exactly one of
+    :attr:`gold_steps` and this (a registry test checks it)."""
 
     @classmethod
     def generator_models(cls, records: Sequence[Record]) -> dict[str, str]:
@@ -374,6 +383,28 @@ class Benchmark:
             0). The runner writes them to ``scores.jsonl`` and computes each metric's value, n and
             interval from them through its :class:`MetricSpec`, so every surface shows the same
             number. Default: none.
+        """
+        return []
+
+    def form_baselines(self, records: Sequence[Record], results: dict[str, Any],
+                       prompts: Callable[[str], list[dict[str, Any]] | None]) -> list[dict[str, Any]]:
+        """The form-only baselines of the :attr:`gold_steps` (``results["form_baselines"]``): per
+        headline (metric, group, system), the score the benchmark's own scoring gives a judge that
+        answers every recorded prompt of the step by form alone (shortest, longest, fewest words,
+        word length, lines, first or last position; :mod:`ideaharness.metrics.form_baseline`),
+        computed from the recorded prompts and records without model calls.
+
+        Args:
+            records: as :meth:`scores` (consistency re-asks removed).
+            results: the results dict (after :meth:`aggregate` and the common blocks).
+            prompts: prompt hash -> the messages the judge was shown (``prompts.jsonl``), None
+                when the run did not keep it.
+
+        Returns:
+            Entries ``{"metric", "group", "system", "step", "n", "chance", "baselines": {rule:
+            value}, "best", "best_value"}`` (values on the headline's scale, best in the metric's
+            direction; :func:`~ideaharness.metrics.form_baseline.baseline_entry`). Default: none
+            (a benchmark without gold steps).
         """
         return []
 

@@ -289,6 +289,7 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
             results["budget"] = budget_block(budget, results)
             if results["budget"]["line"]:
                 results["notes"].insert(0, results["budget"]["line"])
+        results["form_baselines"] = form_baselines(bench, ctx, results)  # issue 32 (b): blindness
         for enrich in [*enrichers(), *bench.enrichers]:
             enrich(ctx, results)
         ctx.store.write_results(results, block_class=bench.results_class)  # typed (ideaharness.results)
@@ -339,6 +340,12 @@ def run_scores(bench: Benchmark, ctx: RunContext, results: dict[str, Any]) -> li
     """The benchmark's per-instance scores of this run: :meth:`Benchmark.scores` over every record
     but the consistency re-asks (``results["selection"]`` names the selected instances)."""
     return list(bench.scores(scored_records(ctx.store.all_records()), results))
+
+
+def form_baselines(bench: Benchmark, ctx: RunContext, results: dict[str, Any]) -> list[dict[str, Any]]:
+    """``form_baselines`` of results.json: :meth:`Benchmark.form_baselines` over every record but
+    the consistency re-asks, with the prompts the run kept (no model call)."""
+    return list(bench.form_baselines(scored_records(ctx.store.all_records()), results, ctx.store.prompt))
 
 
 def interval_settings(config: Any) -> IntervalSettings:

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks.aiideabench import form as form_baseline
 from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench import reliability
 from ideaharness.benchmarks.aiideabench.blinding import (
@@ -138,6 +139,8 @@ class AIIdeaBench(Benchmark):
     """
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    gold_steps = form_baseline.GOLD_STEPS
+    no_gold_steps = form_baseline.NO_GOLD_STEPS
     cross_run_competition = COMPETITION
     literature = LiteratureAccess(
         sources={"inspirations": "the target's inspiration papers, shown to the generator (and digested "
@@ -579,6 +582,11 @@ class AIIdeaBench(Benchmark):
                 notes.append(f"IMCQ {comp}: the surface feature {name!r} alone tells the ground truth from "
                              "the distractors (separation >= 0.75): the question can be answered by form")
         return notes
+
+    def form_baselines(self, records: Sequence[Record], results: dict[str, Any],
+                       prompts: Callable[[str], list[dict[str, Any]] | None]) -> list[dict[str, Any]]:
+        """What a judge choosing by form alone scores on the gold steps (:mod:`.form`)."""
+        return form_baseline.form_baselines(records, results, prompts)
 
     def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
         """IMCQ, I2I and I2T per component; literature novelty (NA) per component and key and

@@ -94,6 +94,10 @@ class Hindsight(Benchmark):
     item_noun = "topics"
     extras = ("embed_fn", "scholar", "openalex")
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    no_gold_steps = {  # no form-only baseline applies (issue 32, Build (b))
+        "match": "whether a later paper carries out the idea: the judge's call is the measure (what is "
+                 "matched is scored by the paper's impact), no gold answer",
+        "review": "1-10 ratings of an idea per criterion: no gold answer"}
     literature = LITERATURE
     results_class = HindsightResults
     free_settings = frozenset({"grounding", "max_literature"})

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ideaharness.benchmarks._blinding import default_rewriter
+from ideaharness.benchmarks.ideabench import form as form_baseline
 from ideaharness.benchmarks.ideabench import reliability
 from ideaharness.benchmarks.ideabench.blinding import blinding_block, rewrite_target, shown_target
 from ideaharness.benchmarks.ideabench.config import (
@@ -183,6 +184,8 @@ class IdeaBench(Benchmark):
     """IdeaBench (see the package docstring for the protocol); one instance per run."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    gold_steps = form_baseline.GOLD_STEPS
+    no_gold_steps = form_baseline.NO_GOLD_STEPS
     literature = LiteratureAccess(
         sources={"references": "reference abstracts shown to the generator (low resource: the k sampled "
                                "after the relevance filter; high resource: every one with an abstract)"},
@@ -654,6 +657,11 @@ class IdeaBench(Benchmark):
     def sections(self, ctx: RunContext, items: Sequence[Instance], results: dict[str, Any]) -> list[Section]:
         """Ideas, target idea and overlap reply of the first instances."""
         return example_sections(self, items)
+
+    def form_baselines(self, records: Sequence[Record], results: dict[str, Any],
+                       prompts: Callable[[str], list[dict[str, Any]] | None]) -> list[dict[str, Any]]:
+        """What a judge choosing by form alone scores on the gold steps (:mod:`.form`)."""
+        return form_baseline.form_baselines(records, results, prompts)
 
     def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
         """Per instance: best BERTScore F1, overlap rating and Insight Score summands

@@ -11,12 +11,13 @@ only when every order shown parsed.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ideaharness.benchmarks.ligbench import form as form_baseline
 from ideaharness.benchmarks.ligbench import reliability
 from ideaharness.benchmarks.ligbench.corpus import DebiasMeans, ReferenceCorpus
 from ideaharness.benchmarks.ligbench.steps import (
@@ -94,6 +95,8 @@ class JudgeAccuracy(Benchmark):
     """Judge accuracy on similar-paper pairs (see the module docstring); items are :class:`PairItem`."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    gold_steps = form_baseline.JUDGE_GOLD_STEPS
+    no_gold_steps = form_baseline.JUDGE_NO_GOLD_STEPS
     literature = LiteratureAccess(note="no literature access: the judge compares pairs of published papers "
                                        "(the items themselves, whose accept/reject outcome is the label); "
                                        "nothing is retrieved, searched or shown besides them")
@@ -197,6 +200,12 @@ class JudgeAccuracy(Benchmark):
     def tables(self, results: dict[str, Any]) -> list[Table]:
         """Accuracy per dimension."""
         return [accuracy_table(results)]
+
+    def form_baselines(self, records: Sequence[Record], results: dict[str, Any],
+                       prompts: Callable[[str], list[dict[str, Any]] | None]) -> list[dict[str, Any]]:
+        """The accuracy of a judge that prefers a paper by form alone (:mod:`.form`)."""
+        orders = ["ab", "ba"] if self.config.order == "both" else ["ab"]
+        return form_baseline.judge_form_baselines(records, results, prompts, orders)
 
     def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
         """Per held-out pair and dimension: 1 when the judge preferred the paper with the higher

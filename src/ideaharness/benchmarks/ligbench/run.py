@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks.ligbench import form as form_baseline
 from ideaharness.benchmarks.ligbench import reliability
 from ideaharness.benchmarks.ligbench.blinding import blinding_block
 from ideaharness.benchmarks.ligbench.config import (
@@ -71,6 +72,7 @@ class LigBench(Benchmark):
     idea of one system for one topic, or one ScholarIdeas plan)."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    no_gold_steps = form_baseline.RUN_NO_GOLD_STEPS  # no judged step has a gold answer
     literature = LITERATURE
 
     @classmethod

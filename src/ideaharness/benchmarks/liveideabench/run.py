@@ -66,6 +66,10 @@ class LiveIdeaBench(Benchmark):
     """LiveIdeaBench (see the package docstring); one instance per run."""
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    no_gold_steps = {  # no form-only baseline applies (issue 32, Build (b))
+        "critique": "1-10 ratings of an idea's originality, feasibility and clarity: no gold answer",
+        "fluency": "whether two ideas of a keyword are the same idea: the judge's call is the measure, "
+                   "no gold answer"}
     literature = LiteratureAccess(note="no literature access: the generator sees one keyword, the judges the "
                                        "idea; nothing is retrieved or searched, and keywords carry no date, "
                                        "so there is nothing to filter")

@@ -87,6 +87,8 @@ class MLRBench(Benchmark):
     item_noun = "tasks"
     results_class = MLRBenchResults
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    no_gold_steps = {  # no form-only baseline applies (issue 32, Build (b))
+        "review/": "1-10 ratings of an idea or proposal per criterion: no gold answer"}
     literature = LiteratureAccess(note="no literature access: the generator reads a workshop call (the "
                                        "published pipeline's literature review is not run); a call dated "
                                        "after --cutoff (by its conference year) is left out of the run")

@@ -14,11 +14,12 @@ skips recorded work.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ideaharness.benchmarks.researchbench import contract as _contract  # noqa: F401  (registers it)
+from ideaharness.benchmarks.researchbench import form as form_baseline
 from ideaharness.benchmarks.researchbench import reliability
 from ideaharness.benchmarks.researchbench.aggregate import aggregate, results_tables
 from ideaharness.benchmarks.researchbench.composition import Composer, hypothesis_of, score_hypothesis
@@ -97,6 +98,8 @@ class ResearchBench(Benchmark):
     """
 
     judgment_adapters = reliability.JUDGMENT_ADAPTERS
+    gold_steps = form_baseline.GOLD_STEPS
+    no_gold_steps = form_baseline.NO_GOLD_STEPS
     literature = LITERATURE
 
     @classmethod
@@ -458,6 +461,13 @@ class ResearchBench(Benchmark):
         """Data notes (duplicate DOIs) and aggregation notes (pools, skipped papers)."""
         data = getattr(self, "data", None)
         return (data.notes if data else []) + list(results.get("notes") or [])
+
+    def form_baselines(self, records: Sequence[Record], results: dict[str, Any],
+                       prompts: Callable[[str], list[dict[str, Any]] | None]) -> list[dict[str, Any]]:
+        """What a judge (ranking) or screener (retrieval) choosing by form alone scores (:mod:`.form`)."""
+        return form_baseline.form_baselines(records, results, prompts, getattr(self, "pools", {}),
+                                            window_size=self.config.window_size,
+                                            keep_size=self.config.keep_size, seed=self.config.seed)
 
     def scores(self, records: Sequence[Record], results: dict[str, Any]) -> list[Score]:
         """Per paper: hit ratios per round, negative selection ratios, matched score per method,
