@@ -26,9 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ideaharness.errors import UserError
 from ideaharness.redaction import redact
 
-__all__ = ["COMMON_FIELDS", "BenchmarkResults", "FailedUnitEntry", "HeadlineValue", "InvalidResults",
-           "ReliabilityBlock", "RunResults", "Selection", "Settings", "UnparsedUnitEntry", "parse_results",
-           "validate_results"]
+__all__ = ["COMMON_FIELDS", "BenchmarkResults", "EvidenceBlock", "EvidenceVerdict", "FailedUnitEntry",
+           "HeadlineValue", "InvalidResults", "ReliabilityBlock", "RunResults", "Selection", "Settings",
+           "UnparsedUnitEntry", "parse_results", "validate_results"]
 
 
 class InvalidResults(UserError):
@@ -128,6 +128,27 @@ class IdeaSource(_Open):
     answers: IdeaSourceAnswers = Field(default_factory=IdeaSourceAnswers)
 
 
+class EvidenceVerdict(_Open):
+    """One of ``evidence.verdicts``: whether the headline value (``metric``, ``group``, ``system``)
+    is evidence, with the reasons (short sentences naming their numbers, worst first)
+    (:func:`ideaharness.metrics.evidence.headline_verdict`)."""
+
+    metric: str
+    group: str = ""
+    system: str | None = None
+    verdict: Literal["evidence", "weak", "not evidence"]
+    reasons: list[str] = Field(default_factory=list)
+
+
+class EvidenceBlock(_Open):
+    """``evidence``: the ``thresholds`` of the evidence checks (coverage, form-only baselines, n and
+    interval, judge reliability; docs/evidence.md) and one verdict per headline value
+    (:func:`ideaharness.metrics.evidence.evidence_block`)."""
+
+    thresholds: dict[str, Any] = Field(default_factory=dict)
+    verdicts: list[EvidenceVerdict] = Field(default_factory=list)
+
+
 class BenchmarkResults(_Open):
     """The benchmark's own block: every key of ``results.json`` that is not a common block (what
     its ``aggregate()`` returned). Permissive by default; a benchmark declares a subclass as
@@ -184,6 +205,9 @@ class RunResults(BaseModel):
     "n", "chance", "baselines": {rule: value}, "best", "best_value"}`` on the headline's scale
     (``Benchmark.form_baselines``, :mod:`ideaharness.metrics.form_baseline`); ``[]`` where no judged
     step has a gold answer."""
+    evidence: EvidenceBlock | None = None
+    """Whether each headline value is evidence, weak or not evidence, and why
+    (:func:`ideaharness.metrics.evidence.evidence_block`; thresholds in docs/evidence.md)."""
     block: BenchmarkResults = Field(default_factory=BenchmarkResults)
 
     def to_json(self) -> dict[str, Any]:

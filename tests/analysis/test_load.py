@@ -62,7 +62,7 @@ def test_parse_failures_are_rows_without_a_parsed_value(runs: dict[str, Path]) -
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
 def test_export_round_trips(runs: dict[str, Path], tmp_path: Path, fmt: str) -> None:
     run = load_run(runs["researchbench_a"])
-    scores_path, judgments_path = export_run(run, fmt, tmp_path / fmt)
+    scores_path, judgments_path, _ = export_run(run, fmt, tmp_path / fmt)
     scores = read_export(scores_path)
     pd.testing.assert_frame_equal(scores[["value", "weight"]].astype(float), run.scores[["value", "weight"]])
     assert list(scores["metric"]) == list(run.scores["metric"])

@@ -158,7 +158,7 @@ def test_the_same_system_name_twice_is_told_apart_or_refused(
 
 def test_export_names_the_system_and_its_kind_per_score(three: dict[str, Path], tmp_path: Path) -> None:
     for fmt in ("csv", "parquet"):
-        scores, judgments = export_run(three["cmd"], fmt, tmp_path / fmt)
+        scores, judgments, _ = export_run(three["cmd"], fmt, tmp_path / fmt)
         frame = read_export(scores)
         assert list(frame.columns[2:4]) == ["system", "system_kind"]
         assert set(frame["system"]) == {"agent.py"} and set(frame["system_kind"]) == {"command"}

@@ -147,7 +147,7 @@ def test_compare_ranks_a_model_a_command_and_an_ideas_file(
 
 
 def test_export_and_viewer_of_a_command_system(saved: dict[str, Any], tmp_path: Path) -> None:
-    scores, judgments = export_run(saved["cmd"], "csv", tmp_path)
+    scores, judgments, _ = export_run(saved["cmd"], "csv", tmp_path)
     frame = read_export(scores)
     assert set(frame["system"]) == {"agent"} and set(frame["system_kind"]) == {"command"}
     table = read_export(judgments)

@@ -177,14 +177,18 @@ def test_reliability_targets_by_name_link_inputs_and_fallback() -> None:
              headline(metric="mlr.idea_novelty"), headline(metric="mlr.proposal_novelty")]
     t = reliability_targets(["critique[originality]", "fluency", "review/idea[novelty]", "other_step"], heads,
                             benchmark="lib", inputs={"lib.average": ["lib.originality", "lib.fluency"]})
-    assert t["critique[originality]"] == [0, 2]
-    assert t["fluency"] == [1, 2]
-    assert t["review/idea[novelty]"] == [4]
-    assert t["other_step"] == [3, 5]  # placed nowhere by name: every headline no judged metric names
-    linked = reliability_targets(["rank_pair"], [headline(metric="rb.directional_accuracy"),
-                                                 headline(metric="rb.hit_ratio")],
-                                 links=[("rank_pair", "rb.directional_accuracy")])
-    assert linked["rank_pair"] == [0]
+    # a headline no judged metric names (3, 5) takes every judged metric's flags
+    assert t["critique[originality]"] == [0, 2, 3, 5]
+    assert t["fluency"] == [1, 2, 3, 5]
+    assert t["review/idea[novelty]"] == [3, 4, 5]
+    assert t["other_step"] == [3, 5]
+    rb = [headline(metric="rb.directional_accuracy"), headline(metric="rb.hit_ratio")]
+    linked = reliability_targets(["rank_pair", "screen_window"], rb,
+                                 links=[("rank_pair", "rb.directional_accuracy"),
+                                        ("screen_window", "rb.hit_ratio")])
+    assert linked == {"rank_pair": [0], "screen_window": [1]}
+    assert reliability_targets(["rank_pair"], rb, links=[("rank_pair", "rb.directional_accuracy")]) == {
+        "rank_pair": [0, 1]}  # hit_ratio is named by no judged metric: it takes every flag
 
 
 def test_flags_read_from_a_reliability_section() -> None:

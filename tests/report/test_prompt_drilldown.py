@@ -65,7 +65,7 @@ def test_the_export_prompt_column_holds_the_messages_sent(run: tuple[Path, list[
     out, _ = run
     kept = read_prompts(out)
     for fmt in ("jsonl", "parquet"):
-        _, judgments = export_run(out, fmt, tmp_path / fmt)
+        _, judgments, _ = export_run(out, fmt, tmp_path / fmt)
         frame = read_export(judgments)
         assert len(frame) and frame["prompt"].notna().all()
         for h, text in zip(frame["prompt_hash"], frame["prompt"], strict=True):

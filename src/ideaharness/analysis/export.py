@@ -1,4 +1,4 @@
-"""``ideaharness export``: a run's scores and judgments as Parquet, CSV or JSON Lines files.
+"""``ideaharness export``: a run's scores, judgments and evidence verdicts as Parquet, CSV or JSON Lines.
 
 Columns: ``docs/export.md``. Parquet is written by pyarrow; nested values (parsed replies,
 positions, errors) are JSON text in every format, so the three formats hold the same table. The
@@ -47,8 +47,32 @@ def with_prompts(judgments: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     return judgments.assign(prompt=current.where(current.notna(), texts))
 
 
+def evidence_frame(data: RunData) -> pd.DataFrame:
+    """One row per headline value of the run: ``benchmark``, ``run_id``, ``metric``, ``group``,
+    ``system``, ``value``, ``ci_low``, ``ci_high``, ``n``, ``verdict`` (evidence, weak, not
+    evidence) and ``reasons`` (JSON text: a list of sentences), from ``results["evidence"]``
+    (recomputed for a run written before it; :func:`ideaharness.metrics.evidence.evidence_rows`)."""
+    import json
+
+    import pandas as pd
+
+    from ideaharness.metrics.evidence import evidence_rows
+
+    rows = [{"benchmark": data.benchmark, "run_id": data.run_id, "metric": r["metric"], "group": r["group"],
+             "system": r["system"], "value": r["value"], "ci_low": r["ci"][0] if r["ci"] else None,
+             "ci_high": r["ci"][1] if r["ci"] else None, "n": r["n"], "verdict": r["verdict"],
+             "reasons": json.dumps(r["reasons"], ensure_ascii=False)} for r in evidence_rows(data.results)]
+    return pd.DataFrame(rows, columns=EVIDENCE_EXPORT_COLUMNS)
+
+
+EVIDENCE_EXPORT_COLUMNS = ["benchmark", "run_id", "metric", "group", "system", "value", "ci_low", "ci_high",
+                           "n", "verdict", "reasons"]
+"""Columns of the export's ``evidence`` table (docs/export.md)."""
+
+
 def export_run(run: str | Path | RunData, fmt: str = "parquet", out: str | Path | None = None) -> list[Path]:
-    """Write ``scores.<ext>`` and ``judgments.<ext>`` of a run; returns the two paths.
+    """Write ``scores.<ext>``, ``judgments.<ext>`` and ``evidence.<ext>`` (each headline value's
+    verdict, :func:`evidence_frame`) of a run; returns the three paths in that order.
 
     Args:
         run: a run directory or an already loaded :class:`RunData`.
@@ -66,7 +90,8 @@ def export_run(run: str | Path | RunData, fmt: str = "parquet", out: str | Path 
     paths = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for name, frame in (("scores", data.scores), ("judgments", with_prompts(data.judgments, data.path))):
+        for name, frame in (("scores", data.scores), ("judgments", with_prompts(data.judgments, data.path)),
+                            ("evidence", evidence_frame(data))):
             path = folder / f"{name}.{fmt}"
             _write(frame, path, fmt)
             paths.append(path)

@@ -338,8 +338,10 @@ def reliability_targets(judged: Sequence[str], headlines: Sequence[Mapping[str, 
        H's metric name (after ``<benchmark>.``) or group;
     3. H's metric has ``inputs`` (a derived metric, e.g. an average) one of which R qualifies.
 
-    A judged metric that qualifies no headline this way qualifies every headline no judged metric
-    qualifies (a flag that cannot be placed is said wherever it may apply, never dropped).
+    A headline that no judged metric qualifies this way is qualified by every judged metric of the
+    run (a flag that cannot be placed is said wherever it may apply, never dropped: LiveIdeaBench's
+    flexibility is computed from the critiques without naming them; a metric with no judgment at
+    all, such as a BERTScore, is then qualified too, and the reason names the judged metric).
 
     Args:
         judged: the judged metric names (keys of ``results["reliability"]["metrics"]``).
@@ -375,8 +377,7 @@ def reliability_targets(judged: Sequence[str], headlines: Sequence[Mapping[str, 
     placed = {i for hits in targets.values() for i in hits}
     unplaced = [i for i in range(len(headlines)) if i not in placed]
     for r in judged:
-        if not targets[r]:
-            targets[r] = list(unplaced)
+        targets[r] = targets[r] + unplaced
     return {r: sorted(hits) for r, hits in targets.items()}
 
 

@@ -57,6 +57,7 @@ def write_report(
     notes: Sequence[str] = (),
     sections: Sequence[Section] = (),
     banner: str | None = None,
+    evidence: Table | None = None,
 ) -> Path:
     """Write a self-contained HTML report and return its path.
 
@@ -66,6 +67,9 @@ def write_report(
         sections: example texts (ideas, judge replies), escaped like everything else.
         banner: a line shown first, above the title, as an alert (e.g. the metrics a run could
             not compute, :func:`ideaharness.runner.run.banner_line`); escaped.
+        evidence: the verdict of each headline value (evidence, weak, not evidence, with its
+            value, interval, n and reasons; :func:`ideaharness.metrics.evidence.evidence_table`),
+            shown near the top, above the notes and tables; escaped.
 
     When the report lies in a run directory, the "System" panel (which system the run evaluates
     and how its ideas were produced, from its results.json) opens the page and the per-instance
@@ -89,6 +93,7 @@ def write_report(
             sections=sections,
             viewer=viewer,
             system_panel=systems,
+            evidence=evidence,
         )
     )
     if banner:

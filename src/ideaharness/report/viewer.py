@@ -30,7 +30,7 @@ from markupsafe import Markup
 from ideaharness import __version__
 from ideaharness.analysis.load import JUDGMENT_COLUMNS, RunData, load_run, metric_key
 from ideaharness.analysis.systems import run_systems
-from ideaharness.report.compare import missing_lines
+from ideaharness.report.compare import coverage_cell, format_p_value, missing_lines
 from ideaharness.report.html import format_cell
 from ideaharness.runs.store import read_prompts
 
@@ -198,7 +198,8 @@ def _str(value: Any) -> str | None:
 def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
     """The JSON the viewer reads: ``instances`` (one row per system x instance: counts, tokens and
     one column per metric), ``judgments`` (one row per judgment), ``failed`` (units left undone,
-    by system and instance), ``instance_scores`` and ``prompts`` (:func:`prompt_map`)."""
+    by system and instance), ``instance_scores``, ``evidence`` (each headline's verdict:
+    :func:`evidence_payload`) and ``prompts`` (:func:`prompt_map`)."""
     import pandas as pd
 
     items = [runs] if isinstance(runs, RunData) else list(runs)
@@ -270,8 +271,20 @@ def viewer_payload(runs: RunData | Sequence[RunData]) -> dict[str, Any]:
         },
         "failed": failed,
         "instance_scores": per_scores,
+        "evidence": evidence_payload(items),
         "prompts": prompt_map(items),
     }
+
+
+def evidence_payload(runs: Sequence[RunData]) -> dict[str, Any]:
+    """The verdict of each headline value of each run (:func:`ideaharness.metrics.evidence.evidence_rows`:
+    the run's ``results["evidence"]``, recomputed for a run written before it): ``{"columns": ["run",
+    *EVIDENCE_COLUMNS], "rows": [[run_id, metric, group, system, value, ci, n, verdict, reasons]]}``."""
+    from ideaharness.metrics.evidence import EVIDENCE_COLUMNS, evidence_rows
+
+    rows = [[run.run_id, r["metric"], r["group"], r["system"], r["value"], r["ci"], r["n"], r["verdict"],
+             r["reasons"]] for run in runs for r in evidence_rows(run.results)]
+    return {"columns": ["run", *EVIDENCE_COLUMNS], "rows": rows}
 
 
 def _usage_rows(runs: Sequence[RunData]) -> list[list[Any]]:
@@ -347,6 +360,8 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["cell"] = format_cell
     env.filters["figure"] = format_figure
+    env.filters["pvalue"] = lambda v: format_cell(format_p_value(v))  # compare: <0.001, never 0.000
+    env.filters["coverage"] = lambda s: format_cell(coverage_cell(s))  # compare: answered/asked (rate)
     env.globals["reliability_view"] = reliability_view
     return env
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry
 from ideaharness.errors import PartialRunError, Terminated, UserError
 from ideaharness.metrics.aggregate import IntervalSettings
+from ideaharness.metrics.evidence import evidence_block, evidence_lines, evidence_table, qualifying_notes
 from ideaharness.redaction import redact
 from ideaharness.report.html import Table, write_report
 from ideaharness.runner.arguments import RunArguments
@@ -292,6 +293,7 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
         results["form_baselines"] = form_baselines(bench, ctx, results)  # issue 32 (b): blindness
         for enrich in [*enrichers(), *bench.enrichers]:
             enrich(ctx, results)
+        results["evidence"] = run_evidence(results)  # issue 32: each headline evidence, weak or not
         ctx.store.write_results(results, block_class=bench.results_class)  # typed (ideaharness.results)
         if clock is not None:
             clock.mark("results_written")
@@ -306,6 +308,16 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
     finally:
         await bench.aclose(ctx)
     return results
+
+
+def run_evidence(results: dict[str, Any]) -> dict[str, Any]:
+    """``results["evidence"]``: one verdict per headline value (evidence, weak, not evidence, with
+    reasons) from the run's coverage, form baselines, n and interval and reliability flags
+    (:func:`ideaharness.metrics.evidence.evidence_block`), the directions and inputs of the
+    registered metrics given as data."""
+    specs = metrics()
+    return evidence_block(results, {name: spec.higher_is_better for name, spec in specs.items()},
+                          {name: spec.inputs for name, spec in specs.items() if spec.inputs})
 
 
 def budget_units(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -582,6 +594,7 @@ def write_run_report(bench: Benchmark, ctx: RunContext, items: Sequence[Any], re
         ctx.out / "report.html", title=bench.title or bench.name, config=results["settings"],
         tables=tables, figures=bench.figures(ctx, results), notes=results.get("notes", []),
         sections=bench.sections(ctx, items, results), banner=banner_line(results),
+        evidence=evidence_table(results, results.get("evidence") or run_evidence(results)),
     )
 
 
@@ -590,6 +603,18 @@ def banner_line(results: dict[str, Any]) -> str | None:
     result (:func:`uncomputed_metrics`), else None."""
     missing = results.get("not_computed")
     return missing.get("line") if isinstance(missing, dict) else None
+
+
+def evidence_console_lines(results: dict[str, Any], already: Sequence[str] = ()) -> list[str]:
+    """What the console says after the tables and the reliability block and before the report
+    path and the run's status: one line per headline value that is not evidence, with its
+    reasons (one summary line when all are; :func:`ideaharness.metrics.evidence.evidence_lines`),
+    then every note of ``results["notes"]`` (rewrite drops, "not blind", unparsed counts, …), one
+    line each, less the lines in ``already`` (printed elsewhere: the banner, the unparsed note)."""
+    block = results.get("evidence")
+    if not isinstance(block, dict):
+        block = run_evidence(results)  # results written before the block existed
+    return evidence_lines(block) + [f"note: {n}" for n in qualifying_notes(results, already)]
 
 
 def finish_run(results: dict[str, Any], out: Path) -> None:
@@ -613,6 +638,10 @@ def finish_run(results: dict[str, Any], out: Path) -> None:
     rejudged = results.get("rejudged")
     if isinstance(rejudged, dict) and rejudged.get("line"):  # --rejudge-changed: how many, of which steps
         print(rejudged["line"])
+    printed = [unparsed_note([UnparsedUnit.model_validate(u) for u in unparsed]) if unparsed else "", extra,
+               (rejudged or {}).get("line") if isinstance(rejudged, dict) else "", banner_line(results) or ""]
+    for line in evidence_console_lines(results, already=printed):  # issue 32: verdicts, then notes
+        print(line)
     print(f"report: {out / 'report.html'}")
     units = results.get("failed_units") or []
     left = budget_units(results)
