@@ -494,7 +494,7 @@ def evidence_lines(block: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def qualifying_notes(results: Mapping[str, Any], already: Iterable[str] = ()) -> list[str]:
+def qualifying_notes(results: Mapping[str, Any], already: Iterable[str | None] = ()) -> list[str]:
     """The notes of ``results["notes"]`` to print on the console, one line each (whitespace
     collapsed), less those in ``already`` (lines printed elsewhere) and duplicates."""
     skip = {" ".join(str(a).split()) for a in already if a}

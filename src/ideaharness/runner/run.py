@@ -605,7 +605,7 @@ def banner_line(results: dict[str, Any]) -> str | None:
     return missing.get("line") if isinstance(missing, dict) else None
 
 
-def evidence_console_lines(results: dict[str, Any], already: Sequence[str] = ()) -> list[str]:
+def evidence_console_lines(results: dict[str, Any], already: Sequence[str | None] = ()) -> list[str]:
     """What the console says after the tables and the reliability block and before the report
     path and the run's status: one line per headline value that is not evidence, with its
     reasons (one summary line when all are; :func:`ideaharness.metrics.evidence.evidence_lines`),
