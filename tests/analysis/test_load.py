@@ -75,7 +75,7 @@ def test_export_round_trips(runs: dict[str, Path], tmp_path: Path, fmt: str) -> 
 def test_export_cli(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     main(["export", str(runs["ideabench_a"]), "--format", "csv", "--out", str(tmp_path / "x")])
     printed = capsys.readouterr().out.split()
-    assert [Path(p).name for p in printed] == ["scores.csv", "judgments.csv"]
+    assert [Path(p).name for p in printed] == ["scores.csv", "judgments.csv", "evidence.csv"]
     with pytest.raises(SystemExit) as exc:
         main(["export", str(tmp_path / "missing")])
     assert exc.value.code == 1
