@@ -403,6 +403,7 @@ def compare_runs(
             values = {label: by_label.get(label, {}).get(key, [np.nan])[0] for label in order}
             instances.append({"pair_key": key, "metric": metric_key(name, group),
                               "values": {k: float(v) if np.isfinite(v) else None for k, v in values.items()}})
+    _mark_evidence(metrics, tables, labels, loaded, specs)  # issue 32: each system's run verdict
     return {
         "benchmark": benchmarks[0],
         "systems": [
@@ -443,6 +444,26 @@ def compare_runs(
 
 def _ci(value: tuple[float, float] | None) -> list[float] | None:
     return None if value is None else [float(value[0]), float(value[1])]
+
+
+def _mark_evidence(metrics: dict[str, Any], tables: Mapping[tuple[str, str], Any],
+                   labels: Mapping[tuple[str, str], str], runs: Sequence[RunData],
+                   specs: Mapping[str, Any]) -> None:
+    """Set ``evidence`` on every leaderboard row: the verdict of that system's own run for the
+    metric and group (``{"verdict", "reasons"}`` from its ``results["evidence"]``, computed for a run
+    written before it; :mod:`ideaharness.metrics.evidence`); None when its run has no such headline."""
+    from ideaharness.metrics.evidence import evidence_of, verdict_of
+
+    directions = {name: spec.higher_is_better for name, spec in specs.items()}
+    inputs = {name: spec.inputs for name, spec in specs.items() if spec.inputs}
+    blocks = {r.run_id: evidence_of(r.results, directions, inputs) for r in runs}
+    owner = {label: (run_id, system) for (run_id, system), label in labels.items()}
+    for name, group in tables:
+        for row in metrics[metric_key(name, group)]["leaderboard"]:
+            run_id, system = owner.get(row["system"], (None, None))
+            found = verdict_of(blocks[run_id], name, group, system) if run_id in blocks else None
+            row["evidence"] = ({"verdict": found["verdict"], "reasons": found["reasons"]}
+                               if found is not None else None)
 
 
 def scores_of(run: RunData) -> list[Score]:

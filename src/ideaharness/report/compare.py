@@ -98,6 +98,7 @@ def comparison_tables(result: dict[str, Any]) -> list[Table]:
                     None if p is None else p["p_value"],
                     None if p is None else p["p_holm"],
                     None if p is None else _verdict(p),
+                    evidence_cell(b.get("evidence")),
                 ]
             )
         statistic = block.get("statistic", "mean over instances")
@@ -116,6 +117,7 @@ def comparison_tables(result: dict[str, Any]) -> list[Table]:
                     "p",
                     "p (Holm)",
                     "significant",
+                    "run verdict",
                 ],
                 rows=rows,
                 note=f"{method['interval']}, {method['n_resamples']} resamples over instances; "
@@ -126,6 +128,15 @@ def comparison_tables(result: dict[str, Any]) -> list[Table]:
             )
         )
     return tables
+
+
+def evidence_cell(evidence: dict[str, Any] | None) -> str | None:
+    """The "run verdict" cell of a leaderboard row: the verdict of the system's own run for the
+    metric (evidence, weak, not evidence) with its first reason; None (–) when its run has none."""
+    if not evidence:
+        return None
+    reasons = [r for r in evidence.get("reasons") or [] if not str(r).startswith("coverage unknown")]
+    return str(evidence["verdict"]) + (f": {reasons[0]}" if reasons else "")
 
 
 def _verdict(pair: dict[str, Any]) -> str:
@@ -140,4 +151,4 @@ def _ci(value: list[float] | None) -> str | None:
     return None if value is None else f"[{value[0]:.3f}, {value[1]:.3f}]"
 
 
-__all__ = ["SYSTEM_COLUMNS", "comparison_tables", "missing_lines", "system_row"]
+__all__ = ["SYSTEM_COLUMNS", "comparison_tables", "evidence_cell", "missing_lines", "system_row"]
