@@ -101,7 +101,8 @@ def test_coverage_of_a_named_system_uses_its_own_entry() -> None:
 
 def test_coverage_fallbacks() -> None:
     sources = {"idea_sources": [{"role": "generator", "system": "m", "kind": "model", "spec": "m",
-                                 "answers": {"asked": 24, "missing": [f"t{i}" for i in range(15)]}}]}
+                                 "answers": {"asked": 24, "missing": [f"t{i}" for i in range(10)],
+                                             "failed": [f"t{i}" for i in range(5, 15)]}}]}
     (entry,) = coverage_entries(sources) or []
     assert (entry["asked"], entry["answered"], entry["rate"]) == (24, 9, 9 / 24)
     old = {"selection": {"selected": 4, "available": 4, "ids": ["a", "b", "c", "d"]},

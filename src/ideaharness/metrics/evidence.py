@@ -184,7 +184,7 @@ def interval_check(headline: Mapping[str, Any]) -> list[tuple[Verdict, str]]:
 
 def coverage_entries(results: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """Per system, the units asked and answered: ``results["coverage"]`` when the run has it, else
-    derived from ``idea_sources`` (asked instances less the missing ones), else from ``selection``
+    derived from ``idea_sources`` (asked instances less the missing or failed ones), else from ``selection``
     and ``failed_units`` (selected instances less those with a failed or skipped unit); None when
     the run has none of them (coverage unknown).
 
@@ -202,7 +202,9 @@ def coverage_entries(results: Mapping[str, Any]) -> list[dict[str, Any]] | None:
             if not isinstance(s, Mapping):
                 continue
             answers = s.get("answers") or {}
-            asked, missing = int(answers.get("asked") or 0), list(answers.get("missing") or [])
+            asked = int(answers.get("asked") or 0)
+            gone = [*(answers.get("missing") or []), *(answers.get("failed") or [])]
+            missing = sorted({str(i) for i in gone})
             out.append({"role": s.get("role"), "system": s.get("system"), "asked": asked,
                         "answered": max(asked - len(missing), 0), "failed": missing,
                         "rate": (asked - len(missing)) / asked if asked else None})
