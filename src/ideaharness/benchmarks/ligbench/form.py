@@ -55,10 +55,10 @@ def per_pair(answers: dict[str, dict[str, dict[str, float] | None]], labels: dic
     """
     out: dict[str, dict[str, float]] = {}
     for pair, got in answers.items():
-        parsed = [got.get(o) for o in orders]
-        if pair not in labels or any(p is None for p in parsed):
+        parsed = [p for o in orders if (p := got.get(o)) is not None]
+        if pair not in labels or len(parsed) < len(orders):
             continue
-        flipped = [p if o == "ab" else {d: 1.0 - v for d, v in p.items()}  # type: ignore[union-attr]
+        flipped = [p if o == "ab" else {d: 1.0 - v for d, v in p.items()}
                    for o, p in zip(orders, parsed, strict=True)]
         for dim in COMPARE_KEYS:
             label = labels[pair].get(dim)

@@ -1,0 +1,430 @@
+"""Form-only baselines across the registry (issue 32, Build (b) and the first "Done when").
+
+1. Every judged step of every registered benchmark is declared: it has a gold answer
+   (``Benchmark.gold_steps``: the metrics that score it) or not (``no_gold_steps``, with the reason);
+   a benchmark with gold steps overrides ``form_baselines``.
+2. Every benchmark with gold steps is run small (scripted models, as its own tests do) with a
+   *form-only* judge: a responder that reads the shown items out of the prompt (its ``<tag>`` data
+   blocks) and answers by form alone: the shortest, the longest, the fewest words, the first
+   shown, the last shown (implemented here, independently of
+   :mod:`ideaharness.metrics.form_baseline`). Its headline equals the baseline of its own rule in
+   ``results["form_baselines"]`` (the replay scores what the judge did), every gold metric has an
+   entry, the verdict of each such headline is *not evidence* with the reason "not blind", and the
+   console says so (:func:`~ideaharness.runner.run.finish_run`).
+3. The same benchmarks with a *content* judge (one that knows the gold by its content, not its form):
+   IdeaBench on a fixture whose ideas leave the target in the middle by every form feature and
+   with 12 instances is *evidence*; the others' fixtures are smaller than
+   :data:`~ideaharness.metrics.evidence.WEAK_N` or answerable by form, and the test asserts exactly
+   which reasons make them weak or not evidence (n, or a form baseline that reaches the judge).
+4. Every benchmark without gold steps runs its one-number recipe and carries no baseline and no
+   verdict reason about one.
+
+A registered benchmark without a case fails, and so does an empty registry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ideaharness
+from ideaharness.errors import PartialRunError
+from ideaharness.llm.scripted import ScriptedModel
+from ideaharness.metrics.aggregate import MIN_INTERVAL_N
+from ideaharness.metrics.evidence import WEAK_N
+from ideaharness.runner.protocol import Benchmark
+from ideaharness.runner.registry import benchmarks, metrics
+from ideaharness.runner.run import finish_run
+from tests.ideabench.conftest import ideabench_responder
+
+Messages = list[dict[str, str]]
+Responder = Callable[[Messages], str]
+Wrap = Callable[[Responder], Responder]
+
+TESTS = Path(__file__).parents[1]
+PAIRIQ = TESTS / "ligbench" / "fixtures" / "pairiq_mini.jsonl"
+RULES = ("shortest", "longest", "fewest_words", "first", "last")
+"""The form-only judges of the issue's "Done when"."""
+
+_KEYS: dict[str, Callable[[str, int], tuple[float, int]]] = {
+    "shortest": lambda t, i: (len(t), i),
+    "longest": lambda t, i: (-len(t), i),
+    "fewest_words": lambda t, i: (len(t.split()), i),
+    "first": lambda t, i: (i, i),
+    "last": lambda t, i: (-i, i),
+}
+_BLOCK = re.compile(r"<([a-z][a-z0-9_]*)>\n(.*?)\n</\1>", re.S)
+
+
+def _order(rule: str, texts: list[str]) -> list[int]:
+    return sorted(range(len(texts)), key=lambda i: _KEYS[rule](texts[i], i))
+
+
+def _blocks(user: str, name: Callable[[str], bool]) -> list[str]:
+    return [m.group(2) for m in _BLOCK.finditer(user) if name(m.group(1))]
+
+
+def form_reply(rule: str, messages: Messages) -> str | None:
+    """The reply of a judge that answers by ``rule`` alone to a prompt with a gold answer (a
+    ranking, a choice among options, a pair, a screening window); None for any other prompt."""
+    user = messages[-1]["content"]
+    options = _blocks(user, lambda n: n.startswith("option_"))
+    if options:
+        return json.dumps({"closest_option": "ABCD"[_order(rule, options)[0]], "explanation": "form"})
+    pair = _blocks(user, lambda n: n in ("candidate_1", "candidate_2"))
+    if len(pair) == 2:
+        chosen = _order(rule, pair)[0] + 1
+        return f"**Analysis**: form\n**Selection of research hypothesis candidate**: candidate {chosen}"
+    sides = _blocks(user, lambda n: n in ("idea_a", "idea_b"))
+    if len(sides) == 2:
+        v = 1.0 if _order(rule, sides)[0] == 0 else 0.0
+        return json.dumps({"rating": v, "soundness": v, "contribution": v})
+    ideas = _blocks(user, lambda n: n == "idea")
+    if "Rank the following" in user and len(ideas) >= 2:
+        labels = [chr(ord("A") + i) for i in range(len(ideas))]
+        return json.dumps({"ranking": [labels[i] for i in _order(rule, ideas)], "rationale": "form"})
+    titles = _blocks(user, lambda n: n == "title")
+    found = re.search(r"Select the (\d+) candidates", user)
+    if found and len(titles) >= 2:
+        abstracts = _blocks(user, lambda n: n == "abstract")
+        texts = [f"{t}\n{a}" for t, a in zip(titles, abstracts, strict=True)]
+        picks = _order(rule, texts)[: int(found.group(1))]
+        return "\n\n".join(f"Title: {titles[i]}\nReason: form." for i in picks)
+    return None
+
+
+def form_judge(rule: str) -> Wrap:
+    """``base`` answering every gold prompt by ``rule`` (and everything else as ``base`` does)."""
+    def wrap(base: Responder) -> Responder:
+        return lambda messages: form_reply(rule, messages) or base(messages)
+    return wrap
+
+
+# --------------------------------------------------------------------------- IdeaBench
+
+WORDS = (("electrochemical", 10), ("salt", 26), ("hydrogels", 42))
+"""Generated idea k: "we would test whether" (as the scripted rewrite opens) and one word repeated
+to its count, so the rewritten target (the ideas' median 30 words, taken from the target's abstract:
+mean word length about 7) lies strictly between the ideas in characters and mean word length, ties
+the middle one in words and opens as they do."""
+OPENING = "we would test whether"
+
+
+def _ideabench_generator(base: Responder) -> Responder:
+    def respond(messages: Messages) -> str:
+        user = messages[-1]["content"]
+        if "propose" in user and '"ideas"' in user:
+            n = int(re.search(r"holding exactly (\d+) ideas", user).group(1))  # type: ignore[union-attr]
+            ideas = [f"{OPENING} " + " ".join([WORDS[k % 3][0]] * WORDS[k % 3][1]) for k in range(n)]
+            return json.dumps({"ideas": [{"title": f"T{k}", "idea": t} for k, t in enumerate(ideas)]})
+        return base(messages)
+    return respond
+
+
+def _ideabench_content(base: Responder, out: Path) -> Responder:
+    """Ranks the generated ideas by what they are about (electrochemistry, salt, hydrogels), then
+    the target (about none of them): it tells the target by content, its ranking does not follow the
+    shown positions, and it rates overlap by the texts it reads (not one constant)."""
+    topics = [word for word, _ in WORDS]
+
+    def respond(messages: Messages) -> str:
+        user = messages[-1]["content"]
+        if "Rate how much" in user:
+            return f"On a scale of 1-10, I'd give this a {1 + len(user) % 10}."
+        if "Rank the following" not in user:
+            return base(messages)
+        ideas = _blocks(user, lambda n: n == "idea")
+        labels = [chr(ord("A") + i) for i in range(len(ideas))]
+        about = {lab: next((k for k, w in enumerate(topics) if w in t.split()), len(topics))
+                 for lab, t in zip(labels, ideas, strict=True)}
+        return json.dumps({"ranking": sorted(labels, key=lambda lab: about[lab]), "rationale": "content"})
+    return respond
+
+
+def _ideabench(out: Path, judge: Wrap, big: bool) -> None:
+    base = ideabench_responder()
+    ideaharness.run("ideabench", generator=ScriptedModel(_ideabench_generator(base), model="scripted/gen"),
+                    judge=ScriptedModel(judge(base), model="scripted/judge"), limit=12 if big else 4,
+                    scenarios=["low"], out=out, progress=False, bootstrap_resamples=200)
+
+
+# --------------------------------------------------------------------------- AI Idea Bench
+
+def _aiideabench(out: Path, judge: Wrap, big: bool) -> None:
+    from tests.aiideabench.test_aiib_pipeline import responder
+    from tests.analysis.saved_runs import aiib_run
+
+    aiib_run(out, judge=ScriptedModel(judge(responder()), model="scripted/judge"), limit=3)
+
+
+def _aiideabench_content(base: Responder, out: Path) -> Responder:
+    """Answers each IMCQ question with its ground truth: it knows the question (read from the run's
+    ``imcq_question`` records, matched by the options shown, in any order: a consistency re-ask
+    shows them reordered); rates I2I and I2T by the text it reads (not one constant)."""
+    def respond(messages: Messages) -> str:
+        user = messages[-1]["content"]
+        options = _blocks(user, lambda n: n.startswith("option_"))
+        if "Rate how similar" in user:
+            return json.dumps({"rating": 1 + len(user) % 5, "explanation": "content"})
+        if "how well the motivation" in user:
+            return json.dumps({"motivation_alignment": 1 + len(user) % 5,
+                               "experiment_plan_alignment": 1 + len(user) // 7 % 5, "comments": "content"})
+        if not options:
+            return base(messages)
+        for line in (out / "records" / "imcq_question.jsonl").read_text().splitlines():
+            question = json.loads(line)["data"].get("question") or {}
+            if sorted(question.get("options") or []) == sorted(options):
+                truth = question["options"]["ABCD".index(question["answer"])]
+                return json.dumps({"closest_option": "ABCD"[options.index(truth)], "explanation": "content"})
+        raise AssertionError(f"an IMCQ prompt whose question is not recorded: {options}")
+    return respond
+
+
+# --------------------------------------------------------------------------- ResearchBench
+
+def _researchbench(out: Path, judge: Wrap, big: bool) -> None:
+    import asyncio
+
+    from ideaharness.api import arun
+    from ideaharness.benchmarks.researchbench import ResearchBenchConfig
+    from ideaharness.runner.options import ExecutionOptions
+    from tests.researchbench.test_rb_run import RELEASE, scripted
+
+    base = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")._responder
+    model = ScriptedModel(judge(base), model="scripted/model")  # screens (generator) and judges
+    config = ResearchBenchConfig(data=str(RELEASE), generator="scripted/model", judge="scripted/model",
+                                 n_mutations=1, n_refine=1, bootstrap_resamples=200)
+    asyncio.run(arun("researchbench", config=config, options=ExecutionOptions(out=out, progress=False),
+                     generator=model, judge=model))
+
+
+def _researchbench_content(base: Responder, out: Path) -> Responder:
+    """Picks the hypothesis that is not a negative, keeps the inspiration papers first (then the
+    others by title), both told by what the fixture's texts say, not their form; rates matched
+    hypotheses by the text it reads (not one constant)."""
+    def respond(messages: Messages) -> str:
+        user = messages[-1]["content"]
+        if "Matched score:" in user:
+            return f"Matched score: {1 + len(user) % 5}\nReason: content."
+        pair = _blocks(user, lambda n: n in ("candidate_1", "candidate_2"))
+        if len(pair) == 2:
+            gold = 2 if "negative" in pair[0].lower() else 1
+            return f"**Analysis**: content\n**Selection of research hypothesis candidate**: candidate {gold}"
+        titles = _blocks(user, lambda n: n == "title")
+        found = re.search(r"Select the (\d+) candidates", user)
+        if found and len(titles) >= 2:
+            ranked = sorted(titles, key=lambda t: ("inspiration" not in t, t))[: int(found.group(1))]
+            return "\n\n".join(f"Title: {t}\nReason: content." for t in ranked)
+        return base(messages)
+    return respond
+
+
+# --------------------------------------------------------------------------- ligbench-judge
+
+def _ligbench_judge_base(messages: Messages) -> str:
+    raise AssertionError(f"ligbench-judge asked an unexpected prompt: {messages[-1]['content'][:80]}")
+
+
+def _ligbench_judge(out: Path, judge: Wrap, big: bool) -> None:
+    import asyncio
+    import shutil
+
+    from ideaharness.api import arun
+    from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig
+    from ideaharness.runner.options import ExecutionOptions
+
+    corpus = out.parent / f"{out.name}-corpus" / PAIRIQ.name
+    corpus.parent.mkdir(parents=True)
+    shutil.copy(PAIRIQ, corpus)
+    config = JudgeAccuracyConfig(judge="scripted/judge", corpus=str(corpus), n_pairs=8,
+                                 bootstrap_resamples=100)
+    asyncio.run(arun("ligbench-judge", config=config, options=ExecutionOptions(out=out, progress=False),
+                     judge=ScriptedModel(judge(_ligbench_judge_base), model="scripted/judge")))
+
+
+def _ligbench_judge_content(base: Responder, out: Path) -> Responder:
+    """Prefers the paper with the higher debiased reviewer score per dimension: it knows each paper."""
+    from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+    from ideaharness.benchmarks.ligbench.steps import COMPARE_KEYS, reference_text
+
+    corpus = ReferenceCorpus.load(PAIRIQ)
+    known = {reference_text(r): r.id for r in corpus.records}
+
+    def respond(messages: Messages) -> str:
+        a, b = (known[t] for t in _blocks(messages[-1]["content"], lambda n: n in ("idea_a", "idea_b")))
+        return json.dumps({d: 1.0 if corpus.score(a, d) > corpus.score(b, d) else 0.0 for d in COMPARE_KEYS})
+    return respond
+
+
+Case = tuple[Callable[[Path, Wrap, bool], None], Callable[[Responder, Path], Responder]]
+GOLD_CASES: dict[str, Case] = {
+    "ideabench": (_ideabench, _ideabench_content),
+    "aiideabench": (_aiideabench, _aiideabench_content),
+    "researchbench": (_researchbench, _researchbench_content),
+    "ligbench-judge": (_ligbench_judge, _ligbench_judge_content),
+}
+"""Each benchmark with gold steps: (run it into a directory with a judge wrapper, its content judge
+given the base responder and the run directory)."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+def judged_steps(cls: type[Benchmark]) -> set[str]:
+    return {step for step, adapter in cls.judgment_adapters.items() if adapter is not None}
+
+
+def gold_metrics(cls: type[Benchmark]) -> set[str]:
+    return {m for names in cls.gold_steps.values() for m in names}
+
+
+def _console(results: dict[str, Any], out: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    with contextlib.suppress(PartialRunError):
+        finish_run(results, out)
+    return capsys.readouterr().out
+
+
+def _verdicts(results: dict[str, Any]) -> dict[tuple[str, str, str | None], dict[str, Any]]:
+    return {(v["metric"], v["group"], v.get("system")): v for v in results["evidence"]["verdicts"]}
+
+
+def _gold_headlines(name: str, results: dict[str, Any]) -> list[dict[str, Any]]:
+    wanted = gold_metrics(benchmarks()[name])
+    return [m for m in results["metrics"] if m["metric"] in wanted and m["value"] is not None]
+
+
+# --------------------------------------------------------------------------- 1. declarations
+
+def test_every_judged_step_is_declared_gold_or_not() -> None:
+    registry = benchmarks()
+    assert registry, "the benchmark registry is empty: nothing to check"
+    registered = metrics()
+    for name, cls in sorted(registry.items()):
+        judged = judged_steps(cls)
+        gold, none = set(cls.gold_steps), set(cls.no_gold_steps)
+        assert not gold & none, f"{name}: {sorted(gold & none)} declared with and without a gold answer"
+        assert judged == gold | none, (f"{name}: judged steps {sorted(judged - gold - none)} undeclared, "
+                                       f"{sorted((gold | none) - judged)} declared but not judged: put each "
+                                       "in gold_steps (with its metrics) or no_gold_steps (with the reason)")
+        assert all(str(reason).strip() for reason in cls.no_gold_steps.values()), f"{name}: a reason is empty"
+        for step, names in cls.gold_steps.items():
+            assert names, f"{name}: gold step {step} names no metric"
+            unknown = [m for m in names if m not in registered]
+            assert not unknown, f"{name}: gold step {step} names unregistered metrics {unknown}"
+        if gold:
+            assert cls.form_baselines is not Benchmark.form_baselines, (
+                f"{name}: has gold steps {sorted(gold)} but no form_baselines")
+
+
+def test_every_benchmark_with_gold_steps_has_a_case() -> None:
+    with_gold = sorted(n for n, cls in benchmarks().items() if cls.gold_steps)
+    assert with_gold, "no registered benchmark declares a gold step: the form-only checks test nothing"
+    missing = [n for n in with_gold if n not in GOLD_CASES]
+    assert not missing, f"no form-baseline case for {missing}: add one to GOLD_CASES"
+
+
+def _gold_cases() -> list[tuple[str, str]]:
+    names = sorted(n for n, cls in benchmarks().items() if cls.gold_steps)
+    return [(n, r) for n in names for r in RULES] or [("(no gold benchmark)", "(none)")]
+
+
+# --------------------------------------------------------------------------- 2. form-only judges
+
+@pytest.mark.parametrize(("name", "rule"), _gold_cases())
+def test_a_form_only_judge_is_not_evidence_and_the_console_says_why(
+    name: str, rule: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    assert name in GOLD_CASES, f"{name}: has gold steps but no case"
+    out = tmp_path / "run"
+    GOLD_CASES[name][0](out, form_judge(rule), False)
+    results = json.loads((out / "results.json").read_text())
+    entries = {(e["metric"], e["group"], e["system"]): e for e in results["form_baselines"]}
+    for metric in sorted(gold_metrics(benchmarks()[name])):
+        assert any(k[0] == metric for k in entries), f"{name}: no form baseline for the gold metric {metric}"
+    headlines = _gold_headlines(name, results)
+    assert headlines, f"{name}: no gold headline computed under the {rule} judge"
+    verdicts = _verdicts(results)
+    console = _console(results, out, capsys)
+    for h in headlines:
+        key = (h["metric"], h["group"], h.get("system"))
+        entry = entries.get(key)
+        assert entry is not None, f"{name} {key}: a gold headline without a form baseline"
+        assert entry["baselines"][rule] == pytest.approx(h["value"]), (
+            f"{name} {key}: the {rule} judge scored {h['value']}, its replay {entry['baselines'][rule]}")
+        verdict = verdicts[key]
+        assert verdict["verdict"] == "not evidence", f"{name} {key}: {verdict}"
+        assert any(r.startswith("not blind") for r in verdict["reasons"]), f"{name} {key}: {verdict}"
+        line = next((ln for ln in console.splitlines() if ln.startswith("NOT EVIDENCE") and h["metric"] in ln
+                     and (h["group"] or "") in ln and "not blind" in ln), None)
+        assert line is not None, f"{name} {key}: the console does not say it is not blind:\n{console}"
+
+
+# --------------------------------------------------------------------------- 3. content judges
+
+@pytest.mark.parametrize("name", sorted(n for n, cls in benchmarks().items() if cls.gold_steps) or ["(none)"])
+def test_a_content_judge_passes_the_form_check(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """IdeaBench (12 instances, ideas that leave the target in the middle by every form feature):
+    every Insight Score headline is evidence. The other fixtures are small (n below WEAK_N) and
+    some are answerable by form: each headline's verdict is then exactly what its n and its form
+    baselines imply, and "not blind" appears only where a baseline reaches the judge's value."""
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    assert name in GOLD_CASES, f"{name}: has gold steps but no case"
+    run, content = GOLD_CASES[name]
+    out = tmp_path / "run"
+    run(out, lambda base: content(base, out), True)
+    results = json.loads((out / "results.json").read_text())
+    specs = metrics()
+    entries = {(e["metric"], e["group"], e["system"]): e for e in results["form_baselines"]}
+    verdicts = _verdicts(results)
+    headlines = _gold_headlines(name, results)
+    assert headlines, f"{name}: the content judge computed no gold headline"
+    for h in headlines:
+        key = (h["metric"], h["group"], h.get("system"))
+        verdict, entry = verdicts[key], entries[key]
+        up = specs[h["metric"]].higher_is_better
+        beyond = h["value"] > entry["best_value"] if up else h["value"] < entry["best_value"]
+        blind_reasons = [r for r in verdict["reasons"] if r.startswith("not blind")]
+        assert bool(blind_reasons) == (not beyond), f"{name} {key}: {h['value']} vs {entry}: {verdict}"
+        if name == "ideabench":
+            assert h["n"] >= WEAK_N and beyond, f"{name} {key}: {h} vs {entry}"
+            assert verdict["verdict"] == "evidence", f"{name} {key}: {verdict}"
+        else:  # exactly what its n and its form baselines imply, for no other reason
+            expected = ("not evidence" if blind_reasons or h["n"] < MIN_INTERVAL_N else
+                        "weak" if h["n"] < WEAK_N else "evidence")
+            assert verdict["verdict"] == expected, f"{name} {key}: {verdict}"
+            assert all(r.startswith(("n too small", "small n", "not blind")) for r in verdict["reasons"]), (
+                f"{name} {key}: {verdict}")
+    if name == "ideabench":
+        assert "not blind" not in _console(results, out, capsys)
+
+
+# --------------------------------------------------------------------------- 4. no gold answer
+
+@pytest.mark.parametrize("name", sorted(n for n, c in benchmarks().items() if not c.gold_steps) or ["(none)"])
+def test_a_benchmark_without_gold_steps_has_no_form_baseline(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.runner.test_one_number import recipes
+
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    cls = benchmarks().get(name)
+    assert cls is not None and cls.no_gold_steps or not judged_steps(cls or Benchmark), (
+        f"{name}: no gold steps and no declared reason")
+    variants = recipes().get(name)
+    assert variants, f"{name}: no run recipe (tests/runner/test_one_number.py or its registry_fixtures.py)"
+    recipe = next(iter(variants.values()))[0]
+    out = tmp_path / "run"
+    recipe(out)
+    results = json.loads((out / "results.json").read_text())
+    assert results["form_baselines"] == [], f"{name}: form baselines without a gold step"
+    for v in results["evidence"]["verdicts"]:
+        assert not any(r.startswith(("not blind", "near form")) for r in v["reasons"]), f"{name}: {v}"
