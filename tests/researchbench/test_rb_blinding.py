@@ -100,5 +100,7 @@ async def test_a_gold_that_cannot_be_rewritten_is_not_ranked(tmp_path: Path) -> 
                      generator=model, judge=model, bench_data=tomato_ranking_data())
     assert res["ranking"]["overall"]["n_tasks"] == 0
     assert res["ranking"]["overall"]["gold_rewrite_failures"] == 2
-    assert "ranking: 2 paper(s) skipped (gold rewrite failed (parse failure))" in res["notes"]
+    failed = [n for n in res["notes"] if "the gold rewrite of 2 paper(s) failed its check (final" in n]
+    assert len(failed) == 1, res["notes"]
+    assert "quotes measured results" in failed[0] or "fewer than" in failed[0]
     assert not (tmp_path / "r" / "records" / "researchbench_rank_pair.jsonl").exists()

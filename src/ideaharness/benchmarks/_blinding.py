@@ -20,6 +20,24 @@ most :data:`ASKED_MAX_SHARE` of the original), not a check: bounds taken from th
 most faithful rewrites, and the instances they dropped left headlines resting on m = 1. The
 length difference that remains is what the surface check's ``words`` row reports.
 
+*Length matched to the compared items* (:func:`matched_form`, ResearchBench's ranking): where the
+judge compares the reference with each generated item *pairwise*, a length-only judge scores the
+share of pairs in which the reference is the shorter (or longer) text. Faithful bounds leave that
+share far from one half when the two lengths differ (a release with 44-word gold hypotheses beside
+138-word negatives: even the longest faithful rewrite, 1.5·44 + 10 = 76 words, is shorter than
+nine negatives in ten, and an always-shorter judge scored directional accuracy 0.978). There the
+bounds come from the compared items instead (:func:`matched_bounds`): the rewrite is asked at their
+median length and checked within their middle third widened to :data:`MATCH_MIN_HALF_WIDTH` words
+either side of the median, so it is shorter than about half of them whatever its original's length.
+A rewrite that cannot reach that band fails its check like any other (the reference is not judged,
+counted); the record's form says how far the band is from the faithful one (``length_from``,
+``faithful_words``), and the benchmark says how many references were asked beyond it.
+
+*Final.* A rewrite that failed its check is final (:func:`rewrite_reference`): a later run of the
+same command does not ask it again (it used to ask a new round of samples on every run, each
+failing like the first), and the run lists it once, as final. A new ``--out`` asks again;
+``--rejudge-changed`` re-asks it when the rewrite prompt or its check changed.
+
 *Who rewrites.* The rewriter is a model role of its own (:func:`default_rewriter`: by default
 neither the judge nor the generator where one is available), because a judge ranks its own text
 above others' (self-preference): the rewrite record names its model (``rewriter``).
@@ -36,8 +54,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from ideaharness.errors import ParseError
@@ -68,6 +87,14 @@ REWRITE_DROP_WARNING = 0.2
 LOCAL_REWRITERS = ("local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-0.5b")
 """The bundled models a default rewriter is chosen among, in this order (see :func:`default_rewriter`)."""
 
+MATCH_QUANTILES = (1 / 3, 2 / 3)
+"""Length-matched bounds (:func:`matched_bounds`): the compared items' word counts at these quantiles ..."""
+MATCH_MIN_HALF_WIDTH = 5
+"""... widened to at least this many words either side of their median (a rewriter cannot hit an
+exact length)."""
+REWRITE_FINAL = "final: a rewrite that failed its check is not re-asked by a later run"
+"""Recorded with every rewrite (``on_failure``) and said of a failed one."""
+
 LENGTH_TOLERANCE = 0.25
 """Word bounds derived from generated items are widened by this share of their extremes ..."""
 LENGTH_SLACK = 10
@@ -86,10 +113,16 @@ class FieldSpec(BaseModel):
 
 
 class ReferenceForm(BaseModel):
-    """The form a reference is rewritten into: ``kind`` names what it is ("research idea")."""
+    """The form a reference is rewritten into: ``kind`` names what it is ("research idea").
+
+    ``length_from``: where the word bounds come from, ``"original"`` (:func:`faithful_bounds`) or
+    ``"compared"`` (:func:`matched_bounds` of the items the reference is compared with; then
+    ``faithful_words`` holds the faithful bounds of the original, for the record)."""
 
     kind: str
     fields: list[FieldSpec]
+    length_from: Literal["original", "compared"] = "original"
+    faithful_words: tuple[int, int] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -156,6 +189,62 @@ def paragraph_form(kind: str, name: str, description: str, original: str,
     target = min(ceiling, max(lo, typical_length(generated)))
     return ReferenceForm(kind=kind, fields=[FieldSpec(name=name, description=description, min_words=lo,
                                                       max_words=hi, target_words=target)])
+
+
+def matched_bounds(compared: Sequence[str], *, quantiles: tuple[float, float] = MATCH_QUANTILES,
+                   min_half_width: int = MATCH_MIN_HALF_WIDTH) -> tuple[int, int, int]:
+    """Word bounds and asked length that put a text in the middle of ``compared`` by length.
+
+    With c = the word counts of the non-empty ``compared`` texts and m their median:
+    lo = max(1, min(floor(q_lo(c)), floor(m) − min_half_width)), hi = max(ceil(q_hi(c)),
+    ceil(m) + min_half_width), target = round(m); q = linear-interpolation quantiles at
+    ``quantiles``. A text within [lo, hi] words is shorter than between about a third and two
+    thirds of ``compared`` (all of them closer to m when they are spread: a judge that picks the
+    shorter of two texts then picks it in about half the pairs). E.g. negatives of 120, 130,
+    138, 150 and 160 words give (132, 146, 138). (Rule of this project, issue 32 item 3.)
+
+    Returns:
+        ``(lo, hi, target)`` in words, lo ≤ target ≤ hi.
+
+    Raises:
+        ValueError: no non-empty text in ``compared``.
+    """
+    counts = sorted(word_count(t) for t in compared if t.strip())
+    if not counts:
+        raise ValueError("no compared text to take length bounds from")
+    median = statistics.median(counts)
+    q_lo, q_hi = (float(np.quantile(counts, q)) for q in quantiles)
+    lo = max(1, min(math.floor(q_lo), math.floor(median) - min_half_width))
+    hi = max(lo, math.ceil(q_hi), math.ceil(median) + min_half_width)
+    return lo, hi, min(hi, max(lo, round(median)))
+
+
+def matched_form(kind: str, name: str, description: str, original: str,
+                 compared: Sequence[str]) -> ReferenceForm:
+    """A one-field form whose length matches ``compared`` (:func:`matched_bounds`), not the
+    original: for a reference judged pairwise against each of ``compared``. The original's
+    :func:`faithful_bounds` are recorded as ``faithful_words`` (a band outside them asks the
+    rewriter to stretch or condense it; :func:`stretched` tells).
+
+    Raises:
+        ValueError: ``original`` has no words or no compared text is non-empty.
+    """
+    faithful = faithful_bounds(original)
+    lo, hi, target = matched_bounds(compared)
+    return ReferenceForm(kind=kind, length_from="compared", faithful_words=faithful, fields=[
+        FieldSpec(name=name, description=description, min_words=lo, max_words=hi, target_words=target)])
+
+
+def stretched(form: ReferenceForm | dict[str, Any]) -> str | None:
+    """``"longer"`` / ``"shorter"`` when a length-matched form's band lies wholly above / below the
+    faithful bounds of its original (the rewrite must add or drop that much), else None."""
+    data = form.model_dump() if isinstance(form, ReferenceForm) else form
+    faithful = data.get("faithful_words")
+    if data.get("length_from") != "compared" or not faithful:
+        return None
+    lo = sum(int(f["min_words"]) for f in data["fields"])
+    hi = sum(int(f["max_words"]) for f in data["fields"])
+    return "longer" if lo > faithful[1] else "shorter" if hi < faithful[0] else None
 
 
 def default_rewriter(judge: str, generator: str | None = None, rewriter: str | None = None) -> str:
@@ -289,21 +378,55 @@ async def rewrite_reference(
     length; the rewriter's reasoning budget is added by the client). No benchmark rewrites under
     ``--parity``, so there is no published cap.
 
+    A rewrite that failed its check is final (:data:`REWRITE_FINAL`): recorded by an earlier run,
+    it is returned as recorded and asked no more (listed once more as an unparsed unit, ``final``);
+    only ``--rejudge-changed`` with a changed prompt template or check asks it again.
+
     Returns:
-        The record ``{"judgment", "original", "form", "rewriter"}`` (+ ``shown_to_rewriter``;
-        ``rewriter``: the model string); None when the model call failed for good (not recorded:
-        a re-run retries it).
+        The record ``{"judgment", "original", "form", "rewriter", "on_failure"}`` (+
+        ``shown_to_rewriter``; ``rewriter``: the model string); None when the model call failed
+        for good (not recorded: a re-run retries it).
     """
+    existing = steps.store.get(step, instance_id, key)
+    if failed_rewrite(existing) and not _changed_under_rejudge(steps, existing):
+        steps.note_recorded(step, instance_id, key)  # listed as it was, never re-asked
+        _list_final(steps, step, instance_id, key)
+        return existing
     budget = max_tokens or 64 + 2 * sum(f.max_words for f in form.fields)
     shown = without_measured_results(text)  # a value not shown cannot be copied into the rewrite
     extra: dict[str, Any] = {"original": text, "form": form.model_dump(),
-                             "rewriter": getattr(rewriter, "model", None)}
+                             "rewriter": getattr(rewriter, "model", None), "on_failure": REWRITE_FINAL}
     if shown != text:
         extra["shown_to_rewriter"] = shown
-    return await steps.judge_step(
+    record = await steps.judge_step(
         step, instance_id, key, rewriter, rewrite_messages(form, shown), lambda t: parse_rewrite(t, form),
         extra=extra, json_schema=rewrite_schema(form), temperature=temperature, seed=seed, max_tokens=budget,
     )
+    if failed_rewrite(record):
+        _list_final(steps, step, instance_id, key)
+    return record
+
+
+def failed_rewrite(record: dict[str, Any] | None) -> bool:
+    """Whether ``record`` is a rewrite whose reply never passed its check (final, see
+    :func:`rewrite_reference`)."""
+    judgment = (record or {}).get("judgment")
+    return isinstance(judgment, dict) and judgment.get("parse_ok") is False
+
+
+def _changed_under_rejudge(steps: StepRunner, record: dict[str, Any] | None) -> bool:
+    """Whether ``--rejudge-changed`` would judge ``record`` anew (its template or check changed)."""
+    rejudging = getattr(steps, "_rejudging", None)
+    stale = getattr(steps, "_stale", None)
+    return bool(record is not None and callable(rejudging) and callable(stale) and rejudging()
+                and stale(record))
+
+
+def _list_final(steps: StepRunner, step: str, instance_id: str, key: str) -> None:
+    """Mark the listed unparsed unit of a failed rewrite ``final`` (no later run asks it again)."""
+    unit = steps.unparsed.get((step, instance_id, key))
+    if unit is not None and not unit.final:
+        steps.unparsed[(step, instance_id, key)] = unit.model_copy(update={"final": True})
 
 
 def rewritten(record: dict[str, Any] | None) -> dict[str, str] | None:
@@ -321,7 +444,9 @@ def rewrite_counts(records: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
         ``{"rewritten", "failed", "not_done"}`` (ints), ``"dropped_share"`` = failed / (rewritten +
         failed) in [0, 1] (None when none was tried), ``"drop_warning"`` (True when the share
         exceeds :data:`REWRITE_DROP_WARNING`, stated as ``"drop_threshold"``) and ``"rewriters"``
-        (model -> references it rewrote, parsed or not).
+        (model -> references it rewrote, parsed or not); ``"errors"``: the check's last error of the
+        first three failed rewrites (why they were dropped); ``"final"``: True (a failed rewrite
+        is not re-asked by a later run, :func:`rewrite_reference`).
     """
     done = [r for r in records if r is not None]
     ok = sum(1 for r in done if r["judgment"]["parse_ok"])
@@ -338,4 +463,7 @@ def rewrite_counts(records: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
         "drop_threshold": REWRITE_DROP_WARNING,
         "drop_warning": share is not None and share > REWRITE_DROP_WARNING,
         "rewriters": dict(sorted(rewriters.items())),
+        "errors": [str((r["judgment"].get("errors") or ["the reply did not parse"])[-1])[:200]
+                   for r in done if not r["judgment"]["parse_ok"]][:3],
+        "final": True,
     }

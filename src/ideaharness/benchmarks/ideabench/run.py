@@ -14,7 +14,13 @@ from typing import Any
 from ideaharness.benchmarks._blinding import default_rewriter
 from ideaharness.benchmarks.ideabench import form as form_baseline
 from ideaharness.benchmarks.ideabench import reliability
-from ideaharness.benchmarks.ideabench.blinding import blinding_block, rewrite_target, shown_target
+from ideaharness.benchmarks.ideabench.blinding import (
+    blinding_block,
+    place_targets,
+    recorded_position,
+    rewrite_target,
+    shown_target,
+)
 from ideaharness.benchmarks.ideabench.config import (
     BENCHMARK_VERSION,
     IdeaBenchConfig,
@@ -38,10 +44,7 @@ from ideaharness.errors import UserError
 from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.reliability.adapters import Record
-from ideaharness.metrics.reliability.sampling import (
-    balanced_positions,
-    order_with_target_at,
-)
+from ideaharness.metrics.reliability.sampling import order_with_target_at
 from ideaharness.metrics.similarity import BertScorer
 from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
 from ideaharness.prompts import CHARS_PER_TOKEN, TRUNCATION_MARK, render
@@ -461,14 +464,13 @@ class IdeaBench(Benchmark):
 
     def rank_order(self, inst: Instance, scenario: Scenario, indicator: Indicator, k: int) -> list[int]:
         """Shown order of the k ranked items (index 0 = the target): published order under
-        ``--parity``; else the target at its counterbalanced position (each of the k positions
-        equally often across the run's instances, seeded) and the ideas in seeded random order."""
+        ``--parity``; else the target at its recorded position (:func:`.blinding.place_targets`:
+        each of the k positions equally often across the instances that are ranked, seeded) and
+        the ideas in seeded random order."""
         if self.config.parity:
             return list(range(k))
-        if k not in self._balanced:
-            self._balanced[k] = balanced_positions(self._instance_ids, k, self.config.seed)
-        position = self._balanced[k].get(inst.id)
-        if position is None:  # an instance outside this run's selection (not expected)
+        position = recorded_position(self, inst.id, scenario)
+        if position is None or position >= k:  # not placed (not expected: placed before ranking)
             rng = rng_for(self.config.seed, inst.id, scenario, "rank", indicator.name)
             return rng.permutation(k).tolist()
         return order_with_target_at(k, 0, position, seed=self.config.seed,
@@ -530,8 +532,6 @@ class IdeaBench(Benchmark):
     async def execute(self, ctx: RunContext, instances: Sequence[Instance]) -> None:
         """Target ideas and generation, BERTScore in batches, then overlap and rankings."""
         cfg = self.config
-        self._instance_ids = [inst.id for inst in instances]
-        self._balanced: dict[int, dict[str, int]] = {}
         phases: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = [("target ideas", self.target_idea)]
         if self.steps.exporting:  # `tasks export`: only the generation tasks (they need no target idea)
             phases = []
@@ -547,6 +547,7 @@ class IdeaBench(Benchmark):
             ])
         for scenario in cfg.scenarios:
             await self.similarity(instances, scenario)
+            await place_targets(self, instances, scenario)  # over the instances that can be ranked
         later: list[tuple[str, Callable[[Instance], Awaitable[None]]]] = []
         for scenario in cfg.scenarios:
             later.append((f"overlap ({scenario})", functools.partial(self.overlap, scenario=scenario)))

@@ -166,6 +166,25 @@ def ranking_blinding(bench: Any, instances: Sequence[Instance]) -> dict[str, Any
     }
 
 
+def length_notes(ranking: dict[str, dict[str, Any]]) -> list[str]:
+    """What the length-matched gold rewrite (:func:`~ideaharness.benchmarks._blinding.matched_form`)
+    could not do: golds asked beyond a faithful rewrite's length, and failed rewrites (final; the
+    paper is not ranked) with the first reason."""
+    out = []
+    stretched = Counter(v["length_stretched"] for v in ranking.values() if v.get("length_stretched"))
+    for way, count in sorted(stretched.items()):
+        out.append(f"ranking: the gold hypothesis of {count} paper(s) was asked {way} than a faithful "
+                   "rewrite of it spans (0.5-1.5 times its words), to match the negatives' length; one "
+                   "that misses the negatives' length band is dropped, never shown at its own length")
+    failed = [(i, v) for i, v in ranking.items() if v.get("reference_text") == "rewrite failed"]
+    if failed:
+        first = "; ".join(f"{i}: {v.get('rewrite_error') or 'the reply did not parse'}"
+                          for i, v in failed[:3])
+        out.append(f"ranking: the gold rewrite of {len(failed)} paper(s) failed its check (final, not "
+                   f"re-asked by a later run; a new --out asks again): those papers are not ranked ({first})")
+    return out
+
+
 def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
     """Results of a :class:`~ideaharness.benchmarks.researchbench.run.ResearchBench` run."""
     config = bench.config
@@ -209,10 +228,12 @@ def aggregate(bench: Any, instances: Sequence[Instance]) -> dict[str, Any]:
         results["ranking"] = {
             name: _ranking_group(bench.ranking, ids, seed, n_boot) for name, ids in grouped.items()
         }
-        reasons = Counter(v["skipped"] for v in bench.ranking.values() if "skipped" in v)
+        reasons = Counter(v["skipped"] for v in bench.ranking.values()  # failed rewrites: length_notes
+                          if "skipped" in v and v.get("reference_text") != "rewrite failed")
         for reason, count in sorted(reasons.items()):
             notes.append(f"ranking: {count} paper(s) skipped ({reason})")
         results["ranking_blinding"] = ranking_blinding(bench, instances)
+        notes += length_notes(bench.ranking)
         for name in results["ranking_blinding"]["surface"]["separating"]:
             notes.append(f"ranking: the surface feature {name!r} alone tells the gold hypothesis from the "
                          "negatives (separation >= 0.75): the comparison is not blind")

@@ -33,7 +33,9 @@ from ideaharness.runner.protocol import BenchmarkConfig
 from ideaharness.schema import Instance, Paper
 from ideaharness.systems import SystemFields, is_system
 
-BENCHMARK_VERSION = "2"  # 2: references blinded by default (issue 9, items 13-15)
+BENCHMARK_VERSION = "3"
+# 2: references blinded by default (issue 9, items 13-15); 3: the gold rewrite at the negatives' length
+# (issue 32, item 3: a resumed run would keep gold rewrites recorded within the gold's own bounds)
 Task = Literal["retrieval", "composition", "ranking"]
 TASKS: tuple[Task, ...] = ("retrieval", "composition", "ranking")
 Method = Literal["one_step", "pipeline"]

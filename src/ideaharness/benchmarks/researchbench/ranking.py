@@ -13,8 +13,13 @@ non-gold candidates of the instance's pool, drawn with a seeded generator (recor
 Blinding: a gold hypothesis that opens with "The hypothesis is that ...", says "the paper" or
 quotes measured results is recognised by form, whichever position it is shown in. By default the
 judge sees the gold rewritten into the negatives' form (:func:`rewrite_gold`, record
-``researchbench_rewrite``: one paragraph within the negatives' word range, no result,
-self-reference or reference-style opening); a failed rewrite leaves the paper unranked (counted).
+``researchbench_rewrite``: one paragraph, no result, self-reference or reference-style opening);
+a failed rewrite leaves the paper unranked (counted, final). Its length is the negatives' own:
+asked at their median words and checked within their middle third
+(:func:`~ideaharness.benchmarks._blinding.matched_bounds`), not within bounds taken from the gold
+(on a release with 44-word golds beside 138-word negatives those let an always-shorter judge
+score directional accuracy 0.978; issue 32, item 3). A gold that must be stretched or condensed
+beyond a faithful rewrite's bounds to reach that band is counted (``length_stretched``).
 ``parity=True`` shows the published gold text.
 """
 
@@ -28,7 +33,7 @@ import numpy as np
 
 from ideaharness.benchmarks._blinding import (
     ReferenceForm,
-    paragraph_form,
+    matched_form,
     rewrite_reference,
     rewritten,
 )
@@ -46,10 +51,14 @@ HYPOTHESIS_DESCRIPTION = ("the research hypothesis as one paragraph that answers
 
 
 def hypothesis_form(negatives: Sequence[str], gold: str) -> ReferenceForm:
-    """The negatives' form: one ``hypothesis`` paragraph, asked at their median length, checked
-    within word bounds a faithful rewrite of ``gold`` meets (:func:`~ideaharness.benchmarks._blinding.
-    paragraph_form`)."""
-    return paragraph_form("research hypothesis", "hypothesis", HYPOTHESIS_DESCRIPTION, gold, negatives)
+    """The negatives' form: one ``hypothesis`` paragraph, asked at their median length and checked
+    within their length band (:func:`~ideaharness.benchmarks._blinding.matched_form`), so that in
+    about half the pairs the gold is the shorter text.
+
+    Raises:
+        ValueError: ``gold`` has no words or no negative is non-empty.
+    """
+    return matched_form("research hypothesis", "hypothesis", HYPOTHESIS_DESCRIPTION, gold, negatives)
 
 
 async def rewrite_gold(

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ideaharness.benchmarks._blinding import stretched
 from ideaharness.benchmarks.researchbench import contract as _contract  # noqa: F401  (registers it)
 from ideaharness.benchmarks.researchbench import form as form_baseline
 from ideaharness.benchmarks.researchbench import reliability
@@ -373,13 +374,18 @@ class ResearchBench(Benchmark):
                 self.steps, self._model(self.judge, "judge"), inst.id, gold, [h for _, h in negatives],
                 temperature=self.config.judge_temperature, seed=self.config.seed)
         self.blinding[inst.id] = {"original": gold, "shown": shown, "negatives": [h for _, h in negatives]}
+        length = {"length_stretched": stretched(record["form"])} if record and "form" in record else {}
         if shown is None:
             self.ranking[inst.id] = {
                 "skipped": "gold rewrite failed (parse failure)" if record else "gold rewrite not done",
                 "source": "given" if use_given else "generated",
                 "reference_text": "rewrite failed" if record else "rewrite not done",
                 "negative_generation_failures": negative_failures,
+                **length,
             }
+            if record:
+                self.ranking[inst.id]["rewrite_error"] = str(
+                    (record["judgment"].get("errors") or ["the reply did not parse"])[-1])[:200]
             return
         orders = ORDERS[:1] if self.config.parity else ORDERS
         pairs = await judge_pairs(
@@ -397,6 +403,7 @@ class ResearchBench(Benchmark):
             "pair_parse_failures": sum(1 for p in pairs for c in p.choices.values() if c is None),
             "missing_judgments": sum(len(orders) - len(p.choices) for p in pairs),
             "reference_text": "rewritten" if blind else "published",
+            **length,
         }
 
     # -- driver --------------------------------------------------------------
