@@ -214,8 +214,9 @@ def test_cli_against_openai_compatible_server_with_429_and_500(
     assert first_requests == 10 + 1 + 2
     keys = [(json.loads(line)["step"], json.loads(line)["instance_id"], json.loads(line)["key"])
             for part in (out / "records").glob("*.jsonl") for line in part.read_text().splitlines()]
-    # similarity is recorded too, once per instance; and the knowledge cutoff's data and references
-    assert len(keys) == len(set(keys)) == 2 * 6 + 1 + 2 * 2
+    # similarity and the target's placement are recorded too, once per instance; and the knowledge
+    # cutoff's data and references
+    assert len(keys) == len(set(keys)) == 2 * 7 + 1 + 2 * 2
     results = json.loads((out / "results.json").read_text())
     assert results["scenarios"]["low"]["insight"]["novelty"]["m"] == 2
     assert "OPENAI_API_KEY" not in (out / "config.json").read_text()

@@ -11,12 +11,21 @@ meet (:func:`~ideaharness.benchmarks._blinding.faithful_bounds`). The rewriter i
 the judge nor the generator where one is available). Record ``rewrite/<scenario>`` per instance
 (with its ``rewriter``); a failed rewrite leaves the instance out of the ranking (counted, and
 warned about above :data:`~ideaharness.benchmarks._blinding.REWRITE_DROP_WARNING` of the
-instances). ``parity``: the published target text.
+instances). A failed rewrite is final: a later run does not ask it again, and the run says once
+that the target was dropped and why. ``parity``: the published target text.
+
+Placement (:func:`place_targets`): the target's position among the ranked items is balanced over the
+instances that are actually ranked, the ones whose rewrite passed its check, not over every
+selected instance (with 9 of 12 targets dropped, balancing over the 12 left the 3 survivors at
+positions that gave an always-"A > B > C > D" judge an Insight Score of 0.889 instead of 0.5;
+issue 32, item 4). It is decided after the rewrite phase and recorded per instance (record
+``placement/<scenario>``): an instance keeps its position in every later run, and the instances
+that join in a resumed run fill the positions used least so far (:func:`balanced_fill`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ideaharness.benchmarks._blinding import (
@@ -27,6 +36,7 @@ from ideaharness.benchmarks._blinding import (
     rewritten,
 )
 from ideaharness.benchmarks.ideabench.config import Scenario
+from ideaharness.metrics.reliability.sampling import balanced_positions
 from ideaharness.metrics.surface import surface_report
 from ideaharness.schema import Instance
 
@@ -103,3 +113,87 @@ def blinding_block(bench: IdeaBench, instances: Sequence[Instance], scenario: Sc
     if not bench.config.parity:
         block["rewrite"] = rewrite_counts(records)
     return block
+
+
+def placement_step(scenario: str) -> str:
+    return f"placement/{scenario}"
+
+
+def balanced_fill(new_ids: Sequence[str], k: int, seed: int, used: Mapping[int, int]) -> dict[str, int]:
+    """0-based target positions for ``new_ids`` that even out the positions already ``used``.
+
+    Each new instance, in the seeded order of :func:`~ideaharness.metrics.reliability.sampling.
+    balanced_positions`, takes a position used least so far (counting ``used`` and the ones
+    assigned before it); among those, the first in that function's seeded order of positions,
+    starting after the last one given. With nothing used this is exactly
+    :func:`~ideaharness.metrics.reliability.sampling.balanced_positions`; in any case the counts
+    of all positions end as even as the positions already used allow.
+
+    Raises:
+        ValueError: ``k`` < 1, duplicate ids, or a used position outside ``range(k)``.
+    """
+    if any(not 0 <= p < k for p in used):
+        raise ValueError(f"a used position is outside 0..{k - 1}")
+    fresh = balanced_positions(new_ids, k, seed)  # validates k and ids; gives the seeded orders
+    ordered = list(fresh)  # the seeded order of the ids (the dict is built in it)
+    offsets = [fresh[i] for i in ordered[:k]]
+    offsets += [p for p in range(k) if p not in offsets]  # fewer than k new ids: the rest in order
+    counts = [int(used.get(p, 0)) for p in range(k)]
+    out: dict[str, int] = {}
+    for n, inst in enumerate(ordered):
+        least = min(counts)
+        rotated = offsets[n % k:] + offsets[: n % k]
+        position = next(p for p in rotated if counts[p] == least)
+        counts[position] += 1
+        out[inst] = position
+    return out
+
+
+async def place_targets(bench: IdeaBench, instances: Sequence[Instance], scenario: Scenario) -> None:
+    """Record the target's position for every instance of ``scenario`` that can be ranked (its
+    ideas parsed and its target shown) and has none yet: a position taken from a ranking recorded
+    before placements were (so a resumed run keeps it), else :func:`balanced_fill` over the
+    positions of the placed instances that are ranked. Nothing under ``parity`` (published order)."""
+    if bench.config.parity:
+        return
+    step = placement_step(scenario)
+    ranked: dict[str, int] = {}  # instance -> number of ranked items
+    for inst in instances:
+        items = bench.rank_items(inst, scenario)
+        if items is not None:
+            ranked[inst.id] = len(items)
+    by_k: dict[int, list[str]] = {}
+    for iid, k in ranked.items():
+        by_k.setdefault(k, []).append(iid)
+    for k, ids in sorted(by_k.items()):
+        used: dict[int, int] = {}
+        todo: list[str] = []
+        for iid in ids:
+            position = recorded_position(bench, iid, scenario)
+            if position is None:
+                position = _ranked_position(bench, iid, scenario)
+                if position is not None:
+                    await bench.store.aput(step, iid, {"position": position, "k": k, "from": "ranking"})
+            if position is None:
+                todo.append(iid)
+            else:
+                used[position] = used.get(position, 0) + 1
+        for iid, position in balanced_fill(todo, k, bench.config.seed, used).items():
+            await bench.store.aput(step, iid, {"position": position, "k": k, "from": "balanced",
+                                               "balanced_over": len(ids)})
+
+
+def recorded_position(bench: IdeaBench, instance_id: str, scenario: Scenario) -> int | None:
+    """The target's recorded position (0-based) for ``instance_id`` in ``scenario``, None when not placed."""
+    record = bench.store.get(placement_step(scenario), instance_id)
+    return int(record["position"]) if record and "position" in record else None
+
+
+def _ranked_position(bench: IdeaBench, instance_id: str, scenario: Scenario) -> int | None:
+    """Where a ranking recorded without a placement (an earlier version) showed the target."""
+    for indicator in bench.config.indicators:
+        record = bench.store.get(f"rank/{scenario}/{indicator.name}", instance_id)
+        positions = ((record or {}).get("judgment") or {}).get("positions")
+        if positions and "target" in positions:
+            return int(positions.index("target"))
+    return None

@@ -8,7 +8,8 @@ step                            kind      metric
 =============================== ========= =====================================================
 
 ``target_idea``, ``generate/<scenario>`` and ``rewrite/<scenario>`` are recorded through the judge
-call but are not judgments. The judged ideas' generator: the ``generate/<scenario>`` record of the
+call but are not judgments; ``placement/<scenario>`` (the target's position) is no model call.
+The judged ideas' generator: the ``generate/<scenario>`` record of the
 instance (:func:`generator_models`, key ``"<scenario>|<instance>"``).
 """
 
@@ -83,4 +84,5 @@ JUDGMENT_ADAPTERS: Adapters = {
     "target_idea": None,
     "generate/": None,
     "rewrite/": None,
+    "placement/": None,
 }

@@ -164,15 +164,17 @@ def skip_notes(results: dict[str, Any]) -> list[str]:
         blinding = block.get("blinding") or {}
         rewrite = blinding.get("rewrite") or {}
         failed = rewrite.get("failed")
+        why = "; ".join(rewrite.get("errors") or [])
+        why = f" (final, not re-asked by a later run: {why})" if why else ""
         if rewrite.get("drop_warning"):
             tried = rewrite["rewritten"] + rewrite["failed"]
             notes.append(f"WARNING {scenario}: the rewrite check dropped {failed} of {tried} target ideas "
                          f"({rewrite['dropped_share']:.0%}, above {rewrite['drop_threshold']:.0%}): the "
                          f"Insight Score rests on the {rewrite['rewritten']} left (rewriter "
-                         f"{', '.join(rewrite.get('rewriters') or {}) or results.get('rewriter')})")
+                         f"{', '.join(rewrite.get('rewriters') or {}) or results.get('rewriter')}){why}")
         elif failed:
             notes.append(f"{scenario}: the target idea of {failed} instance(s) could not be rewritten into "
-                         "the generated ideas' form (parse failure): not ranked")
+                         f"the generated ideas' form (parse failure): dropped, not ranked{why}")
         for name, ins in block["insight"].items():
             if ins["m"] < 2:
                 shown = "no value" if ins["insight_score"] is None else f"{ins['insight_score']:.3f}"
