@@ -12,10 +12,13 @@ Before the options were put in one form the most-lines judge scored IMCQ motivat
 longest 0.676, the shortest plan 0.676 (issue 18); on these decompositions as decomposed, 1.0 /
 1.0 / and the most-markdown plan 1.0.
 
-Not a form cue, so not asserted here: the word count at equal characters follows the options'
-vocabulary (a target's hypothesis uses longer words than an inspiration abstract). Measured on this
-data: most words 0.122 / fewest words 0.388 (motivation), fewest words 0.604 (plan), longest mean
-word 0.388 / 0.583 (see :mod:`ideaharness.benchmarks.aiideabench.option_form`).
+Word counts and word length too (issue 32, item 5): cut to equal characters only, a target's
+longer words left it fewer of them, and on this data the fewest-words judge scored motivation
+0.388 and plan 0.604, the longest-mean-word judge 0.388 / 0.583 (on a real model's decompositions
+0.529 over 51 questions, p < 0.001, and 0.49 / 0.47). The options now have the same words per line
+and (nearly) the same characters (:func:`~ideaharness.benchmarks.aiideabench.option_form.
+equal_windows`): the most/fewest-words and longest/shortest-mean-word judges are asserted within
+the same binomial interval of 0.25 as every other form-only judge.
 """
 
 from __future__ import annotations
@@ -86,6 +89,12 @@ def _lines(text: str) -> int:
     return len([x for x in text.splitlines() if x.strip()])
 
 
+def _mean_word(text: str) -> float:
+    """Mean length in characters of the words (letters and digits) of ``text``."""
+    words = re.findall(r"[A-Za-z0-9]+", text)
+    return sum(map(len, words)) / max(1, len(words))
+
+
 def _pick(options: Options, key: Callable[[str], float]) -> str:
     """The letter with the highest key; ties go to the earliest letter (positions are shuffled)."""
     return max(sorted(options), key=lambda k: (key(options[k]), -ord(k)))
@@ -103,6 +112,10 @@ FORMAT_JUDGES: dict[str, Callable[[Options], str]] = {
     "most capitals": lambda o: _pick(o, lambda t: sum(c.isupper() for c in t)),
     "most markdown": lambda o: _pick(o, lambda t: len(re.findall(r"\*\*|__|`|^#", t, re.M))),
     "ends like a sentence": lambda o: _pick(o, lambda t: float(t.rstrip()[-1:] in ".!?")),
+    "most words": lambda o: _pick(o, lambda t: len(t.split())),
+    "fewest words": lambda o: _pick(o, lambda t: -len(t.split())),
+    "longest mean word": lambda o: _pick(o, _mean_word),
+    "shortest mean word": lambda o: _pick(o, lambda t: -_mean_word(t)),
     "random": lambda o: "ABCD"[int(hashlib.sha256("".join(o.values()).encode()).hexdigest(), 16) % 4],
 }
 
@@ -159,7 +172,7 @@ def _score(questions: list[dict], judge: Callable[[Options], str]) -> float:  # 
 async def test_every_format_only_judge_scores_at_chance_on_both_questions(tmp_path: Path) -> None:
     res = await _run(tmp_path, "form", FORMAT_JUDGES["most lines"])
     questions = _questions(tmp_path / "form")
-    assert len(FORMAT_JUDGES) >= 11
+    assert len(FORMAT_JUDGES) >= 15
     failures = []
     for comp, qs in questions.items():
         assert len(qs) >= 45, comp  # nearly every instance has its question (none is left out by form)
@@ -169,13 +182,14 @@ async def test_every_format_only_judge_scores_at_chance_on_both_questions(tmp_pa
             if not lo <= value <= hi:
                 failures.append(f"{comp}: {name} scores {value:.3f} (n={len(qs)}, chance interval "
                                 f"[{lo:.3f}, {hi:.3f}])")
-        # every option of a question has the same lines, each as long as the others to within the
-        # word where it was cut (a chemical name can be 40 characters)
+        # every option of a question has the same lines, each with the same words as the others and
+        # about as many characters (what differs is the words' own length, in a seeded order)
         for q in qs:
             lines = [o.splitlines() for o in q["options"]]
             assert len({len(x) for x in lines}) == 1, q["options"]
             for row in zip(*lines, strict=True):
-                assert max(map(len, row)) - min(map(len, row)) <= max(30, 0.15 * max(map(len, row))), row
+                assert len({len(line.split()) for line in row}) == 1, row
+                assert max(map(len, row)) - min(map(len, row)) <= max(30, 0.35 * max(map(len, row))), row
     assert not failures, "\n".join(failures)
     # the product's own S_M for the judge it ran with is the one computed here
     assert res["imcq"]["motivation"]["mean"] == pytest.approx(_score(questions["motivation"],
@@ -208,17 +222,23 @@ def test_uniform_options_remove_markers_labels_markdown_and_length() -> None:
     distractor = ("Design: make a thin film of the polymer quickly\n"
                   "- compare its strength with the known films")
     a, b = uniform_options("experiment_plan", [truth, distractor])
-    # step 1: 42 and 39 characters -> the prefix closest to 39 (37); step 2: 49 and 42 -> 41
-    assert a == ("Step 1: Prepare the hydrogel with the sulfate.\n"
-                 "Step 2: Freeze the gel directionally to align its.")
-    assert b == ("Step 1: Make a thin film of the polymer quickly.\n"
-                 "Step 2: Compare its strength with the known films.")
+    # step 1: 8 and 8 words -> runs of 6 (8 less the slack of 2); step 2: 8 and 7 -> 5; each run
+    # as long as the other's in characters as the words allow, in a seeded order of length
+    assert a == ("Step 1: Prepare the hydrogel with the.\n"
+                 "Step 2: Freeze the gel directionally to.")
+    assert b == ("Step 1: Film of the polymer quickly.\n"
+                 "Step 2: Compare its strength with the.")
+    for line_a, line_b in zip(a.splitlines(), b.splitlines(), strict=True):
+        assert len(line_a.split()) == len(line_b.split())
     assert plan_steps("Step 1: one two three\n\n* Step 2 - four five six") == [
         "one two three", "four five six"]
     assert paragraph("- First line of it\nsecond **line**") == "First line of it second line"
     m1, m2 = uniform_options("motivation", ["Short but complete motivation here.", "A much longer "
                                             "motivation, with a second clause; and more words after it."])
-    assert m1 == "Short but complete motivation here." and m2 == "A much longer motivation, with a."
+    # 3 words each: 5 less a slack of 2
+    assert m1 == "But complete motivation." and m2 == "Longer motivation, with."
+    assert uniform_options("motivation", ["one two three four five", "six seven eight nine ten"], seed=3) == \
+        uniform_options("motivation", ["one two three four five", "six seven eight nine ten"], seed=3)
     assert paragraph("Prior work on Thermoelectric Devices used Li, CO and MXene") == (
         "Prior work on thermoelectric devices used Li, CO and MXene")
     for bad in (("motivation", ["only one"]), ("abstract", ["a", "b"]), ("experiment_plan", ["x", "  "])):

@@ -67,8 +67,9 @@ def responder(style: str = "good", imcq_letter: str | None = None):  # type: ign
             if imcq_letter:
                 return json.dumps({"closest_option": imcq_letter, "explanation": "x"})
             # pick the option that repeats the ground-truth motivation / plan wording of the fixture
+            # (options show a run of their words, not always the first: any of its distinctive ones)
             for letter, text in options_of(user).items():
-                if "Long-document" in text or "Block-sparse" in text:
+                if any(w in text for w in ("Long-document", "Block-sparse", "quadratic", "blocks and")):
                     return json.dumps({"closest_option": letter, "explanation": "x"})
             return "I cannot decide."
         if "Break the research below" in user:

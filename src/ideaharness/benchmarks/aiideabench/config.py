@@ -13,7 +13,9 @@ from ideaharness.runner.protocol import GeneratorJudgeConfig
 from ideaharness.schema import IsoDate
 from ideaharness.systems.config import SystemFields
 
-BENCHMARK_VERSION = "3"  # 2: references blinded by default (issue 9); 3: IMCQ options in one form
+BENCHMARK_VERSION = "4"
+# 2: references blinded by default (issue 9); 3: IMCQ options in one form; 4: IMCQ options with equal
+# words and characters in a seeded length order (issue 32, item 5: resumed questions would keep the old form)
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 Metric = Literal["imcq", "i2i", "i2t", "novelty", "feasibility"]
 ALL_METRICS: tuple[Metric, ...] = ("imcq", "i2i", "i2t", "novelty", "feasibility")

@@ -10,8 +10,17 @@ every distractor paper is decomposed by the same step as the ground truth
 :func:`~ideaharness.benchmarks.aiideabench.blinding.parse_blind_decomposition`) and the option is
 its motivation or plan; a question whose distractor decomposition failed is not asked (counted).
 The four options are then rendered in one form (same layout, same steps, the same number of words
-on every line: :func:`~ideaharness.benchmarks.aiideabench.option_form.uniform_options`), so that
-neither length nor line structure nor markers tell the ground truth apart.
+on every line, as long in characters as their words allow:
+:func:`~ideaharness.benchmarks.aiideabench.option_form.uniform_options`), so that neither length
+in characters or words, nor mean word length, nor line structure nor markers tell the ground truth
+apart.
+
+Chance: a judge that ignores the options' content picks the same option for both ideas of an
+instance wherever the ground truth is (a deterministic rule of form), so it scores 1/4
+(:data:`CONTENT_BLIND_CHANCE`): that is the level a result is judged against (``chance``).
+1 − (1 − 1/4)^n (0.4375 for n = 2, :func:`~ideaharness.metrics.choice.imcq_chance`) is the score
+of a guesser that draws independently for each idea (``chance_independent_guesser``): above what
+any deterministic form-only judge reaches, it made such judges look at chance (issue 32, item 5).
 ``parity``: the papers' texts, as published.
 """
 
@@ -37,6 +46,8 @@ if TYPE_CHECKING:
     from ideaharness.benchmarks.aiideabench.run import AIIdeaBench
 
 STEP_QUESTION = "imcq_question"
+CONTENT_BLIND_CHANCE = 0.25
+"""S_M of a content-blind deterministic judge: 1 / (4 options) (see the module docstring)."""
 STEP_DISTRACTOR = "decompose_distractor"
 
 
@@ -110,7 +121,8 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
         if not bench.config.parity:  # one form for all four options (:mod:`.option_form`)
             as_decomposed = [truth, *(c.text for c in picked)]
             try:
-                truth, *texts = uniform_options(comp, as_decomposed)
+                truth, *texts = uniform_options(comp, as_decomposed,
+                                                seed=derive_seed(bench.config.seed, inst.id, "form", comp))
             except ValueError as exc:
                 await bench.store.aput(STEP_QUESTION, inst.id, {"skipped": f"options not comparable: {exc}",
                                                                  "distractors": published}, comp)
@@ -127,13 +139,16 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
 def imcq_block(bench: AIIdeaBench, instances: Sequence[Instance], comp: str) -> dict[str, Any]:
     """Per-instance S_M values, counts, the chance level and the surface-feature check of one component.
 
-    ``chance``: mean over the scored instances of 1 - (1 - 1/4)^n_i, n_i the ideas whose judgment
-    parsed (:func:`~ideaharness.metrics.choice.imcq_chance`). ``blinding.surface``: ground-truth
+    ``chance``: S_M of a content-blind deterministic judge, 1/k for k options (0.25), the level a
+    result is judged against; ``chance_independent_guesser``: mean over the scored instances of
+    1 - (1 - 1/k)^n_i, n_i the ideas whose judgment parsed (:func:`~ideaharness.metrics.choice.
+    imcq_chance`: a guesser drawing anew for each idea). ``blinding.surface``: ground-truth
     options against distractor options as shown; ``surface_published``: against the distractor
     papers' own texts (what the published code shows).
     """
     hits: list[float] = []
     chances: list[float] = []
+    blind: list[float] = []
     fails = undetermined = 0
     skipped: Counter[str] = Counter()
     letters: Counter[str] = Counter()
@@ -160,6 +175,7 @@ def imcq_block(bench: AIIdeaBench, instances: Sequence[Instance], comp: str) -> 
         if hit is not None:
             hits.append(float(hit))
             chances.append(imcq_chance(sum(c is not None for c in choices), len(question["options"])))
+            blind.append(1.0 / len(question["options"]))
         elif js:  # a judgment never parsed: the instance's best-of-n is unknown
             undetermined += 1
     return {
@@ -169,7 +185,9 @@ def imcq_block(bench: AIIdeaBench, instances: Sequence[Instance], comp: str) -> 
         "questions_skipped_reasons": dict(skipped),
         "instances_undetermined": undetermined,
         "letters_chosen": dict(sorted(letters.items())),
-        "chance": sum(chances) / len(chances) if chances else None,
+        "chance": sum(blind) / len(blind) if blind else None,
+        "chance_rule": "a content-blind deterministic judge: 1/k for k options",
+        "chance_independent_guesser": sum(chances) / len(chances) if chances else None,
         "blinding": {
             "options": "published" if bench.config.parity else "decomposed",
             "surface": surface_report(gts, distractors),

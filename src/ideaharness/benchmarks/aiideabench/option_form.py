@@ -20,22 +20,31 @@ all four options of a question alike (the ground truth included):
    element symbols keep their case.
 2. *Line structure.* Every plan keeps its first K steps, K = the fewest steps of the four options
    (the blind decomposition check guarantees K >= 2).
-3. *Length.* Unit k (step k of a plan; the motivation) of every option is cut, at a word boundary,
-   to the length in characters closest to c_k, c_k = the shortest unit k of the four options
-   (:func:`cut_to_length`). So every line of every option is as long as the others to within half
-   a word, and the shortest option is not told apart by being uncut.
+3. *Length.* Unit k (step k of a plan; the motivation) of every option is cut to the same number of
+   words, n_k = the fewest words of unit k of the four options less :func:`window_slack` (so
+   that even the shortest has several cuts to choose from), and each option shows a run of n_k
+   consecutive words (:func:`equal_windows`): runs as equally long in characters as their words
+   allow, ordered by length in a seeded random order, so that neither the word count nor the
+   characters nor the mean word length rank the ground truth anywhere in particular. Before,
+   every unit was cut to the same characters only, and a target's longer technical words left it
+   with fewer words: a judge picking the option with the fewest words scored IMCQ motivation
+   0.529 on 51 questions (p < 0.001 against 0.25) and one picking the longest mean word 0.49 /
+   0.47 (issue 32, item 5); and runs chosen only to be equally long left the ground truth (whose
+   long text has the most runs to choose from) rarely the shortest or longest.
 4. *Layout.* Each unit loses its trailing punctuation and is rendered with a capital first letter
    and one final full stop; plan steps as ``Step k: <text>``, one per line.
 
-What is left to tell the options apart is the words themselves: their content, and with it their
-vocabulary (a target's own hypothesis names its materials in longer words than an inspiration
-paper's abstract, so at equal characters it has fewer words: the word count is not matched). The
-options as decomposed stay in the question record for audit (``as_decomposed``). ``parity`` shows
-the published texts unchanged.
+What is left to tell the options apart is the words themselves: their content and vocabulary;
+the words, the characters and the mean word length of an option's run are matched, not which
+words it holds. A run need not start at the unit's first word (a longer unit shows the run whose
+words match the others' length). The options as decomposed stay in the question record for audit
+(``as_decomposed``). ``parity`` shows the published texts unchanged.
 """
 
 from __future__ import annotations
 
+import math
+import random
 import re
 from collections.abc import Sequence
 
@@ -89,21 +98,92 @@ def paragraph(text: str) -> str:
     return " ".join(p for p in (_clean(_MARKER.sub("", _clean(line))) for line in text.splitlines()) if p)
 
 
-def cut_to_length(words: Sequence[str], chars: int) -> list[str]:
-    """The prefix of ``words`` whose length in characters (joined by single spaces) is closest to
-    ``chars``; on a tie the shorter one; at least one word.
+WINDOW_SLACK_SHARE = 0.25
+"""Each unit is cut this share of the shortest option's words (at least one word) below it ..."""
+WINDOW_SLACK_MAX = 8
+"""... but never more than this many words (so every option has a choice of runs)."""
+
+
+START_TOLERANCE = 4
+"""Characters a run may be longer than the shortest that fits (:func:`equal_windows`) when it starts
+earlier in its unit (an opening is kept where length allows)."""
+
+
+def window_slack(n_words: int) -> int:
+    """Words taken off the fewest words of a unit: ceil(WINDOW_SLACK_SHARE·n), within [1,
+    WINDOW_SLACK_MAX], and never the unit's last word (0 for a one-word unit)."""
+    return min(n_words - 1, WINDOW_SLACK_MAX, max(1, math.ceil(WINDOW_SLACK_SHARE * n_words)))
+
+
+def _chars(words: Sequence[str]) -> int:
+    return len(_TRAILING.sub("", " ".join(words)))
+
+
+def equal_windows(options: Sequence[Sequence[str]], *, seed: int = 0) -> list[list[str]]:
+    """One run of n consecutive words of every option, as equally long in characters as possible,
+    in a seeded order of length.
+
+    n = (the fewest words of an option) − :func:`window_slack`. The options are put in a seeded
+    random order π (``seed``); each, in that order, takes its shortest run at least as long in
+    characters (trailing punctuation not counted) as the one before it (the earliest run within
+    :data:`START_TOLERANCE` characters of the shortest such), the first option's run chosen to make
+    the longest and shortest chosen runs differ least (within :data:`START_TOLERANCE`: then the one
+    that skips the fewest opening words). So the option with the most
+    characters (hence the longest mean word, at equal words) is a seeded draw, not the one whose
+    words are longest: a judge that picks by length is at chance. When no runs are long enough to
+    follow π, each option takes its run closest to a common length that makes them differ least
+    (the earliest on a tie).
+
+    Args:
+        options: the words of each option's unit (each non-empty).
+        seed: the seed of π.
 
     Returns:
-        The kept words (all of them when the text is not longer than ``chars``).
+        The chosen runs, in the order given: each exactly n words.
+
+    Raises:
+        ValueError: an option without words.
     """
-    best_gap, best_n, length = abs(len(words[0]) - chars), 1, 0
-    for n, word in enumerate(words, 1):
-        length += len(word) + (n > 1)
-        if abs(length - chars) < best_gap:
-            best_gap, best_n = abs(length - chars), n
-        if length > chars:
-            break
-    return list(words[:best_n])
+    if not options or not all(options):
+        raise ValueError("an IMCQ option has no words")
+    fewest = min(len(w) for w in options)
+    n = fewest - window_slack(fewest)
+    runs = [[_chars(w[s:s + n]) for s in range(len(w) - n + 1)] for w in options]
+    order = list(range(len(options)))
+    random.Random(seed).shuffle(order)
+    found: list[tuple[int, int, list[int]]] = []  # (spread, words skipped at the starts, starts)
+    for first in range(len(runs[order[0]])):
+        starts = {order[0]: first}
+        floor = runs[order[0]][first]
+        for o in order[1:]:
+            longer = [s for s in range(len(runs[o])) if runs[o][s] >= floor]
+            if not longer:
+                break
+            least = min(runs[o][s] for s in longer)  # the earliest run about as short as can be
+            starts[o] = min(s for s in longer if runs[o][s] <= least + START_TOLERANCE)
+            floor = runs[o][starts[o]]
+        else:
+            chosen = [starts[o] for o in range(len(options))]
+            found.append((floor - runs[order[0]][first], sum(chosen), chosen))
+    best: tuple[int, list[int]] | None = None
+    if found:  # the fewest words skipped among the runs within START_TOLERANCE of the least spread
+        least_spread = min(f[0] for f in found)
+        spread, _, starts_ = min(f for f in found if f[0] <= least_spread + START_TOLERANCE)
+        best = (spread, starts_)
+    if best is None:  # the runs cannot follow π: the most equal lengths
+        for target in sorted({x for r in runs for x in r}):
+            near = [min(range(len(r)), key=lambda s, r=r: (abs(r[s] - target), s)) for r in runs]
+            lengths = [r[s] for r, s in zip(runs, near, strict=True)]
+            if best is None or max(lengths) - min(lengths) < best[0]:
+                best = (max(lengths) - min(lengths), near)
+    assert best is not None  # every option has at least one run
+    return [list(w[s:s + n]) for w, s in zip(options, best[1], strict=True)]
+
+
+def _words(text: str) -> list[str]:
+    """The words of a unit, trailing punctuation gone and tokens without a letter or digit dropped
+    (a lone dash would count as a word)."""
+    return [w for w in _TRAILING.sub("", text).split() if any(ch.isalnum() for ch in w)]
 
 
 def _unit(words: Sequence[str]) -> str:
@@ -111,16 +191,18 @@ def _unit(words: Sequence[str]) -> str:
     return (text[:1].upper() + text[1:] + ".") if text else ""
 
 
-def uniform_options(component: str, texts: Sequence[str]) -> list[str]:
+def uniform_options(component: str, texts: Sequence[str], *, seed: int = 0) -> list[str]:
     """The options of one IMCQ question in one form (rules 1-4 of the module docstring).
 
     Args:
         component: ``"motivation"`` (one paragraph) or ``"experiment_plan"`` (steps, one per line).
         texts: the options' texts, any order (the ground truth among them).
+        seed: the question's seed (:func:`equal_windows`' choice among equally good cuts).
 
     Returns:
-        The normalised texts, in the order given: the same number of lines for every option, and
-        each line as long in characters as the same line of the others, to within half a word.
+        The normalised texts, in the order given: the same number of lines for every option, the
+        same number of words on each line, and each line as long in characters as the same line
+        of the others to within what their words allow (:func:`equal_windows`).
 
     Raises:
         ValueError: an unknown component, fewer than 2 texts, or a text with no words (a plan with
@@ -131,15 +213,14 @@ def uniform_options(component: str, texts: Sequence[str]) -> list[str]:
     if len(texts) < 2:
         raise ValueError("an IMCQ question needs at least 2 options")
     if component == "motivation":
-        words = [_TRAILING.sub("", paragraph(t)).split() for t in texts]
+        words = [_words(paragraph(t)) for t in texts]
         if not all(words):
             raise ValueError("an IMCQ option has no words")
-        budget = min(len(" ".join(w)) for w in words)
-        return [_unit(cut_to_length(w, budget)) for w in words]
-    steps = [[_TRAILING.sub("", s).split() for s in plan_steps(t)] for t in texts]
-    if not all(steps) or not all(all(step) for s in steps for step in s):
+        return [_unit(w) for w in equal_windows(words, seed=seed)]
+    steps = [[_words(s) for s in plan_steps(t)] for t in texts]
+    steps = [[step for step in s if step] for s in steps]
+    if not all(steps):
         raise ValueError("an IMCQ plan option has no step")
     k = min(len(s) for s in steps)
-    budgets = [min(len(" ".join(s[i])) for s in steps) for i in range(k)]
-    return ["\n".join(f"Step {i + 1}: {_unit(cut_to_length(s[i], b))}" for i, b in enumerate(budgets))
-            for s in steps]
+    cut = [equal_windows([s[i] for s in steps], seed=seed * 1000 + i) for i in range(k)]
+    return ["\n".join(f"Step {i + 1}: {_unit(cut[i][o])}" for i in range(k)) for o in range(len(steps))]

@@ -192,13 +192,17 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     chance = [results["imcq"][c].get("chance") for c in comps]
     chance_text = "; ".join(f"{c.replace('_', ' ')} {v:.4f}" for c, v in zip(comps, chance, strict=True)
                             if v is not None) or "no question answered"
+    guess = [results["imcq"][c].get("chance_independent_guesser") for c in comps]
+    guess_text = "; ".join(f"{c.replace('_', ' ')} {v:.4f}" for c, v in zip(comps, guess, strict=True)
+                           if v is not None) or "no question answered"
     tables = [Table(
         title="AI Idea Bench 2025 (Table 1 layout)", columns=t1_cols, rows=[row],
         note=f"judge {results['judge']}; I2T/I2I: mean over instances of the best idea's rating on "
              f"{results['rating_scale'][0]}-{results['rating_scale'][1]} (published code's scale; the paper "
              "writes [0,5]); IMCQ: share of instances where any idea picked the ground truth among 4 "
-             "options; a judge picking at random scores 1 - (1 - 1/4)^n with n ideas per instance "
-             f"(chance here: {chance_text}).",
+             "options; chance, the score of a judge that ignores the options' content (picking by a "
+             f"rule of form, the same for every idea): {chance_text}; a guesser drawing anew for each "
+             f"of n ideas scores 1 - (1 - 1/4)^n ({guess_text}), not the reference for a form-only judge.",
     )]
     comp = results.get("competition")
     nov, fea = results["novelty"], results["feasibility"]
