@@ -11,7 +11,6 @@ builds the ``results["form_baselines"]`` entries.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -34,12 +33,21 @@ def prompt_of(data: Mapping[str, Any], prompts: Prompts) -> list[dict[str, Any]]
 
 
 def answered(data: Mapping[str, Any], parsed: Any) -> dict[str, Any]:
-    """A copy of the judged record ``data`` whose judgment parsed to ``parsed`` (None: unparsed)."""
-    out = copy.deepcopy(dict(data))
-    judgment = dict(out.get("judgment") or {})
-    judgment.update(parsed=parsed, parse_ok=parsed is not None)
-    out["judgment"] = judgment
-    return out
+    """A copy of the judged record ``data`` whose judgment parsed to ``parsed`` (None: unparsed);
+    ``data`` itself is not changed (the copy shares its other values)."""
+    judgment = {**(data.get("judgment") or {}), "parsed": parsed, "parse_ok": parsed is not None}
+    return {**data, "judgment": judgment}
+
+
+def cached(prompts: Prompts) -> Prompts:
+    """``prompts`` reading each kept prompt once (every rule replays the same prompts)."""
+    seen: dict[str, list[dict[str, Any]] | None] = {}
+
+    def read(digest: str) -> list[dict[str, Any]] | None:
+        if digest not in seen:
+            seen[digest] = prompts(digest)
+        return seen[digest]
+    return read
 
 
 def replay(records: Sequence[Record], step: Callable[[str], bool], prompts: Prompts,

@@ -41,6 +41,7 @@ def form_baselines(records: Sequence[Record], results: dict[str, Any],
     not compute IMCQ."""
     if not results.get("imcq"):
         return []
+    prompts = _form.cached(prompts)
     by_rule = {}
     for rule in _form.rules():
         def choose(rec: Record, messages: list[dict[str, Any]], rule: Any = rule) -> str | None:

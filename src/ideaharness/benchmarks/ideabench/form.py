@@ -31,6 +31,7 @@ CHANCE = 0.5
 def form_baselines(records: Sequence[Record], results: dict[str, Any],
                    prompts: _form.Prompts) -> list[dict[str, Any]]:
     """The Insight Score of each form-only ranking rule, per scenario/indicator (module docstring)."""
+    prompts = _form.cached(prompts)
     by_rule = {}
     for rule in _form.rules():
         def ranking(rec: Record, messages: list[dict[str, Any]], rule: Any = rule) -> list[str] | None:

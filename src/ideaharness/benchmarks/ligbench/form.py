@@ -76,6 +76,7 @@ def judge_form_baselines(records: Sequence[Record], results: dict[str, Any], pro
     pairs = [(iid, key, data) for step, iid, key, data in records
              if step == STEP_PAIR and (not selected or iid in selected)]
     labels = {iid: dict(data.get("human_preference") or {}) for iid, key, data in pairs if key == "ab"}
+    prompts = _form.cached(prompts)
     by_rule: dict[str, list[Score]] = {}
     for rule in _form.rules():
         answers: dict[str, dict[str, dict[str, float] | None]] = {}

@@ -149,6 +149,7 @@ def form_baselines(records: Sequence[Record], results: dict[str, Any], prompts: 
                    seed: int) -> list[dict[str, Any]]:
     """The ranking and screening baselines of a run (module docstring); a task the run did not do
     gives none."""
+    prompts = _form.cached(prompts)
     out: list[dict[str, Any]] = []
     if results.get("ranking"):
         by_rule = {}
