@@ -23,6 +23,9 @@ with :func:`~ideaharness.runner.registry.register_benchmark`. It declares:
   the reliability block reads them (:mod:`ideaharness.metrics.reliability.adapters`);
 * ``consistency_sample``: whether ``--consistency-sample`` applies (it has position-ordered
   judgments to re-ask, :meth:`~ideaharness.runner.steps.StepRunner.judge_step` ``reorder``).
+* ``gold_steps`` / ``no_gold_steps`` and :meth:`form_baselines`: which judged steps have a gold
+  answer, and what a judge choosing by form alone scores on them (``results["form_baselines"]``,
+  read by the evidence verdict's blindness check).
 
 The runner (:mod:`ideaharness.runner.run`) owns everything else: selection, models, the run
 directory, progress, resume, exit statuses, the common blocks of ``results.json`` and the report.
