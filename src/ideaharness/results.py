@@ -89,7 +89,9 @@ class UnparsedUnitEntry(_Open):
 
 class HeadlineValue(_Open):
     """One of ``metrics`` (a :class:`~ideaharness.runner.protocol.MetricValue`): ``metric``,
-    ``group``, ``system``, ``value`` (None: not measured), 95% ``ci``, ``n`` units, ``why``."""
+    ``group``, ``system``, ``value`` (None: not measured), 95% ``ci``, ``n`` units, ``why``;
+    ``ci_why``: why a value has no ``ci`` where the interval rule withheld it ("n too small for
+    an interval (n < 5)"; absent otherwise and in runs saved before the rule)."""
 
     metric: str
     group: str = ""
@@ -99,6 +101,7 @@ class HeadlineValue(_Open):
     n: int | None = Field(default=None, ge=0)
     why: str | None = None
 
+    ci_why: str | None = None
 
 class ReliabilityBlock(_Open):
     """``reliability``: per metric and judge, the judge-reliability statistics

@@ -15,6 +15,7 @@ from ideaharness.analysis.load import JUDGMENT_COLUMNS, SCORE_COLUMNS, RunData
 from ideaharness.cli import main
 from ideaharness.cli.analysis import comparison_tables
 from ideaharness.errors import UserError
+from ideaharness.metrics.aggregate import MIN_INTERVAL_N
 from tests.analysis.saved_runs import results_of
 
 
@@ -45,7 +46,8 @@ def test_researchbench_leaderboard_and_paired_difference(runs: dict[str, Path]) 
     score = result["metrics"]["researchbench.matched_score[one_step]"]
     board = {b["system"]: b for b in score["leaderboard"]}
     assert board["gen-strong"]["mean"] == 4.0 and board["gen-weak"]["mean"] == 1.0
-    assert board["gen-strong"]["ci95"] == [4.0, 4.0]
+    # fewer than MIN_INTERVAL_N papers: no interval (was the zero-width [4.0, 4.0]; issue 32 item 7)
+    assert board["gen-strong"]["n"] < MIN_INTERVAL_N and board["gen-strong"]["ci95"] is None
     reported = results_of(runs["researchbench_b"])["composition"]["overall"]["one_step"]["mean_matched_score"]
     assert board["gen-weak"]["mean"] == reported
     (pair,) = score["paired"]
@@ -234,17 +236,21 @@ def test_liveideabench_flexibility_and_average_in_the_leaderboard() -> None:
 
 def test_compare_intervals_are_the_runs_own_intervals(runs: dict[str, Path]) -> None:
     """With the run's resamples and seed, compare's interval of a mean is the one results.json
-    reports: rows in record order and instances in data order give the same interval."""
+    reports in its headline (one interval rule, issue 32 item 7: the bounded-mean score interval
+    for these bounded metrics): rows in record order and instances in data order give the same
+    interval."""
     results = results_of(runs["ideabench_a"])
     boot = results["bootstrap"]
     assert boot["order"].startswith("values sorted")
     result = compare_runs([runs["ideabench_a"], runs["ideabench_b"]], n_resamples=boot["n_resamples"],
                           seed=boot["seed"])
-    low = results["scenarios"]["low"]
-    for metric, reported in (("ideabench.bertscore_f1[low]", low["similarity"]["ci95_mean"]),
-                             ("ideabench.overlap[low]", low["overlap"]["ci95_mean"])):
+    headline = {(m["metric"], m["group"]): m for m in results["metrics"]}
+    for metric, name in (("ideabench.bertscore_f1[low]", "ideabench.bertscore_f1"),
+                         ("ideabench.overlap[low]", "ideabench.overlap")):
+        reported = headline[(name, "low")]["ci"]
         board = {b["system"]: b for b in result["metrics"][metric]["leaderboard"]}
-        assert board["gen-strong"]["ci95"] == (None if reported is None else list(reported)), metric
+        assert reported is not None and board["gen-strong"]["n"] == headline[(name, "low")]["n"] >= 5
+        assert board["gen-strong"]["ci95"] == list(reported), metric
 
 
 def test_the_cli_default_minimum_is_the_documented_one() -> None:

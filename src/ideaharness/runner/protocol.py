@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -50,7 +50,7 @@ from ideaharness.metrics.aggregate import (
     Statistic,
     interval_description,
     mean,
-    percentile_bootstrap,
+    standard_interval,
 )
 from ideaharness.metrics.reliability.adapters import Adapters, Record, idea_generators
 from ideaharness.results import BenchmarkResults
@@ -108,7 +108,11 @@ class MetricSpec:
             :func:`~ideaharness.metrics.aggregate.percentile` (p80, flexibility's p30) or any other.
         interval: ``(table, statistic, settings) -> (low, high) | None``
             (:data:`~ideaharness.metrics.aggregate.Interval`):
-            :func:`~ideaharness.metrics.aggregate.percentile_bootstrap` (default, seeded),
+            :func:`~ideaharness.metrics.aggregate.standard_interval` (default: the bounded-mean
+            score interval for a mean or ratio with a two-ended ``range``, else the seeded
+            :func:`~ideaharness.metrics.aggregate.percentile_bootstrap`; none below
+            ``MIN_INTERVAL_N`` units, docs/statistics.md),
+            :func:`~ideaharness.metrics.aggregate.percentile_bootstrap`,
             :func:`~ideaharness.metrics.aggregate.wilson`, :func:`~ideaharness.metrics.aggregate.no_interval`.
         inputs: for a metric over several metrics' scores of one unit (multi-column units, e.g. a
             leaderboard average): their names; the table then has one column per input, NaN where
@@ -124,7 +128,7 @@ class MetricSpec:
     range: tuple[float | None, float | None] = (None, None)
     source: str = ""
     aggregate: Statistic = mean
-    interval: Interval = percentile_bootstrap
+    interval: Interval = standard_interval
     inputs: tuple[str, ...] = ()
     unit: str = "instance"
 
@@ -133,22 +137,26 @@ class MetricSpec:
         if not self.aggregation:
             object.__setattr__(self, "aggregation", self.aggregate.description.replace("units", units))
         if not self.ci:
-            object.__setattr__(self, "ci", interval_description(self.interval).replace("units", units))
+            object.__setattr__(self, "ci", interval_description(self.interval, self.aggregate, self.range)
+                               .replace("units", units))
 
     def value(self, table: Any) -> float | None:
         """The metric's value of a unit table (see ``inputs``), None where not defined."""
         return self.aggregate(table)
 
     def confidence_interval(self, table: Any, settings: IntervalSettings) -> tuple[float, float] | None:
-        """The metric's interval of a unit table under ``settings`` (None where none is formed)."""
-        return self.interval(table, self.aggregate, settings)
+        """The metric's interval of a unit table under ``settings`` with the metric's ``range`` as
+        its bounds (None where none is formed; the n rule is :func:`~ideaharness.runs.scores.summarise`'s)."""
+        return self.interval(table, self.aggregate, replace(settings, bounds=self.range))
 
 
 class MetricValue(BaseModel):
     """One headline value of a run: ``metric`` (a registered name), the ``group`` it belongs to
     (system, scenario, indicator; "" for the whole run), ``value`` (None when nothing was
     measured), its 95% ``ci``, the number ``n`` of units behind it and, when ``value`` is None
-    and the benchmark knows the reason, ``why`` (e.g. "needs at least 5 keywords, has 2").
+    and the benchmark knows the reason, ``why`` (e.g. "needs at least 5 keywords, has 2");
+    ``ci_why``: why a value has no interval where the interval rule withheld it ("n too small
+    for an interval (n < 5)", :func:`~ideaharness.metrics.aggregate.headline_interval`).
     ``system``: the system it scores where a run holds several (LigBench), else None."""
 
     metric: str
@@ -158,6 +166,7 @@ class MetricValue(BaseModel):
     ci: tuple[float, float] | None = None
     n: int | None = None
     why: str | None = None
+    ci_why: str | None = None
 
 
 @dataclass

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry
 from ideaharness.errors import PartialRunError, Terminated, UserError
-from ideaharness.metrics.aggregate import IntervalSettings
+from ideaharness.metrics.aggregate import IntervalSettings, too_few_units
 from ideaharness.metrics.evidence import evidence_block, evidence_lines, evidence_table, qualifying_notes
 from ideaharness.redaction import redact
 from ideaharness.report.html import Table, write_report
@@ -380,9 +380,16 @@ def headline_values(bench: Benchmark, results: dict[str, Any], scores: Sequence[
     specs = [registered.get(name) or MetricSpec(name, higher_is_better=True) for name in own]
     specs += [spec for spec in registered.values() if spec.inputs and any(i in own for i in spec.inputs)]
     values = [MetricValue(metric=name, group=group, system=system, value=summary.value, ci=summary.ci,
-                          n=summary.n, why=summary.why)
+                          n=summary.n, why=summary.why, ci_why=summary.ci_why)
               for name, (system, group), summary in summarise_scores(scores, specs, settings, skip)]
-    return values + given
+    return values + [_interval_rule(m) for m in given]
+
+
+def _interval_rule(value: MetricValue) -> MetricValue:
+    """A value :meth:`Benchmark.headline` gives under the one interval rule: below
+    ``MIN_INTERVAL_N`` units its interval is withheld, with the reason (``ci_why``)."""
+    why = too_few_units(value.n) if value.value is not None and value.n is not None else None
+    return value.model_copy(update={"ci": None, "ci_why": why}) if why else value
 
 
 def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], available: Sequence[Any],
@@ -445,7 +452,7 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
 
 def _unset(value: MetricValue) -> set[str]:
     """The optional fields a headline value leaves out of results.json when unset."""
-    return {k for k in ("why", "system") if getattr(value, k) is None}
+    return {k for k in ("why", "system", "ci_why") if getattr(value, k) is None}
 
 
 def _not_computed(metric: dict[str, Any]) -> bool:
@@ -565,7 +572,7 @@ def metrics_table(results: dict[str, Any]) -> Table:
     for m in results.get("metrics") or []:
         spec = specs.get(m["metric"])
         group = "/".join(g for g in (m.get("system"), m.get("group")) if g)
-        rows.append([m["metric"], group, m["value"], m["ci"], m["n"],
+        rows.append([m["metric"], group, m["value"], m["ci"] or m.get("ci_why"), m["n"],
                      ("higher" if spec.higher_is_better else "lower") if spec else None,
                      spec.ci if spec else None])
     return Table(title="Headline metrics", columns=["metric", "group", "value", "95% CI", "n", "better",

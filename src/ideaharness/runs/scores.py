@@ -13,6 +13,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 
 from ideaharness.errors import UserError
 from ideaharness.fileio import atomic_write_text
-from ideaharness.metrics.aggregate import IntervalSettings
+from ideaharness.metrics.aggregate import IntervalSettings, headline_interval
 from ideaharness.metrics.reliability.sampling import original_key
 
 SCORES_FILE = "scores.jsonl"
@@ -122,12 +123,15 @@ UnitKey = tuple[str | None, str]
 
 class Summary(BaseModel):
     """A metric's value over one (system, group) of scores: ``value`` (None when not defined),
-    ``ci``, ``n`` (units with a value) and ``why`` (when ``value`` is None)."""
+    ``ci``, ``n`` (units with a value), ``why`` (when ``value`` is None) and ``ci_why`` (when a
+    value has no interval because the rule withheld it: "n too small for an interval (n < 5)",
+    :func:`~ideaharness.metrics.aggregate.headline_interval`)."""
 
     value: float | None
     ci: tuple[float, float] | None = None
     n: int
     why: str | None = None
+    ci_why: str | None = None
 
 
 def unit_rows(scores: Sequence[Score], metric: str,
@@ -185,14 +189,19 @@ def summarise(spec: Any, rows: dict[str, Row], settings: IntervalSettings,
 
     One input: value, interval and n over the units with a value. Several inputs: the value of
     the whole table (a statistic may use each column's own units), n = the units with every
-    input, the interval as the spec's interval forms it (the bootstrap resamples those units)."""
+    input, the interval as the spec's interval forms it (the bootstrap resamples those units).
+    The interval follows the one headline rule (:func:`~ideaharness.metrics.aggregate.headline_interval`):
+    none below ``MIN_INTERVAL_N`` units (``ci_why`` says so), else the spec's interval with the
+    spec's ``range`` as ``settings.bounds``; the run's headline and ``compare`` both come here."""
     multi = bool(spec.inputs)
     table = table_of(rows)
     used = complete(table, multi)
     n = len(used)
     source = table if multi else used
     value = spec.aggregate(source) if len(source) else None
-    ci = spec.interval(source, spec.aggregate, settings) if value is not None else None
+    ci, ci_why = (headline_interval(spec.interval, source, spec.aggregate,
+                                    replace(settings, bounds=tuple(spec.range)), n)
+                  if value is not None else (None, None))
     why = None
     if value is None:
         own = spec.aggregate.why_undefined(source, n) if n or multi else None
@@ -201,7 +210,7 @@ def summarise(spec: Any, rows: dict[str, Row], settings: IntervalSettings,
         elif reasons:
             top = Counter(reasons).most_common(1)[0]
             why = f"{top[0]} ({top[1]} of {len(reasons)} unscored)"
-    return Summary(value=value, ci=None if ci is None else (float(ci[0]), float(ci[1])), n=n, why=why)
+    return Summary(value=value, ci=ci, n=n, why=why, ci_why=ci_why)
 
 
 def summarise_scores(scores: Sequence[Score], specs: Iterable[Any], settings: IntervalSettings,

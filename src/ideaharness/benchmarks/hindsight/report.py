@@ -21,8 +21,8 @@ def _metric_rows(results: dict[str, Any]) -> list[list[Any]]:
         m = metrics.get(name) or {}
         value = m.get("value")
         ci = m.get("ci")
-        rows.append([label, None if value is None else float(value), tuple(ci) if ci else None, m.get("n"),
-                     m.get("why")])
+        rows.append([label, None if value is None else float(value), tuple(ci) if ci else m.get("ci_why"),
+                     m.get("n"), m.get("why")])
     return rows
 
 

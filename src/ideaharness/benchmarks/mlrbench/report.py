@@ -22,7 +22,8 @@ def _cells(metric: dict[str, Any] | None) -> list[Any]:
         return [None, None, None]
     ci = metric.get("ci")
     value = metric.get("value")
-    return [None if value is None else float(value), tuple(ci) if ci else None, metric.get("n")]
+    return [None if value is None else float(value), tuple(ci) if ci else metric.get("ci_why"),
+            metric.get("n")]
 
 
 def results_tables(results: dict[str, Any]) -> list[Table]:
