@@ -76,3 +76,39 @@ async def test_unparseable_judge_counts_failures(tmp_path: Path, shared_corpus_p
     results = await _run(tmp_path, shared_corpus_path, ScriptedModel(lambda m: "no idea"))
     r = results["dimensions"]["soundness"]
     assert r["n"] == 0 and r["accuracy"] is None and r["n_failed"] > 0
+
+
+async def test_human_agreement_in_the_reliability_block_is_the_headline(tmp_path: Path,
+                                                                          shared_corpus_path: Path) -> None:
+    """Issue 32, item 8: the block's judge–human agreement counts pairs (both orders and re-asks
+    combined into the pair's one verdict, as the headline), so value, n and interval are the
+    headline's. The judge prefers the paper shown first on some pairs (orders disagree: a tie,
+    wrong) and the paper with the alphabetically first target on the others (right on some)."""
+    import hashlib
+
+    def reply(messages: list[Message]) -> str:
+        a, b = _MAIN.findall(messages[-1]["content"])[:2]
+        if int(hashlib.sha256("".join(sorted((a, b))).encode()).hexdigest(), 16) % 3 == 0:
+            return '{"rating": 1, "soundness": 1, "contribution": 0}'
+        v = 1.0 if a < b else 0.0
+        return json.dumps({"rating": v, "soundness": 1.0 - v, "contribution": v})
+
+    model = ScriptedModel(reply)
+    config = JudgeAccuracyConfig(judge=model.model, corpus=str(shared_corpus_path), n_pairs=8)
+    results = await arun("ligbench-judge", config=config, judge=model, options=ExecutionOptions(
+        out=tmp_path / "run", progress=False, consistency_sample=0.5))  # re-asks: more judgments
+    block = results["reliability"]["metrics"]
+    checked = 0
+    for dim in ("rating", "soundness", "contribution"):
+        headline = next(m for m in results["metrics"] if m["metric"] == "ligbench.judge_accuracy"
+                        and m["group"] == dim)
+        judges = block[f"ligbench/judge_pair[{dim}]"]["judges"]
+        human = next(iter(judges.values()))["human"]
+        assert next(iter(judges.values()))["judgments"] > human["n"]  # more judgments than pairs
+        assert human["value"] == pytest.approx(headline["value"]) and human["n"] == headline["n"], dim
+        assert human["n"] == results["dimensions"][dim]["n"]
+        assert headline["ci"] is not None and headline["n"] >= 5
+        assert list(human["interval"]) == list(headline["ci"]) == list(results["dimensions"][dim]["interval"])
+        checked += 1
+    assert checked == 3
+    assert 0 < sum(r["accuracy"] for r in results["dimensions"].values()) < 3  # neither all right nor wrong

@@ -266,9 +266,10 @@ def test_ligbench_judge_pairs_carry_human_labels_and_get_human_agreement() -> No
         records.append(record(f"{a}|{b}", "ba", [b, a], 1.0 - right, 0.0))
     section = reliability_section(records, adapters=ADAPTERS, human_ceiling=lambda: {"value": 0.565})
     human = section["metrics"]["ligbench/judge_pair[rating]"]["judges"]["judge-m"]["human"]
-    assert human["measure"] == "accuracy" and human["n"] == 20 and human["value"] == pytest.approx(0.8)
+    # per labelled pair (both orders combined into the pair's verdict), not per judgment (was n 20)
+    assert human["measure"] == "accuracy" and human["n"] == 10 and human["value"] == pytest.approx(0.8)
     low, high = human["interval"]
-    assert low < 0.8 < high  # Wilson
+    assert low < 0.8 < high  # the headline's bounded-mean interval over the 10 pairs
     assert section["metrics"]["ligbench/judge_pair[contribution]"]["judges"]["judge-m"]["human"] is None
     assert section["human_ceiling"] is None  # accuracy on pairs is not the ceiling's statistic
     assert "human agreement" in reliability_columns(section)

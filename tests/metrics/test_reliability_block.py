@@ -245,7 +245,11 @@ def test_agreement_with_human_labels() -> None:
     labels = {f"i{i}|pair": f"{'a' if i % 2 else 'z'}-good{i}" for i in range(4)}
     assert human_agreement(views, labels).value == 1.0
     block = reliability_blocks(pair_views(always_a, n_pairs=4), human_labels={"cmp": labels})["cmp"]
-    assert block.judges["j"].human.value == 0.5
+    # per pair: "always the first" answers both orders differently, a tie, wrong on every pair (per
+    # judgment it looked right half of the time); n counts the 4 pairs, too few for an interval
+    human = block.judges["j"].human
+    assert (human.value, human.n, human.interval) == (0.0, 4, None)
+    assert human.interval_why == "n too small for an interval (n < 5)"
 
 
 def test_self_preference_flag() -> None:

@@ -3,9 +3,11 @@
 Held-out pairs of thematically similar reference papers (nearest neighbours by MiniLM cosine
 whose debiased ratings differ by at least ``min_gap``; LigBench used 269 pairs) are compared with
 the same prompt as ideas (``ligbench_compare.j2``), in both orders by default. Per dimension the
-label is the paper with the higher debiased score; accuracy comes with a 95% Wilson interval
-(:mod:`ideaharness.metrics.judge_accuracy`). Parse failures are counted, not scored; a pair counts
-only when every order shown parsed.
+label is the paper with the higher debiased score; accuracy comes with the headline's 95 %
+interval (the bounded-mean score interval over pairs, none below 5 pairs: docs/statistics.md).
+Parse failures are counted, not scored; a pair counts only when every order shown parsed. The
+reliability block's agreement with the human labels counts the same pairs the same way (both
+orders combined into the pair's one verdict, re-asks left out), so it equals the headline.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from ideaharness.benchmarks.ligbench import form as form_baseline
@@ -30,7 +33,7 @@ from ideaharness.benchmarks.ligbench.steps import (
 from ideaharness.cutoff import LiteratureAccess
 from ideaharness.data.pairiq import PairIQRecord, pairiq_files
 from ideaharness.errors import UserError
-from ideaharness.metrics.aggregate import wilson
+from ideaharness.metrics.aggregate import IntervalSettings, headline_interval
 from ideaharness.metrics.judge_accuracy import judge_accuracy, preference_label, similar_pairs
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.prompts import render
@@ -43,11 +46,13 @@ from ideaharness.runs.scores import Score
 
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 
-register_metric(MetricSpec("ligbench.judge_accuracy", higher_is_better=True, aggregation="share of pairs "
-                           "where the judge prefers the paper with the higher debiased score "
-                           "(a tie is wrong)",
-                           interval=wilson, unit="pair", range=(0.0, 1.0),
-                           source="LigBench §5 (judge accuracy)"))
+ACCURACY_SPEC = register_metric(MetricSpec(
+    "ligbench.judge_accuracy", higher_is_better=True, aggregation="share of pairs where the judge "
+    "prefers the paper with the higher debiased score (a tie is wrong)", unit="pair", range=(0.0, 1.0),
+    source="LigBench §5 (judge accuracy)"))
+"""Per pair and dimension 1 (right) or 0; its interval is the default bounded-mean score interval
+(a Wilson-type interval for 0/1 values), as the reliability block's human agreement, which counts
+the same pairs (:func:`~ideaharness.metrics.reliability.panel.human_agreement`)."""
 
 
 class JudgeAccuracyConfig(BenchmarkConfig):
@@ -193,6 +198,10 @@ class JudgeAccuracy(Benchmark):
                 else:
                     unparsed.setdefault(pair.id, []).append(dim)
             dims[dim] = judge_accuracy(preds, labels).model_dump()
+            values = np.asarray([per_pair[p][dim] for p in sorted(per_pair) if dim in per_pair[p]])
+            ci, why = headline_interval(ACCURACY_SPEC.interval, values, ACCURACY_SPEC.aggregate,
+                                        IntervalSettings(bounds=ACCURACY_SPEC.range), len(values))
+            dims[dim].update(interval=ci, interval_why=why)  # the headline's interval, not Wilson's
         return {"judge": self.config.judge, "corpus": self.config.corpus, "n_pairs": len(pairs),
                 "dimensions": dims, "per_pair": per_pair, "unparsed_pairs": unparsed,
                 "llm_errors": ctx.steps.error_count}
@@ -221,10 +230,10 @@ class JudgeAccuracy(Benchmark):
 
 
 def accuracy_table(results: dict[str, Any]) -> Table:
-    """Accuracy per dimension with its Wilson interval and counts."""
-    rows = [[dim, r["accuracy"], r["interval"], r["n"], r["n_correct"], r["n_ties"], r["n_failed"]]
-            for dim, r in results["dimensions"].items()]
+    """Accuracy per dimension with its interval (the headline's; "n too small" below 5 pairs) and counts."""
+    rows = [[dim, r["accuracy"], r["interval"] or r.get("interval_why"), r["n"], r["n_correct"], r["n_ties"],
+             r["n_failed"]] for dim, r in results["dimensions"].items()]
     return Table(title=f"Judge accuracy of {results['judge']} on {results['n_pairs']} pairs",
-                 columns=["dimension", "accuracy", "95% Wilson CI", "pairs judged", "correct", "ties",
+                 columns=["dimension", "accuracy", "95% CI", "pairs judged", "correct", "ties",
                           "parse failures"], rows=rows,
                  note="label = the paper with the higher venue-debiased score; a tie (0.5) counts as wrong.")

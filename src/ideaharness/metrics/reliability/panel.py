@@ -137,13 +137,25 @@ def panel_aggregate(views: Sequence[JudgmentView]) -> dict[str, Any]:
 
 
 class HumanAgreement(BaseModel):
-    """Agreement of a judge with human labels.
+    """Agreement of a judge with human labels, counted per labelled unit (the question the humans
+    labelled: a pair, an item), never per judgment.
 
-    ``measure``: ``accuracy`` (pairwise, choice: share of labelled judgments giving the human
-    answer; a judge's tie is wrong, pairs the humans tie are left out, as LigBench §5) with its 95 %
-    Wilson ``interval``; ``spearman`` (rating: Spearman ρ over units; ranking: mean per-unit ρ).
-    ``n`` counts parsed judgments with a label. ``quartile_agreement`` (ratings of at least 8 units):
-    Si et al.'s (2024) top/bottom-quartile agreement with the judge as one "half" (see
+    A unit's judgments (both orders of a pair, several sampled answers) are first combined into the
+    unit's one verdict, as the benchmark's own headline combines them (LigBench §5 judge accuracy):
+    pairwise, the mean over the unit's judgments of the preference for one item (1 / 0.5 / 0),
+    the verdict the item preferred on average (0.5: a tie); choice, the most common answer (a
+    tied majority: no verdict). Consistency re-asks are left out (they measure the judge and are
+    not part of any score), and so is a unit one of whose judgments did not parse (as the headline
+    leaves out a pair one of whose orders did not parse).
+
+    ``measure``: ``accuracy`` (pairwise, choice: share of labelled units whose verdict is the
+    human answer; a verdict of tie or none is wrong, units the humans tie are left out, as
+    LigBench §5) with the headline's interval (:func:`~ideaharness.metrics.aggregate.headline_interval`
+    with the default bounded-mean interval on [0, 1]: none below ``MIN_INTERVAL_N`` units, then
+    ``interval_why`` says so); ``spearman`` (rating: Spearman rho over units of the unit's mean
+    rating; ranking: mean over units of the per-unit rho of the mean ranks). ``n`` counts the
+    labelled units. ``quartile_agreement`` (ratings of at least 8 units): Si et al.'s (2024)
+    top/bottom-quartile agreement with the judge as one "half" (see
     :func:`ideaharness.metrics.reliability.human.quartile_agreement`), the statistic their
     human–human ceiling is stated in; None otherwise. ``source`` says where the labels came from.
     """
@@ -152,76 +164,98 @@ class HumanAgreement(BaseModel):
     n: int
     value: float | None
     interval: tuple[float, float] | None = None
+    interval_why: str | None = None
     p_value: float | None = None
     quartile_agreement: float | None = None
     source: str | None = None
 
 
+def _pairwise_verdict(members: Sequence[JudgmentView]) -> Any:
+    """One unit's verdict from its pairwise judgments: the item preferred on average, "tie" at 0.5."""
+    items = sorted({item for m in members for item in (m.positions or ())})
+    if len(items) != 2:
+        return members[0].content_answer() if len(members) == 1 else None
+    ref, other = items
+    mean_ref = float(np.mean([float(m.value) if (m.positions or ())[0] == ref else 1.0 - float(m.value)
+                              for m in members]))
+    return ref if mean_ref > 0.5 else other if mean_ref < 0.5 else "tie"
+
+
 def human_agreement(
     views: Sequence[JudgmentView], labels: Mapping[str, Any] | None = None, *, source: str | None = None
 ) -> HumanAgreement | None:
-    """Agreement with human labels: keyed by unit id (:attr:`JudgmentView.unit_id`) in ``labels``,
-    else each view's own :attr:`JudgmentView.human_label`.
+    """Agreement with human labels per labelled unit (see :class:`HumanAgreement`): labels keyed by
+    unit id (:attr:`JudgmentView.unit_id`) in ``labels``, else each view's own
+    :attr:`JudgmentView.human_label`.
 
     Label per kind: pairwise, the preferred item id or "tie"; choice, the tuple of correct item
     ids; rating, the human score; ranking, the human ranking (item ids, best first).
-    Returns None when no parsed view has a label.
+    Returns None when no unit has a parsed judgment and a label.
     """
-    from scipy.stats import binomtest, spearmanr  # scipy.stats takes ~1 s to import
+    from scipy.stats import spearmanr  # scipy.stats takes ~1 s to import
+
+    from ideaharness.metrics.aggregate import IntervalSettings, headline_interval, mean, standard_interval
 
     def label_of(v: JudgmentView) -> Any:
         return labels.get(v.unit_id) if labels else v.human_label
 
-    labelled = [v for v in views if v.parse_ok and label_of(v) is not None]
-    if labelled and labelled[0].kind == "pairwise":
-        labelled = [v for v in labelled if label_of(v) != "tie"]  # the humans do not choose
-    if not labelled:
+    unparsed = {v.unit_id for v in views if not v.reask and not v.parse_ok}
+    by_unit: dict[str, list[JudgmentView]] = defaultdict(list)
+    for v in views:
+        if v.parse_ok and not v.reask and v.unit_id not in unparsed and label_of(v) is not None:
+            by_unit[v.unit_id].append(v)
+    if by_unit and next(iter(by_unit.values()))[0].kind == "pairwise":
+        by_unit = {u: vs for u, vs in by_unit.items() if label_of(vs[0]) != "tie"}  # the humans do not choose
+    if not by_unit:
         return None
-    kind = labelled[0].kind
+    units = sorted(by_unit)
+    kind = by_unit[units[0]][0].kind
     if kind in ("pairwise", "choice"):
-        hits = sum(v.content_answer() == label_of(v) for v in labelled)
-        ci = binomtest(hits, len(labelled)).proportion_ci(method="wilson")
-        return HumanAgreement(
-            measure="accuracy",
-            n=len(labelled),
-            value=hits / len(labelled),
-            interval=(float(ci.low), float(ci.high)),
-            source=source,
-        )
+        hits = []
+        for u in units:
+            members = by_unit[u]
+            if kind == "pairwise":
+                verdict = _pairwise_verdict(members)
+            else:
+                top = Counter(m.content_answer() for m in members).most_common(2)
+                verdict = None if len(top) > 1 and top[0][1] == top[1][1] else top[0][0]
+            hits.append(float(verdict is not None and verdict != "tie" and verdict == label_of(members[0])))
+        ci, why = headline_interval(standard_interval, np.asarray(hits), mean,
+                                    IntervalSettings(bounds=(0.0, 1.0)), len(hits))
+        return HumanAgreement(measure="accuracy", n=len(hits), value=float(np.mean(hits)), interval=ci,
+                              interval_why=why, source=source)
     if kind == "rating":
         from ideaharness.metrics.reliability.human import quartile_agreement
 
-        by_unit: dict[str, list[float]] = defaultdict(list)
-        human: dict[str, float] = {}
-        for v in labelled:
-            by_unit[v.unit_id].append(float(v.value))
-            human[v.unit_id] = float(label_of(v))
-        units = sorted(by_unit)
-        xs = [float(np.mean(by_unit[u])) for u in units]
-        ys = [human[u] for u in units]
+        xs = [float(np.mean([float(m.value) for m in by_unit[u]])) for u in units]
+        ys = [float(label_of(by_unit[u][0])) for u in units]
         quartile = quartile_agreement(xs, ys) if len(units) >= 8 else None
         if len(set(xs)) < 2 or len(set(ys)) < 2:
             return HumanAgreement(
-                measure="spearman", n=len(labelled), value=None, quartile_agreement=quartile, source=source
+                measure="spearman", n=len(units), value=None, quartile_agreement=quartile, source=source
             )
         res = spearmanr(xs, ys)
         return HumanAgreement(
             measure="spearman",
-            n=len(labelled),
+            n=len(units),
             value=float(res.statistic),
             p_value=float(res.pvalue),
             quartile_agreement=quartile,
             source=source,
         )
     rhos = []
-    for v in labelled:
-        ranks = v.item_ranks() or {}
-        human_ranks = {item: r for r, item in enumerate(label_of(v), start=1)}
+    for u in units:
+        ranks: dict[str, list[int]] = defaultdict(list)
+        for m in by_unit[u]:
+            for item, r in (m.item_ranks() or {}).items():
+                ranks[item].append(r)
+        human_ranks = {item: r for r, item in enumerate(label_of(by_unit[u][0]), start=1)}
         items = sorted(set(ranks) & set(human_ranks))
         if len(items) >= 2:
-            rhos.append(
-                float(spearmanr([ranks[i] for i in items], [human_ranks[i] for i in items]).statistic)
-            )
+            judge = [float(np.mean(ranks[i])) for i in items]
+            truth = [human_ranks[i] for i in items]
+            if len(set(judge)) > 1:
+                rhos.append(float(spearmanr(judge, truth).statistic))
     return HumanAgreement(
-        measure="spearman", n=len(labelled), value=float(np.mean(rhos)) if rhos else None, source=source
+        measure="spearman", n=len(units), value=float(np.mean(rhos)) if rhos else None, source=source
     )

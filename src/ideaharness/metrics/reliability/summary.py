@@ -114,10 +114,12 @@ def _human_cell(human: Mapping[str, Any]) -> str:
         if human.get("interval"):
             low, high = human["interval"]
             text += f" [{low:.2f}, {high:.2f}]"
+        elif human.get("interval_why"):
+            text += f" ({human['interval_why']})"
         parts.append(text)
     if human.get("quartile_agreement") is not None:
         parts.append(f"quartile agreement {human['quartile_agreement']:.2f}")
-    return ", ".join(parts) + f" (n = {human['n']})"
+    return ", ".join(parts) + f" (n = {human['n']} units)"
 
 
 def has_human_agreement(section: Mapping[str, Any]) -> bool:
