@@ -299,6 +299,10 @@ def test_liveideabench_critiques_and_fluency_are_judgments() -> None:
     assert {v.unit_id for v in views["critique[feasibility]"]} == {"stars|0", "stars|1"}
     assert views["critique[originality]"][0].generator_model == "gen-m"
     ab, ba = views["fluency"]
-    assert (ab.value, ab.group, ab.group == ba.group) == (20.0 / 3.0, "0/j1", True)
+    # the fluency metric's value of grade B (v2 when the record names no protocol), not v1's 20/3
+    assert (ab.value, ab.group, ab.group == ba.group) == (7.0, "0/j1", True)
+    v1 = ("fluency", "stars", "1/j1/AB", {"judgment": judgment("B", ["stars/0", "stars/2"], model="j1"),
+                                          "pair": [0, 2], "protocol": "v1"})
+    assert views_from_records([v1], ADAPTERS, every_generator)[0].value == pytest.approx(20.0 / 3.0)
     jr = reliability_blocks(views_from_records(rows, ADAPTERS, every_generator))["fluency"].judges["j1"]
     assert jr.consistency is not None and jr.consistency.n_pairs == 1 and jr.consistency.agreement == 1.0

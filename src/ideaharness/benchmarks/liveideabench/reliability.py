@@ -5,8 +5,9 @@ step                            kind      metric
 =============================== ========= =====================================================
 ``critique``                    rating    ``critique[<dimension>]`` (1–10: originality,
                                           feasibility, clarity; v1 without clarity)
-``fluency``                     rating    ``fluency`` (grade A–D as its raw value 10, 6.67,
-                                          3.33, 0: :data:`~.metrics.FLUENCY_RAW`)
+``fluency``                     rating    ``fluency`` (grade A–D as the metric's value of the
+                                          record's protocol: v2 10/7/4/1, v1 10/6.67/3.33/0,
+                                          :func:`~.metrics.fluency_value`)
 =============================== ========= =====================================================
 
 A critique shows one idea (no positions); the panel's judges of one idea share a unit, so the
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ideaharness.benchmarks.liveideabench.metrics import FLUENCY_RAW
+from ideaharness.benchmarks.liveideabench.metrics import fluency_value
 from ideaharness.benchmarks.liveideabench.parsers import DIMENSIONS
 from ideaharness.metrics.reliability.adapters import Adapters, Record, judgment_view, parsed_value
 from ideaharness.metrics.reliability.sampling import original_key
@@ -53,12 +54,15 @@ def critique_views(step: str, iid: str, key: str, data: dict[str, Any],
 
 def fluency_view(step: str, iid: str, key: str, data: dict[str, Any],
                  gens: dict[str, str]) -> list[JudgmentView]:
-    """``fluency``: the grade as its raw value; both orders of one judge's pair share a group."""
+    """``fluency``: the grade as the fluency metric values it (:func:`~.metrics.fluency_value` of the
+    record's ``protocol``, v2 when the record does not say, as :func:`critique_views`), so the
+    reliability table's modal answer is on the headline's scale; both orders of one judge's pair
+    share a group."""
     parsed = parsed_value(data)
     pair, judge = original_key(key)[0].split("/")[:2]
     first = (data.get("pair") or [None])[0]
-    return [judgment_view("fluency", iid, key, data, "rating",
-                          None if parsed is None else FLUENCY_RAW[str(parsed)], generators=gens,
+    value = None if parsed is None else fluency_value(str(parsed), str(data.get("protocol", "v2")))
+    return [judgment_view("fluency", iid, key, data, "rating", value, generators=gens,
                           gen_key=f"{iid}/{first}", group=f"{pair}/{judge}", unit=f"{iid}|{pair}")]
 
 

@@ -216,7 +216,7 @@ class LiveIdeaBench(Benchmark):
                     parse_fluency, temperature=cfg.judge_temperature, max_tokens=cfg.reply_cap("fluency"),
                     seed=cfg.seed,
                     positions=[f"{kw.id}/{a}", f"{kw.id}/{b}"][:: 1 if order == "AB" else -1],
-                    extra={"pair": [a, b], "judge": judge, "order": order},
+                    extra={"pair": [a, b], "judge": judge, "order": order, "protocol": cfg.protocol},
                     reorder=functools.partial(  # --consistency-sample
                         _fluency_reask, keyword=kw.id, shown=shown, protocol=cfg.protocol),
                 )
