@@ -437,6 +437,10 @@ def rewritten(record: dict[str, Any] | None) -> dict[str, str] | None:
     return fields
 
 
+def _last_error(record: dict[str, Any]) -> str:
+    return str((record["judgment"].get("errors") or ["the reply did not parse"])[-1])[:200]
+
+
 def rewrite_counts(records: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
     """Counts over rewrite records (None = not done).
 
@@ -445,8 +449,8 @@ def rewrite_counts(records: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
         failed) in [0, 1] (None when none was tried), ``"drop_warning"`` (True when the share
         exceeds :data:`REWRITE_DROP_WARNING`, stated as ``"drop_threshold"``) and ``"rewriters"``
         (model -> references it rewrote, parsed or not); ``"errors"``: the check's last error of the
-        first three failed rewrites (why they were dropped); ``"final"``: True (a failed rewrite
-        is not re-asked by a later run, :func:`rewrite_reference`).
+        failed rewrites, each different one once, at most three (why they were dropped);
+        ``"final"``: True (a failed rewrite is not re-asked by a later run, :func:`rewrite_reference`).
     """
     done = [r for r in records if r is not None]
     ok = sum(1 for r in done if r["judgment"]["parse_ok"])
@@ -463,7 +467,6 @@ def rewrite_counts(records: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
         "drop_threshold": REWRITE_DROP_WARNING,
         "drop_warning": share is not None and share > REWRITE_DROP_WARNING,
         "rewriters": dict(sorted(rewriters.items())),
-        "errors": [str((r["judgment"].get("errors") or ["the reply did not parse"])[-1])[:200]
-                   for r in done if not r["judgment"]["parse_ok"]][:3],
+        "errors": list(dict.fromkeys(_last_error(r) for r in done if not r["judgment"]["parse_ok"]))[:3],
         "final": True,
     }

@@ -16,6 +16,9 @@ from typing import Any
 from ideaharness.metrics.ranking import target_rank
 from ideaharness.runs.scores import Record, Score, selected_records
 
+DROPPED = "target dropped: its rewrite failed the check (final)"
+"""The reason of an Insight Score summand whose target was never ranked because its rewrite failed."""
+
 
 def _parsed(data: dict[str, Any] | None) -> Any:
     judgment = (data or {}).get("judgment") or {}
@@ -50,7 +53,9 @@ def ideabench_scores(records: Sequence[Record], results: dict[str, Any]) -> list
                 value = None
                 if rank is not None and parsed is not None and n:
                     value = (target_rank(parsed, rank["target_label"]) - 1) / n
+                dropped = _parsed(recs.get((f"rewrite/{s}", iid))) is None and (f"rewrite/{s}", iid) in recs
                 out.append(Score(metric="ideabench.insight_score", group=f"{s}/{indicator}", instance_id=iid,
                                  value=value, reason=None if value is not None else why or
-                                 ("ranking reply unparsed" if rank else "not ranked")))
+                                 ("ranking reply unparsed" if rank else DROPPED if dropped
+                                  else "not ranked")))
     return out
