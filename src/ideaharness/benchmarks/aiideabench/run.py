@@ -102,13 +102,13 @@ def input_files(config: AIIdeaBenchConfig) -> dict[str, list[Path]]:
 
 
 register_metric(MetricSpec("aiideabench.imcq", higher_is_better=True, aggregation="share of instances "
-                           "where any idea picks the ground truth", ci="percentile bootstrap over instances",
+                           "where any idea picks the ground truth",
                            range=(0.0, 1.0), source="AI Idea Bench 2025, Qiu et al., Eq. 2"))
 register_metric(MetricSpec("aiideabench.i2i", higher_is_better=True, aggregation="mean over instances of "
-                           "the best idea's rating", ci="percentile bootstrap over instances",
+                           "the best idea's rating",
                            range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 3"))
 register_metric(MetricSpec("aiideabench.i2t", higher_is_better=True, aggregation="mean over instances of "
-                           "the best idea's rating", ci="percentile bootstrap over instances",
+                           "the best idea's rating",
                            range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 4"))
 register_metric(MetricSpec("aiideabench.novelty", higher_is_better=True,
                            aggregation="mean over instances of the instance's mean idea novelty",
