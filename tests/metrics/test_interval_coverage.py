@@ -155,3 +155,24 @@ def test_below_min_interval_n_no_interval_and_the_reason() -> None:
 def test_a_value_outside_the_declared_range_is_an_error() -> None:
     with pytest.raises(ValueError, match=r"value 11 outside the metric's range \[1, 10\]"):
         bounded_score(np.array([3.0, 11.0, 5.0]), mean, IntervalSettings(bounds=(1.0, 10.0)))
+
+
+def test_summarise_applies_the_rule_with_the_metric_range() -> None:
+    """The run headline and ``compare`` both summarise through the spec: its range bounds the
+    interval, below 5 units the reason replaces it, a value outside the range names the metric."""
+    from ideaharness.runner.protocol import MetricSpec
+    from ideaharness.runs.scores import summarise
+
+    spec = MetricSpec("toy.rating", higher_is_better=True, range=(1.0, 10.0))
+    settings = IntervalSettings(n_resamples=200, seed=0)
+    rows = {f"i{k}": [float(v), 1.0] for k, v in enumerate([7, 7, 8, 6, 9, 7])}
+    summary = summarise(spec, rows, settings)
+    assert summary.n == 6 and summary.ci_why is None
+    want = bounded_score(np.array([7, 7, 8, 6, 9, 7.0]), mean, IntervalSettings(bounds=(1.0, 10.0)))
+    assert want is not None and summary.ci == want and want[0] < 7.33 < want[1]
+    few = summarise(spec, dict(list(rows.items())[:4]), settings)
+    assert few.value == pytest.approx(7.0) and few.n == 4 and few.ci is None
+    assert few.ci_why == "n too small for an interval (n < 5)"
+    with pytest.raises(ValueError, match=r"^toy.rating: value 12 outside the metric's range"):
+        summarise(spec, {**rows, "bad": [12.0, 1.0]}, settings)
+    assert spec.ci == "bounded-mean score interval (Wilson form, t quantile) over instances"

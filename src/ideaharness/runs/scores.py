@@ -192,16 +192,22 @@ def summarise(spec: Any, rows: dict[str, Row], settings: IntervalSettings,
     input, the interval as the spec's interval forms it (the bootstrap resamples those units).
     The interval follows the one headline rule (:func:`~ideaharness.metrics.aggregate.headline_interval`):
     none below ``MIN_INTERVAL_N`` units (``ci_why`` says so), else the spec's interval with the
-    spec's ``range`` as ``settings.bounds``; the run's headline and ``compare`` both come here."""
+    spec's ``range`` as ``settings.bounds``; the run's headline and ``compare`` both come here.
+
+    Raises:
+        ValueError: a unit's value outside the spec's ``range`` (named with the metric)."""
     multi = bool(spec.inputs)
     table = table_of(rows)
     used = complete(table, multi)
     n = len(used)
     source = table if multi else used
     value = spec.aggregate(source) if len(source) else None
-    ci, ci_why = (headline_interval(spec.interval, source, spec.aggregate,
-                                    replace(settings, bounds=tuple(spec.range)), n)
-                  if value is not None else (None, None))
+    try:
+        ci, ci_why = (headline_interval(spec.interval, source, spec.aggregate,
+                                        replace(settings, bounds=tuple(spec.range)), n)
+                      if value is not None else (None, None))
+    except ValueError as exc:  # a value outside the metric's declared range: a benchmark's bug
+        raise ValueError(f"{spec.name}: {exc}") from None
     why = None
     if value is None:
         own = spec.aggregate.why_undefined(source, n) if n or multi else None
