@@ -35,7 +35,13 @@ from scipy.stats import binom
 from ideaharness import arun
 from ideaharness.benchmarks._blinding import check_blind_text
 from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
-from ideaharness.benchmarks.aiideabench.option_form import paragraph, plan_steps, uniform_options
+from ideaharness.benchmarks.aiideabench.option_form import (
+    equal_windows,
+    paragraph,
+    plan_steps,
+    uniform_options,
+    window_slack,
+)
 from ideaharness.errors import ParseError
 from ideaharness.llm.scripted import ScriptedModel
 from ideaharness.metrics.choice import imcq_hit
@@ -244,3 +250,27 @@ def test_uniform_options_remove_markers_labels_markdown_and_length() -> None:
     for bad in (("motivation", ["only one"]), ("abstract", ["a", "b"]), ("experiment_plan", ["x", "  "])):
         with pytest.raises(ValueError):
             uniform_options(bad[0], bad[1])
+
+
+def test_equal_windows_give_equal_words_and_a_seeded_order_of_length() -> None:
+    """Four options whose words differ in length: every run has the same words, and which option
+    is longest is a seeded draw (each of the four over seeds), not the option with the longest
+    words; runs that cannot follow the seeded order (one option's
+    words all shorter than another's) fall back to the most equal lengths."""
+    # option k's first word is k characters longer; their runs' lengths overlap
+    texts = [" ".join("w" + "x" * ((j * 7 + k * 3) % 9 + (k if j == 0 else 0)) for j in range(14))
+             for k in range(4)]
+    words = [t.split() for t in texts]
+    longest = set()
+    for seed in range(40):
+        runs = equal_windows(words, seed=seed)
+        assert {len(r) for r in runs} == {14 - window_slack(14)}
+        lengths = [len(" ".join(r)) for r in runs]
+        longest.add(max(range(4), key=lambda o: (lengths[o], -o)))
+    assert longest == {0, 1, 2, 3}
+    apart = [["a", "b", "c", "d"], ["longwordone", "longwordtwo", "longwordthree", "longwordfour"]]
+    for seed in range(10):  # half the seeds ask the long one to be the shorter: the fallback
+        short, long_ = equal_windows(apart, seed=seed)
+        assert len(short) == len(long_) == 3
+    with pytest.raises(ValueError):
+        equal_windows([["a"], []])

@@ -172,12 +172,17 @@ def equal_windows(options: Sequence[Sequence[str]], *, seed: int = 0) -> list[li
         best = (spread, starts_)
     if best is None:  # the runs cannot follow π: the most equal lengths
         for target in sorted({x for r in runs for x in r}):
-            near = [min(range(len(r)), key=lambda s, r=r: (abs(r[s] - target), s)) for r in runs]
+            near = [_closest(r, target) for r in runs]
             lengths = [r[s] for r, s in zip(runs, near, strict=True)]
             if best is None or max(lengths) - min(lengths) < best[0]:
                 best = (max(lengths) - min(lengths), near)
     assert best is not None  # every option has at least one run
     return [list(w[s:s + n]) for w, s in zip(options, best[1], strict=True)]
+
+
+def _closest(lengths: Sequence[int], target: int) -> int:
+    """The index of the length closest to ``target`` (the first on a tie)."""
+    return min(range(len(lengths)), key=lambda s: (abs(lengths[s] - target), s))
 
 
 def _words(text: str) -> list[str]:
