@@ -26,9 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ideaharness.errors import UserError
 from ideaharness.redaction import redact
 
-__all__ = ["COMMON_FIELDS", "BenchmarkResults", "EvidenceBlock", "EvidenceVerdict", "FailedUnitEntry",
-           "HeadlineValue", "InvalidResults", "ReliabilityBlock", "RunResults", "Selection", "Settings",
-           "UnparsedUnitEntry", "parse_results", "validate_results"]
+__all__ = ["COMMON_FIELDS", "BenchmarkResults", "Coverage", "EvidenceBlock", "EvidenceVerdict",
+           "FailedUnitEntry", "HeadlineValue", "InvalidResults", "ReliabilityBlock", "RunResults",
+           "Selection", "Settings", "UnparsedUnitEntry", "parse_results", "validate_results"]
 
 
 class InvalidResults(UserError):
@@ -76,7 +76,8 @@ class FailedUnitEntry(_Open):
 
 
 class UnparsedUnitEntry(_Open):
-    """One of ``unparsed_units``: a judgment whose reply never parsed (counted, never scored)."""
+    """One of ``unparsed_units``: a judgment (or a generation, ``generation`` True: also a failed
+    unit) whose reply never parsed (counted, never scored)."""
 
     step: str
     instance_id: str
@@ -100,8 +101,8 @@ class HeadlineValue(_Open):
     ci: tuple[float, float] | None = None
     n: int | None = Field(default=None, ge=0)
     why: str | None = None
-
     ci_why: str | None = None
+
 
 class ReliabilityBlock(_Open):
     """``reliability``: per metric and judge, the judge-reliability statistics
@@ -112,11 +113,29 @@ class ReliabilityBlock(_Open):
 
 class IdeaSourceAnswers(_Open):
     """What a run asked of one idea source: ``asked`` distinct instances, the ``missing`` ones (no
-    answer: failed units) and the ``extra_instances`` it answered that no task asked for."""
+    answer in its ideas file: failed units), the ``failed`` ones (missing, a generation whose call
+    failed or whose reply did not parse: failed units) and the ``extra_instances`` it answered that
+    no task asked for."""
 
     asked: int = Field(default=0, ge=0)
     missing: list[str] = Field(default_factory=list)
+    failed: list[str] = Field(default_factory=list)
     extra_instances: list[str] = Field(default_factory=list)
+
+
+class Coverage(_Open):
+    """One of ``coverage`` (:func:`ideaharness.runner.sources.coverage_block`): a generator-like
+    ``role`` and its ``system``; ``asked`` distinct task instances; ``answered`` = asked - len(failed);
+    ``failed`` the instance ids whose generation failed, did not parse (after the run's re-ask
+    rounds) or was missing from an ideas file; ``rate`` = answered / asked in [0, 1] (None when
+    asked is 0). The share of the asked instances the system's headline rests on."""
+
+    role: str
+    system: str
+    asked: int = Field(ge=0)
+    answered: int = Field(ge=0)
+    failed: list[str] = Field(default_factory=list)
+    rate: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class IdeaSource(_Open):
@@ -199,6 +218,9 @@ class RunResults(BaseModel):
     ``{"units", "steps": {step: n}, "templates", "parsers", "line"}``
     (:meth:`ideaharness.runs.store.RunStore.rejudged_block`)."""
     idea_sources: list[IdeaSource] | None = None
+    coverage: list[Coverage] | None = None
+    """Per generator-like role: instances asked, answered and failed, and the rate answered / asked
+    (``[]`` for a run without generation; None for a run saved before the block)."""
     leakage: dict[str, Any] | None = None
     """The knowledge cutoff: works excluded per source, the leakage check, the models' training
     cutoffs (:func:`ideaharness.runner.leakage.leakage_block`)."""

@@ -126,7 +126,10 @@ def test_a_registered_benchmark_brings_its_own_scores(bench: str, tmp_path: Path
     assert settings_mismatch([run.config, load_run(b).config], NAME) == []
     result = compare_runs([a, b], n_resamples=100)
     board = {entry["system"]: entry for entry in result["metrics"][f"{NAME}.words"]["leaderboard"]}
-    assert board["gen-a"]["mean"] == pytest.approx(2.0) and board["gen-b"]["mean"] == pytest.approx(1.75)
+    assert board["gen-a"]["mean"] == pytest.approx(2.0) and board["gen-b"]["own_mean"] == pytest.approx(1.75)
+    # ranked on the instances both were scored on (gen-a's q2 did not parse): gen-b over q0, q1, q3
+    assert board["gen-b"]["mean"] == pytest.approx(5 / 3)
+    assert (board["gen-b"]["n"], board["gen-b"]["own_n"]) == (3, 4)
     p80s = {entry["system"]: entry for entry in result["metrics"][f"{NAME}.p80_words"]["leaderboard"]}
     assert p80s["gen-a"]["mean"] == pytest.approx(p80["value"]) and p80s["gen-a"]["ci95"] == p80["ci"]
     c = make_run(tmp_path / "c", "gen-c", {"q0": "x", "q1": "x", "q2": "x", "q3": "x"}, seed=7)

@@ -50,7 +50,7 @@ def test_three_kinds_of_system_are_ranked_side_by_side(three: dict[str, Path]) -
     assert [systems[n]["kind_label"] for n in systems] == ["ideas file", "command", "model"]
     assert systems["my-agent"]["spec"] == "ideas:/data/my-agent.jsonl"
     assert systems["my-agent"]["ideas_file"] == "/data/my-agent.jsonl"
-    assert systems["my-agent"]["answers"] == {"asked": 6, "missing": list(MISSING),
+    assert systems["my-agent"]["answers"] == {"asked": 6, "missing": list(MISSING), "failed": list(MISSING),
                                               "extra_instances": ["tomato-chem/99"]}
     assert (systems["my-agent"]["missing"], systems["my-agent"]["extra"]) == (2, 1)
     assert (systems["agent.py"]["missing"], systems["gen-strong"]["missing"]) == (0, 0)
@@ -58,7 +58,9 @@ def test_three_kinds_of_system_are_ranked_side_by_side(three: dict[str, Path]) -
     board = {b["system"]: b for b in result["metrics"][NOVELTY]["leaderboard"]}
     # the missing instances are not zeros: my-agent keeps a perfect score over its 4 instances
     assert board["my-agent"]["n"] == 4 and board["my-agent"]["mean"] == 1.0
-    assert board["gen-strong"]["n"] == 6 and board["agent.py"]["mean"] == 0.0
+    # every system ranked on the 4 instances all were scored on, its own n beside (issue 32, item 4)
+    assert board["gen-strong"]["n"] == 4 and board["gen-strong"]["own_n"] == 6
+    assert board["agent.py"]["mean"] == 0.0
     pairs = {(p["a"], p["b"]): p for p in result["metrics"][NOVELTY]["paired"]}
     by_set = {frozenset(k): v for k, v in pairs.items()}
     assert by_set[frozenset({"my-agent", "gen-strong"})]["n_shared"] == 4  # paired instances only

@@ -126,7 +126,8 @@ def test_compare_ranks_a_model_a_command_and_an_ideas_file(
     assert scored["my-ideas"] < scored["agent"] == scored["openai/gen"]
     for block in result["metrics"].values():
         pairs = {frozenset((p["a"], p["b"])): p["n_shared"] for p in block["paired"]}
-        board = {b["system"]: b["n"] for b in block["leaderboard"]}
+        board = {b["system"]: b["own_n"] for b in block["leaderboard"]}
+        assert all(b["n"] <= block["n_shared_all"] or b["ranked_on"] == "own" for b in block["leaderboard"])
         for pair, n in pairs.items():  # every difference over the instances both were scored on
             assert n <= min(board[s] for s in pair)
     # the instance without an answer is no zero: it has no value in any metric

@@ -290,7 +290,10 @@ def test_a_system_answer_that_does_not_parse_is_an_unparsed_unit_never_a_score(t
     record, steps = ask_generation(tmp_path, model)
     assert record is not None
     assert record["judgment"]["parse_ok"] is False and record["judgment"]["parsed"] is None
-    assert list(steps.unparsed) == [("generate", "i1", "0")] and not steps.failures
+    assert list(steps.unparsed) == [("generate", "i1", "0")]
+    assert steps.unparsed[("generate", "i1", "0")].generation
+    # an unparsed generation is a failed unit of its system (issue 32, item 1): the run is partial
+    assert list(steps.failures) == [("generate", "i1", "0")]
 
 
 def test_capture_mode_collects_the_task_and_asks_nothing(tmp_path: Path) -> None:

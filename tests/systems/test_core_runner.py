@@ -96,7 +96,8 @@ def test_an_ideas_run_reports_asked_missing_and_extra_and_exits_3(tmp_path: Path
     results = json.loads((out / "results.json").read_text())
     [source] = results["idea_sources"]
     assert source == {"role": "generator", "system": "mine", "kind": "ideas-file", "spec": f"ideas:{ideas}",
-                      "answers": {"asked": 4, "missing": ["t2"], "extra_instances": ["zz-extra"]}}
+                      "answers": {"asked": 4, "missing": ["t2"], "failed": ["t2"],
+                                  "extra_instances": ["zz-extra"]}}
     assert [u["instance_id"] for u in results["failed_units"]] == ["t2"]
     assert "no answer for instance t2" in results["failed_units"][0]["error"]
     assert results["generated"] == 3 and results["status"] == "partial"
@@ -106,7 +107,7 @@ def test_an_ideas_run_reports_asked_missing_and_extra_and_exits_3(tmp_path: Path
     code, _, err = run_cli(["run", NAME, "--ideas", str(ideas), "--no-progress", "--out", str(out)], capsys)
     assert code == 3, err
     again = json.loads((out / "results.json").read_text())["idea_sources"][0]["answers"]
-    assert again == {"asked": 4, "missing": ["t2"], "extra_instances": ["zz-extra"]}
+    assert again == {"asked": 4, "missing": ["t2"], "failed": ["t2"], "extra_instances": ["zz-extra"]}
     # an edited file is another input: refused, naming it
     ideas_file(ideas, ["t0", "t1", "t2", "t3"])
     code, _, err = run_cli(["run", NAME, "--ideas", str(ideas), "--no-progress", "--out", str(out)], capsys)
@@ -118,7 +119,7 @@ def test_instances_left_out_by_limit_are_not_extra(tmp_path: Path) -> None:
     ideas = ideas_file(tmp_path / "all.jsonl", ["t0", "t1", "t2", "t3", "other"])
     results = ideaharness.run(NAME, ideas=str(ideas), limit=2, progress=False, out=tmp_path / "run")
     answers = results["idea_sources"][0]["answers"]
-    assert answers == {"asked": 2, "missing": [], "extra_instances": ["other"]}
+    assert answers == {"asked": 2, "missing": [], "failed": [], "extra_instances": ["other"]}
 
 
 def test_a_command_system_run_with_its_name_and_a_model_source(tmp_path: Path) -> None:
@@ -212,6 +213,6 @@ def test_a_system_under_the_ray_runner_reports_what_a_local_run_does(tmp_path: P
     finally:
         ray.shutdown()
     assert results["ray"]["idea_sources"] == results["local"]["idea_sources"]
-    assert results["ray"]["idea_sources"][0]["answers"] == {"asked": 4, "missing": ["t2"],
+    assert results["ray"]["idea_sources"][0]["answers"] == {"asked": 4, "missing": ["t2"], "failed": ["t2"],
                                                             "extra_instances": ["zz-extra"]}
     assert [u["instance_id"] for u in results["ray"]["failed_units"]] == ["t2"]

@@ -1,7 +1,11 @@
 """``ideaharness compare``: a leaderboard of systems from saved runs of one benchmark.
 
 For every metric: each system's value with its n (instances) and a percentile-bootstrap 95 %
-interval (resampling instances), and for every pair of systems the paired difference over the
+interval (resampling instances) over the instances *every* compared system with a value was scored
+on (paired: a system that failed or did not parse on the hard instances is not ranked on the easy
+ones alone), beside it its value over all its own scored instances and its coverage (answered /
+asked generations, from the run's ``coverage`` block; a system more than :data:`COVERAGE_GAP` below
+the best-covered one is marked), and for every pair of systems the paired difference over the
 instances both were scored on, with a paired bootstrap interval (the per-instance differences
 resampled together, so instance difficulty cancels out) and a two-sided paired sign-flip
 permutation test (:func:`~ideaharness.metrics.stats.paired_permutation_test`, exact up to 13
@@ -153,14 +157,17 @@ def _distinct_runs(runs: Sequence[RunData]) -> list[RunData]:
 
 
 def _system_entry(run: RunData, system: str, label: str) -> dict[str, Any]:
-    """One system of the comparison: its run, name, kind, spec, ideas file and the instances it
-    answered, missed (failed units: compared on the paired instances only) or added (ignored);
-    kind and spec None for a system that is no generator of its run (LigBench's references)."""
+    """One system of the comparison: its run, name, kind, spec, ideas file, the instances it
+    answered, missed or failed (failed units: never scored, compared on the shared instances only)
+    or added (ignored), and its coverage (:func:`_coverage`); kind and spec None for a system that
+    is no generator of its run (LigBench's references)."""
     info = run.system_info(system)
     known = info.as_dict() if info is not None else {}
-    answers = known.get("answers") or {"asked": None, "missing": [], "extra_instances": []}
+    answers = known.get("answers") or {"asked": None, "missing": [], "failed": [], "extra_instances": []}
     recorded = info is not None and info.recorded
     scored = run.scores[(run.scores["system"] == system) & run.scores["value"].notna()]
+    coverage = _coverage(run, known)
+    failed = coverage["failed"] if coverage is not None else list(answers.get("missing") or [])
     return {
         "label": label,
         "run_id": run.run_id,
@@ -169,10 +176,59 @@ def _system_entry(run: RunData, system: str, label: str) -> dict[str, Any]:
         **{k: known.get(k) for k in ("kind", "kind_label", "spec", "role", "ideas_file", "ideas_format")},
         "recorded": recorded,
         "answers": answers,
-        "missing": len(answers["missing"]) if recorded else None,
+        "missing": len(failed) if recorded else None,
         "extra": len(answers["extra_instances"]) if recorded else None,
         "instances_scored": int(scored["instance_id"].nunique()),
+        "coverage": coverage,
+        "coverage_differs": False,
     }
+
+
+COVERAGE_GAP = 0.05
+"""A system is marked (``coverage_differs``) when its coverage (answered / asked generations) is
+below the best-covered compared system's by more than this (5 percentage points): its value over
+its own units would rest on the instances it could answer, so the leaderboard ranks every system
+on the instances all of them were scored on."""
+
+
+def _coverage(run: RunData, system: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A system's coverage ``{asked, answered, failed, rate}``: the run's ``coverage`` entry of its
+    role and name (:func:`ideaharness.runner.sources.coverage_block`), else derived from its
+    ``idea_sources`` answers (failed, else missing); None when the run recorded neither (a run saved
+    before them, or a system that is no generator of its run)."""
+    if not system or not system.get("recorded"):
+        return None
+    block = run.results.get("coverage")
+    for entry in block if isinstance(block, list) else []:
+        if isinstance(entry, Mapping) and entry.get("role") == system.get("role") and (
+                entry.get("system") == system.get("system")):
+            asked = int(entry.get("asked") or 0)
+            failed = [str(i) for i in entry.get("failed") or []]
+            given = entry.get("answered")
+            answered = int(given) if given is not None else asked - len(failed)
+            return {"asked": asked, "answered": answered, "failed": failed,
+                    "rate": answered / asked if asked else None}
+    answers = system.get("answers") or {}
+    if not isinstance(answers.get("asked"), int):
+        return None
+    asked = int(answers["asked"])
+    failed = [str(i) for i in answers.get("failed") or answers.get("missing") or []]
+    answered = max(asked - len(failed), 0)
+    return {"asked": asked, "answered": answered, "failed": failed,
+            "rate": answered / asked if asked else None}
+
+
+def _mark_coverage(systems: list[dict[str, Any]], gap: float = COVERAGE_GAP) -> None:
+    """Set ``coverage_differs`` on each system whose coverage rate is below the highest rate of the
+    compared systems by more than ``gap`` (:data:`COVERAGE_GAP`)."""
+    rates = [s["coverage"]["rate"] for s in systems
+             if s.get("coverage") and s["coverage"]["rate"] is not None]
+    if len(rates) < 2:
+        return
+    best = max(rates)
+    for s in systems:
+        rate = (s.get("coverage") or {}).get("rate")
+        s["coverage_differs"] = rate is not None and best - rate > gap + 1e-12
 
 
 def _reliability_columns(run: RunData, system: str) -> dict[str, Any]:
@@ -254,20 +310,44 @@ def _pair(spec: Any, a: str, b: str, rows: Mapping[str, dict[str, Row]], boot: d
             "exact": None if test is None else test.exact}
 
 
+def _scored_keys(rows: Mapping[str, Row], multi: bool) -> set[str]:
+    """The units of a table with a value (every input, for a metric with several)."""
+    return {k for k, row in rows.items()
+            if (all(np.isfinite(v) for v in row) if multi else np.isfinite(row[0]))}
+
+
 def _metric_block(spec: Any, rows: Mapping[str, dict[str, Row]], order: Sequence[str],
                   settings: IntervalSettings, test_seed: int) -> dict[str, Any]:
-    """Leaderboard (value, n, interval of each system, by the spec) and paired differences."""
+    """Leaderboard and paired differences. Each system's ``mean``, ``n`` and ``ci95`` (what it is
+    ranked by) are the spec's over the units every system with a value was scored on (paired: its
+    row's ``ranked_on`` "shared"); ``own_mean``, ``own_n`` and ``own_ci95`` over all its own scored
+    units. A system that shares no unit with any other (scored on other units by design, e.g.
+    LigBench's reference plans) is left out of the shared set and ranked on its own units (its
+    row's ``ranked_on`` "own"); so are all when the others share no unit (the block's
+    ``ranked_on`` "own"; ``n_shared_all`` the shared units)."""
+    multi = bool(spec.inputs)
+    scored = {label: _scored_keys(rows.get(label, {}), multi) for label in order}
+    with_value = [label for label in order if scored[label]]
+    linked = [label for label in with_value
+              if any(scored[label] & scored[other] for other in with_value if other != label)]
+    shared = set.intersection(*(scored[label] for label in linked)) if linked else set()
     board = []
     for label in order:
-        summary = summarise(spec, rows.get(label, {}), settings)
-        board.append({"system": label, "n": summary.n, "mean": summary.value, "ci95": _ci(summary.ci)})
+        own = summarise(spec, rows.get(label, {}), settings)
+        on, basis = own, "own"
+        if shared and label in linked:
+            on = summarise(spec, {k: v for k, v in rows.get(label, {}).items() if k in shared}, settings)
+            basis = "shared"
+        board.append({"system": label, "n": on.n, "mean": on.value, "ci95": _ci(on.ci), "ranked_on": basis,
+                      "own_n": own.n, "own_mean": own.value, "own_ci95": _ci(own.ci)})
+    basis = "shared" if shared else "own"
     ranked = _ranked(board, spec.higher_is_better)
     boot = {"n_resamples": settings.n_resamples, "confidence": settings.confidence, "seed": settings.seed}
     paired = [_pair(spec, a, b, rows, boot, test_seed)
               for a, b in itertools.combinations([x["system"] for x in ranked], 2)]
     block = {"statistic": spec.aggregation, "interval": spec.ci, "higher_is_better": spec.higher_is_better,
              "leaderboard": ranked + [{**b, "rank": None} for b in board if b["mean"] is None],  # unranked
-             "paired": paired}
+             "paired": paired, "ranked_on": basis, "n_shared_all": len(shared)}
     if spec.inputs:
         block["inputs"] = list(spec.inputs)
     return block
@@ -329,15 +409,19 @@ def compare_runs(
 
     Returns:
         ``{"benchmark", "systems": [{label, run_id, system, run_dir, kind, kind_label, spec, role,
-        ideas_file, ideas_format, recorded, answers: {asked, missing, extra_instances}, missing,
-        extra, instances_scored}], "settings_mismatch",
-        "method", "metrics": {key: {"statistic", "interval", "higher_is_better", "leaderboard":
-        [{system, n, mean, ci95, rank}],
+        ideas_file, ideas_format, recorded, answers: {asked, missing, failed, extra_instances}, missing
+        (failed generations: missing, failed or unparsed), extra, instances_scored, coverage: {asked,
+        answered, failed, rate} or None, coverage_differs}], "settings_mismatch",
+        "method", "metrics": {key: {"statistic", "interval", "higher_is_better", "ranked_on" ("shared"
+        or "own"), "n_shared_all", "leaderboard": [{system, n, mean, ci95, rank, ranked_on, own_n,
+        own_mean, own_ci95, coverage, coverage_differs}],
         "paired": [{a, b, n_shared, mean_diff, ci95, p_value, exact, p_holm, significant,
         verdict}]}}, "reliability": {label: {...}}, "instances": [{pair_key, metric, values:
         {label: value}}]}``; ``key`` is :func:`~ideaharness.analysis.load.metric_key` of the
         metric and group (``ideabench.insight_score[low/novelty]``); ``mean`` is the metric's
-        value (by its spec's statistic), ``ci95`` is ``[lo, hi]`` or None (fewer than 2
+        value (by its spec's statistic) over the instances shared by every system with a value
+        (``n`` of them; ``ranked_on`` "own" when they share none: each over its own), ``own_mean``
+        over all the system's scored instances (``own_n``), ``ci95`` is ``[lo, hi]`` or None (fewer than 2
         instances); ``p_holm`` is None outside the Holm family (fewer than ``min_n`` shared
         instances); ``verdict`` is "significant", "not significant", "n too small (n < min_n)" or "no test".
 
@@ -348,9 +432,10 @@ def compare_runs(
     A system's kind (``model``, ``ideas-file``, ``command``, ``http``; ``kind_label`` as shown),
     spec and answers come from the run's ``idea_sources`` block
     (:func:`~ideaharness.analysis.systems.run_systems`); ``missing`` counts the instances it gave
-    no answer for (None for a run saved before the block). A system missing instances is ranked
-    on the instances it was scored on (``n``) and compared with another on the instances both were
-    scored on (``n_shared``), never with zeros for the missing ones.
+    no usable answer for: missing from its file, a failed call or a reply that did not parse (None
+    for a run saved before the block). Every system is ranked on the instances all of them were
+    scored on (``n``) and compared with another on the instances both were scored on
+    (``n_shared``), never with zeros for the missing ones.
     """
     loaded = _distinct_runs([r if isinstance(r, RunData) else load_run(r, lookup) for r in runs])
     benchmarks = sorted({r.benchmark for r in loaded})
@@ -403,13 +488,19 @@ def compare_runs(
             values = {label: by_label.get(label, {}).get(key, [np.nan])[0] for label in order}
             instances.append({"pair_key": key, "metric": metric_key(name, group),
                               "values": {k: float(v) if np.isfinite(v) else None for k, v in values.items()}})
+    systems = [_system_entry(next(r for r in loaded if r.run_id == run_id), system, label)
+               for (run_id, system), label in labels.items()]
+    _mark_coverage(systems)
+    by_label = {s["label"]: s for s in systems}
+    for block in metrics.values():
+        for row in block["leaderboard"]:
+            entry = by_label.get(row["system"]) or {}
+            row["coverage"] = (entry.get("coverage") or {}).get("rate")
+            row["coverage_differs"] = bool(entry.get("coverage_differs"))
     _mark_evidence(metrics, tables, labels, loaded, specs)  # issue 32: each system's run verdict
     return {
         "benchmark": benchmarks[0],
-        "systems": [
-            _system_entry(next(r for r in loaded if r.run_id == run_id), system, label)
-            for (run_id, system), label in labels.items()
-        ],
+        "systems": systems,
         "settings_mismatch": mismatch,
         "method": {
             "interval": "percentile bootstrap",
@@ -427,6 +518,10 @@ def compare_runs(
                           "shared instances",
             "family_size": family,
             "higher_is_better": "per metric (the metric's spec)",
+            "ranked_on": "the units every system with a value was scored on (paired); each system's "
+                         "value over all its own units beside it (own_mean, own_n)",
+            "coverage": "answered / asked generations per system (the run's coverage block)",
+            "coverage_gap": COVERAGE_GAP,
         },
         "metrics": metrics,
         "reliability": {

@@ -8,6 +8,7 @@ run once per task (``cmd:...``, kind ``command``) or an HTTP service (``http(s):
 
     "idea_sources": [{"role": "generator", "system": "my-agent", "kind": "command",
                       "spec": "cmd:python agent.py", "answers": {"asked": 40, "missing": ["i7"],
+                                                                "failed": ["i7", "i9"],
                                                                 "extra_instances": []}}]
 
 :func:`run_systems` reads that block; for a run saved before it, it derives the same entries from
@@ -70,6 +71,8 @@ class SystemInfo:
         ideas_file, ideas_format: the answers file and its format (kind ``ideas-file``).
         asked: tasks asked of it (None: not recorded, a run saved before the ``idea_sources`` block).
         missing: instances it gave no answer for (failed units, never scored).
+        failed: instances with no usable answer: missing, a failed call or a reply that did not
+            parse (failed units, never scored; ``missing`` for a run saved before ``failed``).
         extra_instances: instances its file holds that the run never asked (ignored).
         recorded: True when read from results.json's ``idea_sources`` block, False when derived from
             the config of an older run.
@@ -85,6 +88,7 @@ class SystemInfo:
     missing: tuple[str, ...] = ()
     extra_instances: tuple[str, ...] = ()
     recorded: bool = False
+    failed: tuple[str, ...] = ()
 
     @property
     def kind_label(self) -> str:
@@ -109,6 +113,7 @@ class SystemInfo:
             "answers": {
                 "asked": self.asked,
                 "missing": list(self.missing),
+                "failed": list(self.failed),
                 "extra_instances": list(self.extra_instances),
             },
             "recorded": self.recorded,
@@ -154,6 +159,7 @@ def _from_block(entry: Mapping[str, Any], config: Mapping[str, Any]) -> SystemIn
         missing=_ids(answers.get("missing")),
         extra_instances=_ids(answers.get("extra_instances")),
         recorded=True,
+        failed=_ids(answers.get("failed")) if "failed" in answers else _ids(answers.get("missing")),
     )
 
 

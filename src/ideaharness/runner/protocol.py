@@ -426,6 +426,16 @@ class Benchmark:
         :meth:`scores`. A metric given here is not also computed from scores. Default: none."""
         return []
 
+    def expected_metrics(self) -> Sequence[str] | None:
+        """The registered headline metrics a run of this benchmark under its config must produce
+        (a value, or at least a row with n = 0 and its reason): one with no row at all is NOT
+        COMPUTED, and the run partial (:func:`ideaharness.runner.run.uncomputed_metrics`), so a
+        run whose every unit failed never ends "complete" with an empty headline. A benchmark
+        whose settings switch metrics on or off (stages, tasks, optional metrics, versions)
+        returns those its config asks for. None (default): every registered metric named
+        ``<name>.<metric>`` that is not computed from other metrics' scores (no ``inputs``)."""
+        return None
+
 
 Selection = Literal["shard, then limit"]
 SELECTION_ORDER: Selection = "shard, then limit"

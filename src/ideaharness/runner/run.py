@@ -45,12 +45,20 @@ from ideaharness.runner.registry import enrichers, metrics
 from ideaharness.runner.sources import (
     CaptureClient,
     config_defaults,
+    coverage_block,
     extras_line,
     idea_sources_block,
     identity_inputs,
     is_generator_role,
 )
-from ideaharness.runner.steps import FILE_FIX, LocalExecutor, StepRunner, UnparsedUnit, unparsed_note
+from ideaharness.runner.steps import (
+    FILE_FIX,
+    LocalExecutor,
+    StepRunner,
+    UnparsedUnit,
+    parse_failure,
+    unparsed_note,
+)
 from ideaharness.runner.timing import RunClock, TimedExecutor
 from ideaharness.runs.inputs import INPUTS_KEY
 from ideaharness.runs.scores import Score, scored_records, summarise_scores, write_scores
@@ -406,7 +414,9 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         ``ended`` ("complete" or why the run stopped), ``notes``, ``metrics`` (the registered
         headline metrics) and ``not_computed`` (:func:`uncomputed_metrics`; None when every metric
         has scored units), ``idea_sources`` (every generator-like role: model or system, with its
-        answers asked / missing / extra; :mod:`ideaharness.runner.sources`). ``llm_stats`` and
+        answers asked / missing / failed / extra; :mod:`ideaharness.runner.sources`),
+        ``coverage`` (per such role: asked, answered, failed instances and rate;
+        :func:`~ideaharness.runner.sources.coverage_block`). ``llm_stats`` and
         ``cost_usd`` are added when the file is written.
         ``metrics`` come from ``scores`` (:func:`headline_values`).
     """
@@ -419,7 +429,7 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         notes.insert(0, f"the run was {ended}; finished work is saved and the same command resumes")
     metric_values = [m.model_dump(mode="json", exclude=_unset(m))
                      for m in headline_values(bench, results, scores, interval_settings(ctx.config))]
-    missing = uncomputed_metrics(metric_values, ctx, items)
+    missing = uncomputed_metrics(metric_values, ctx, items, expected=expected_metrics(bench))
     if missing is not None:
         outcome["status"] = "partial"
         notes.insert(0, missing["line"])
@@ -439,6 +449,7 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         "not_computed": missing,
     }
     sources = idea_sources_block(bench, ctx, available, items)
+    blocks["coverage"] = coverage_block(sources)  # per system: answered / asked ([] without generation)
     if sources:  # where the ideas came from: models and systems (runner.sources)
         blocks["idea_sources"] = sources
         extra = extras_line(sources)
@@ -459,14 +470,26 @@ def _not_computed(metric: dict[str, Any]) -> bool:
     return metric.get("value") is None or metric.get("n") == 0
 
 
+def expected_metrics(bench: Benchmark) -> list[str]:
+    """The headline metrics a run of ``bench`` must produce: :meth:`Benchmark.expected_metrics`,
+    or by default every registered metric named ``<bench.name>.<metric>`` without ``inputs`` (a
+    metric over other metrics' scores, e.g. a leaderboard average, is produced only where they are)."""
+    own = bench.expected_metrics()
+    if own is not None:
+        return list(own)
+    return [name for name, spec in metrics().items() if name.startswith(f"{bench.name}.") and not spec.inputs]
+
+
 def uncomputed_metrics(values: Sequence[dict[str, Any]], ctx: RunContext,
-                       items: Sequence[Any]) -> dict[str, Any] | None:
+                       items: Sequence[Any], expected: Sequence[str] = ()) -> dict[str, Any] | None:
     """The headline metrics a run could not compute, and why; None when every one has a value.
 
-    A metric value is not computed when it has ``n == 0`` scored units or no value at all. The
-    reasons are read from the run, whatever the benchmark: per step, the judgments of the selected
-    items whose replies did not parse (``"decompose: 5/5 judgments unparsed"``) and the units that
-    failed (``"i2t: 2 unit(s) failed"``).
+    A metric value is not computed when it has ``n == 0`` scored units or no value at all; so is
+    each of ``expected`` (:func:`expected_metrics`) that has no value at all, not even a row with
+    n = 0 (a run whose every unit failed before any score, e.g. LigBench with no idea parsed). The
+    reasons are read from the run, whatever the benchmark: per step, the judgments (or generations)
+    of the selected items whose replies did not parse (``"decompose: 5/5 judgments unparsed"``)
+    and the units that failed (``"i2t: 2 unit(s) failed"``).
 
     Returns:
         ``{"metrics": [{metric, group, n}], "why": [str], "line": str}``; ``line`` is the first
@@ -474,6 +497,9 @@ def uncomputed_metrics(values: Sequence[dict[str, Any]], ctx: RunContext,
     """
     missing = [{"metric": m["metric"], "group": "/".join(g for g in (m.get("system"), m.get("group")) if g),
                 "n": m.get("n"), "why": m.get("why")} for m in values if _not_computed(m)]
+    present = {m["metric"] for m in values}
+    missing += [{"metric": name, "group": "", "n": None, "why": None}
+                for name in dict.fromkeys(expected) if name not in present]
     if not missing:
         return None
     by_reason: dict[str, list[str]] = {}  # one reason shared by several metrics is said once
@@ -491,11 +517,14 @@ def uncomputed_metrics(values: Sequence[dict[str, Any]], ctx: RunContext,
     for step, units in sorted(unparsed.items()):
         total = sum(1 for _, inst, _, data in ctx.store.iter_records(step)
                     if inst in ids and isinstance(data, dict) and "judgment" in data)
-        example = next(u.error for u in ctx.steps.unparsed.values() if u.step == step)
-        why.append(f"{_step_name(step)}: {len(units)}/{max(total, len(units))} judgments unparsed "
-                   f"(e.g. {_short(example)})")
+        example = next(u for u in ctx.steps.unparsed.values() if u.step == step)
+        what = "generations" if example.generation else "judgments"
+        why.append(f"{_step_name(step)}: {len(units)}/{max(total, len(units))} {what} unparsed "
+                   f"(e.g. {_short(example.error)})")
     failed: dict[str, list[str]] = {}
     for failure in ctx.steps.failures.values():
+        if parse_failure(failure):  # said above, with the unparsed replies of its step
+            continue
         failed.setdefault(failure.step, []).append(failure.error)
     for step, errors in sorted(failed.items()):
         why.append(f"{_step_name(step)}: {len(errors)} unit(s) failed ({_short(errors[-1])})")
@@ -667,17 +696,37 @@ def finish_run(results: dict[str, Any], out: Path) -> None:
         missing = results.get("not_computed")
         if isinstance(missing, dict):
             parts.append(missing["line"])
-        retry = "run the same command again to retry them"
-        if isinstance(missing, dict) and not (units or unparsed or left):  # skipped by the data or cutoff
-            retry = "no unit failed, so running the same command again gives the same: see why above"
-        elif unparsed and not units:
-            open_units = [u for u in unparsed if not u.get("final")]
-            retry = ("run the same command again to re-ask them with new samples" if open_units else
-                     "re-asking is spent (every unparsed judgment was asked in "
-                     f"{max(int(u.get('rounds') or 1) for u in unparsed)} rounds of samples): try another "
-                     "judge or other judge settings")
-        from_file = [u for u in unparsed or [] if u.get("source") == "file"]
-        if from_file:  # an answer read from an ideas file is the file's: asking again gives it again
-            fix = f"{len(from_file)} answer(s) read from a file cannot be re-asked: {FILE_FIX}"
-            retry = fix if len(from_file) >= len(units) and not left else f"{retry}; {fix}"
-        raise PartialRunError(f"partial run: {'; '.join(parts)}; {retry}")
+        advice = retry_advice(units, unparsed, missing, left)
+        raise PartialRunError(f"partial run: {'; '.join(parts)}; {advice}")
+
+
+def retry_advice(units: Sequence[dict[str, Any]], unparsed: Sequence[dict[str, Any]], missing: Any,
+                 left: Sequence[dict[str, Any]]) -> str:
+    """What the closing line of a partial run advises: run the same command again for failed calls
+    and for replies that did not parse while re-ask rounds are left; another judge or generator
+    once the rounds are spent; :data:`~ideaharness.runner.steps.FILE_FIX` for answers read from an
+    ideas file (the same file gives the same answer); nothing to retry when no unit failed."""
+    from_file = [u for u in unparsed if u.get("source") == "file"]
+    keys = {(u.get("step"), u.get("instance_id"), u.get("key") or "") for u in unparsed}
+    calls = [u for u in units if (u.get("step"), u.get("instance_id"), u.get("key") or "") not in keys]
+    model = [u for u in unparsed if u.get("source") != "file"]
+    if isinstance(missing, dict) and not (units or unparsed or left):  # skipped by the data or cutoff
+        return "no unit failed, so running the same command again gives the same: see why above"
+    advice = []
+    if calls or left:
+        advice.append("run the same command again to retry them")
+    if model:
+        open_units = [u for u in model if not u.get("final")]
+        if open_units:
+            advice.append("run the same command again to re-ask them with new samples" if not calls
+                          else f"it also re-asks the {len(open_units)} repl(ies) that did not parse")
+        else:
+            who = ("generator or judge" if any(u.get("generation") for u in model)
+                   and not all(u.get("generation") for u in model)
+                   else "generator" if any(u.get("generation") for u in model) else "judge")
+            advice.append(f"re-asking is spent (every unparsed reply was asked in "
+                          f"{max(int(u.get('rounds') or 1) for u in model)} rounds of samples): try another "
+                          f"{who} or other {who} settings")
+    if from_file:  # an answer read from an ideas file is the file's: asking again gives it again
+        advice.append(f"{len(from_file)} answer(s) read from a file cannot be re-asked: {FILE_FIX}")
+    return "; ".join(advice) or "run the same command again to retry them"

@@ -6,16 +6,24 @@ Every generator-like role (``generator``, ``generator:<...>``) of a run is an *i
 :mod:`ideaharness.systems`). The runner, not the benchmark, writes for each::
 
     {"role": "generator", "system": name, "kind": "ideas-file", "spec": spec (secrets redacted),
-     "answers": {"asked": n, "missing": [instance ids], "extra_instances": [instance ids]}}
+     "answers": {"asked": n, "missing": [instance ids], "failed": [instance ids],
+                 "extra_instances": [instance ids]}}
 
 ``asked`` counts the distinct task instances the benchmark asked the source for (this process's
 ``generate_step`` calls and every generation record of the run directory: resumed units and Ray
 workers' included), ``missing`` the instances an ``ideas:`` file had no answer for (failed units, exit 3),
+``failed`` every asked instance with no usable answer: missing, a generation whose call failed for
+good, or whose reply did not parse (after this run's re-ask rounds; failed units, exit 3),
 ``extra_instances`` the instances of the file nobody asked for (ignored; instances of the data left
 out by ``--limit``/``--shard`` are not extra: an item's task instance id is
 ``bench.task_instance_id(item)`` when the benchmark defines it, else ``item.id``). A benchmark that
 does not ask a unit because it knows the file lacks it calls
 :meth:`~ideaharness.runner.steps.StepRunner.missing_answer`.
+
+The ``coverage`` block (:func:`coverage_block`) says the same per source in one number: ``asked``,
+``answered`` (asked and not failed), ``failed`` and ``rate`` = answered / asked, the share of the
+instances a system's headline can rest on; ``compare`` ranks systems on the instances they all
+answered and marks a system whose rate differs (:mod:`ideaharness.analysis.compare`).
 """
 
 from __future__ import annotations
@@ -132,10 +140,18 @@ def idea_sources_block(bench: Any, ctx: Any, available: Sequence[Any],
     selected = {task_id(i) for i in items}
     left_out = {task_id(i) for i in available} - selected - {None}
     recorded: dict[str, set[str]] = {}  # generator spec -> task instance ids of its generation records
+    unparsed: dict[str, set[str]] = {}  # generator spec -> those whose record's reply did not parse
     for _step, _iid, _key, data in ctx.store.iter_records():
         if isinstance(data, dict) and TASK_INSTANCE_KEY in data and isinstance(data.get("judgment"), dict):
             spec = str(data["judgment"].get("judge_model"))
             recorded.setdefault(spec, set()).add(str(data[TASK_INSTANCE_KEY]))
+            if data["judgment"].get("parse_ok") is False:
+                unparsed.setdefault(spec, set()).add(str(data[TASK_INSTANCE_KEY]))
+    failed_calls: dict[str, set[str]] = {}  # generator spec -> task ids of its failed generation units
+    failures = getattr(steps, "failures", {})
+    for unit, (spec, task) in getattr(steps, "generation_units", {}).items():
+        if unit in failures:
+            failed_calls.setdefault(spec, set()).add(task)
     out = []
     for role, model in ctx.models.items():
         if not is_generator_role(role):
@@ -143,12 +159,32 @@ def idea_sources_block(bench: Any, ctx: Any, available: Sequence[Any],
         spec = str(getattr(model, "model", type(model).__name__))
         asked = set(getattr(steps, "generated", {}).get(spec, set())) | recorded.get(spec, set())
         missing = sorted(getattr(steps, "missing_answers", {}).get(spec, set()))
+        failed = sorted((set(missing) | failed_calls.get(spec, set()) | unparsed.get(spec, set())) & asked)
         provider = getattr(getattr(model, "inner", model), "provider", None)
         unused = getattr(provider, "rows_unused", None)
         extra = [i for i in unused(asked) if i not in left_out] if callable(unused) else []
         out.append({"role": role, "system": _name(bench, ctx.config, role, spec), "kind": system_kind(spec),
                     "spec": redact_spec(spec),
-                    "answers": {"asked": len(asked), "missing": missing, "extra_instances": extra}})
+                    "answers": {"asked": len(asked), "missing": missing, "failed": failed,
+                                "extra_instances": extra}})
+    return out
+
+
+def coverage_block(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The ``coverage`` block of results.json from the ``idea_sources`` block: per generator-like
+    role ``{"role", "system", "asked": int, "answered": int, "failed": [instance ids], "rate":
+    answered / asked (float in [0, 1]; None when asked is 0)}``, where ``failed`` are the asked
+    instances with a generation that failed, did not parse or was missing from an ideas file (the
+    source's ``answers.failed``) and ``answered`` = asked - len(failed). ``[]`` for a run without
+    generation (``ligbench-judge``)."""
+    out = []
+    for source in sources:
+        answers = source.get("answers") or {}
+        asked = int(answers.get("asked") or 0)
+        failed = [str(i) for i in answers.get("failed") or answers.get("missing") or []]
+        answered = max(asked - len(failed), 0)
+        out.append({"role": str(source.get("role")), "system": str(source.get("system")), "asked": asked,
+                    "answered": answered, "failed": failed, "rate": answered / asked if asked else None})
     return out
 
 

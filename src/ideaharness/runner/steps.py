@@ -64,7 +64,7 @@ from ideaharness.runs.stream import run_bounded
 from ideaharness.systems.task import GenerationTask, task_message
 
 __all__ = ["DEFAULT_MAX_PROMPT_TOKENS", "MAX_PARSE_ROUNDS", "Executor", "FailedUnit", "LocalExecutor",
-           "Reask", "Reorder", "StepRunner", "UnparsedUnit"]
+           "Reask", "Reorder", "StepRunner", "UnparsedUnit", "parse_failure"]
 
 T = TypeVar("T")
 Phase = tuple[str, Callable[[Any], Awaitable[None]]]
@@ -106,7 +106,12 @@ class UnparsedUnit(BaseModel):
     every round; ``rounds`` the runs that asked it; ``final`` is True once :data:`MAX_PARSE_ROUNDS`
     rounds are spent (a re-run no longer re-asks it). ``source`` is ``"file"`` for an answer read
     from an ``ideas:`` file: it cannot be re-sampled, so it is also a failed unit (the run is
-    partial; the fixed file needs ``--force`` or another ``--out``, as any changed input does)."""
+    partial; the fixed file needs ``--force`` or another ``--out``, as any changed input does).
+    ``generation`` is True for a generation (a record of :meth:`StepRunner.generate_step`, whatever
+    the generator: model, command, HTTP service or ideas file): an idea that never parsed is a
+    failed unit of its system (the run is partial, exit 3), as a failed call is, so a system that
+    fails on the hard instances is never ranked on the easy ones alone; a model's or a service's is
+    still re-asked by the next run while rounds are left."""
 
     step: str
     instance_id: str
@@ -116,6 +121,7 @@ class UnparsedUnit(BaseModel):
     rounds: int
     final: bool
     source: Literal["model", "file"] = "model"
+    generation: bool = False
 
 
 class FailedUnit(BaseModel):
@@ -211,6 +217,10 @@ class StepRunner:
         process (recorded ones included): a system's ``asked`` answers."""
         self.missing_answers: dict[str, set[str]] = {}
         """Model string -> instance ids whose answer the system lacked (:class:`MissingAnswer`)."""
+        self.generation_units: dict[tuple[str, str, str], tuple[str, str]] = {}
+        """``(step, instance_id, key)`` of each unit :meth:`generate_step` asked in this process ->
+        (generator model string, task instance id): which system a failed unit counts against
+        (``idea_sources``' ``failed``, the ``coverage`` block)."""
         self.capture: list[dict[str, Any]] | None = None
         """Capture mode (``ideaharness tasks export``): a list, and :meth:`generate_step` appends
         each task JSON to it instead of asking; None (default): generation is asked and recorded."""
@@ -446,6 +456,7 @@ class StepRunner:
         counted as asked and missing for ``generator`` (the model string) in ``idea_sources``."""
         iid = task_instance_id or instance_id
         self.fail(step, instance_id, key, error)
+        self.generation_units[(step, instance_id, key)] = (generator, iid)
         self.generated.setdefault(generator, set()).add(iid)
         self.missing_answers.setdefault(generator, set()).add(iid)
 
@@ -487,6 +498,7 @@ class StepRunner:
         system = is_system(model)
         if self.capture is None:
             self.generated.setdefault(model, set()).add(task.instance_id)
+            self.generation_units[(step, instance_id, key)] = (model, task.instance_id)
         extra = {**(extra or {}), TASK_INSTANCE_KEY: task.instance_id}
         if not system and self.capture is None:
             return await self.judge_step(step, instance_id, key, generator, messages, parse, extra=extra,
@@ -604,19 +616,26 @@ class StepRunner:
         unit = (step, instance_id, key)
         if not isinstance(judgment, dict) or judgment.get("parse_ok") is not False:
             self.unparsed.pop(unit, None)
+            listed = self.failures.get(unit)
+            if listed is not None and listed.error.startswith((FILE_BROKEN, GENERATION_UNPARSED)):
+                del self.failures[unit]  # it parses now (a re-asked round, a resumed record)
             return
         errors = judgment.get("errors") or []
         rounds = _rounds(record)
         attempts = sum(int(j.get("attempts") or 1) for j in [*(record.get("earlier_judgments") or []),
                                                                judgment])
         from_file = _from_file(judgment)
+        generation = TASK_INSTANCE_KEY in record
         self.unparsed[unit] = UnparsedUnit(
             step=step, instance_id=instance_id, key=key, attempts=attempts, rounds=rounds,
             final=rounds >= MAX_PARSE_ROUNDS, source="file" if from_file else "model",
-            error=redact(str(errors[-1]) if errors else "the reply did not parse"),
+            error=redact(str(errors[-1]) if errors else "the reply did not parse"), generation=generation,
         )
         if from_file:  # nothing to re-sample: the instance failed, as a model's failed call does
-            why = f"the ideas file's answer breaks the rules: {self.unparsed[unit].error}"
+            why = f"{FILE_BROKEN}: {self.unparsed[unit].error}"
+            self.failures[unit] = FailedUnit(step=step, instance_id=instance_id, key=key, error=why)
+        elif generation:  # the system gave no idea for this unit: its failure, never left out silently
+            why = f"{GENERATION_UNPARSED}: {self.unparsed[unit].error}"
             self.failures[unit] = FailedUnit(step=step, instance_id=instance_id, key=key, error=why)
 
     async def run_phases(
@@ -635,9 +654,10 @@ class StepRunner:
             ``{"status": "complete" | "partial", "failed_units": [{step, instance_id, key, status,
             error}], "unparsed_units": [{step, instance_id, key, error, attempts, rounds, final}],
             "truncated_texts": int, "truncated_prompts": int}``; truncation counts cover every
-            record of the run directory (earlier runs included). Unparsed units alone do not make
-            a run partial (they are counted by each benchmark); a metric they leave with no scored
-            unit does (:func:`ideaharness.runner.run.uncomputed_metrics`).
+            record of the run directory (earlier runs included). Unparsed judgments alone do not
+            make a run partial (they are counted by each benchmark); a metric they leave with no
+            scored unit does (:func:`ideaharness.runner.run.uncomputed_metrics`). An unparsed
+            generation (or ideas-file answer) is also a failed unit: the run is partial.
         """
         prompts = [data["prompt_truncations"] for _, _, _, data in self.store.iter_records()
                    if isinstance(data, dict) and data.get("prompt_truncations")]
@@ -652,7 +672,7 @@ class StepRunner:
     def notes(self) -> list[str]:
         """Human-readable notes on failed and skipped units and on truncated texts, for reports."""
         out: list[str] = []
-        failed = [u for u in self.failures.values() if u.status == "failed"]
+        failed = [u for u in self.failures.values() if u.status == "failed" and not parse_failure(u)]
         skipped = [u for u in self.failures.values() if u.status == "skipped"]
         if failed:
             shown = "; ".join(f"{u.step} {u.instance_id}: {u.error}" for u in failed[:3])
@@ -694,6 +714,13 @@ FILE_FIX = "fix the file, then run again with --force or another --out"
 starts a new run: the same command would refuse to resume)."""
 
 
+FILE_BROKEN = "the ideas file's answer breaks the rules"
+"""How the failed unit of an ideas-file answer that did not parse begins (``failed_units``)."""
+
+GENERATION_UNPARSED = "the generation did not parse"
+"""How the failed unit of any other generation whose reply did not parse begins (``failed_units``)."""
+
+
 def _from_file(judgment: dict[str, Any]) -> bool:
     """Whether a judgment's reply was read from an ``ideas:`` file (nothing to re-sample)."""
     return str(judgment.get("judge_model") or "").startswith("ideas:")
@@ -703,14 +730,27 @@ def _rounds(record: dict[str, Any]) -> int:
     return int(record.get("parse_rounds") or len(record.get("earlier_judgments") or []) + 1)
 
 
+def parse_failure(unit: FailedUnit) -> bool:
+    """Whether a failed unit is a generation (or an ideas file's answer) whose reply did not parse:
+    recorded, and listed also under ``unparsed_units`` (not a call that failed)."""
+    return unit.error.startswith((FILE_BROKEN, GENERATION_UNPARSED))
+
+
 def unparsed_note(units: Sequence[UnparsedUnit]) -> str:
-    """One line on judgments whose replies did not parse: how many, the first three with their
-    parse errors, and whether running the same command again re-asks them."""
+    """One line on judgments and generations whose replies did not parse: how many, the first
+    three with their parse errors, whether running the same command again re-asks them, and that
+    an unparsed generation is a failed unit of its system."""
     shown = "; ".join(f"{u.step} {u.instance_id}{'/' + u.key if u.key else ''}: {u.error}" for u in units[:3])
     more = f" (and {len(units) - 3} more, under 'unparsed_units' in results.json)" if len(units) > 3 else ""
     files = [u for u in units if u.source == "file"]
     retry = [u for u in units if not u.final and u.source != "file"]
+    generations = [u for u in units if u.generation and u.source != "file"]
     parts = []
+    if generations:
+        which = "they are generations" if len(generations) == len(units) else (
+            f"{len(generations)} of them are generations")
+        parts.append(f"{which}: failed units of their system (the run is partial), never left out of "
+                     "its mean unsaid")
     if retry:
         which = "them" if len(retry) == len(units) else f"{len(retry)} of them"
         parts.append(f"the same command re-asks {which} with new samples (at most {MAX_PARSE_ROUNDS} "
@@ -718,8 +758,16 @@ def unparsed_note(units: Sequence[UnparsedUnit]) -> str:
     if files:
         parts.append(f"{'they' if len(files) == len(units) else f'{len(files)} of them'} came from an ideas: "
                      f"file, which cannot be re-asked: they count as failed units; {FILE_FIX}")
-    then = "; ".join(parts) or f"final: each was asked in {MAX_PARSE_ROUNDS} rounds of samples"
-    return f"{len(units)} judgment(s) did not parse, counted and never scored; {then}: {shown}{more}"
+    if not retry and not files:
+        rounds = sorted({u.rounds for u in units})  # a failed blinding rewrite is final after one
+        parts.append(f"final: each was asked in {MAX_PARSE_ROUNDS} rounds of samples"
+                     if rounds == [MAX_PARSE_ROUNDS] else f"final: asked in {' or '.join(map(str, rounds))} "
+                     "round(s) of samples, not re-asked by a later run")
+    then = "; ".join(parts)
+    judged = len(units) - len(generations) - len([u for u in files if u.generation])
+    what = ("judgment(s)" if judged == len(units) else "generation(s)" if judged == 0
+            else f"replies ({len(units) - judged} generation(s), {judged} judgment(s))")
+    return f"{len(units)} {what} did not parse, counted and never scored; {then}: {shown}{more}"
 
 
 class Executor(Protocol):

@@ -593,3 +593,7 @@ class AIIdeaBench(Benchmark):
         feasibility (FA) when computed; per instance (:func:`.scores.aiideabench_scores`). The
         competition's Bradley-Terry fit is a block of its own, not a headline metric."""
         return aiideabench_scores(records, results, tuple(self.config.metrics))
+
+    def expected_metrics(self) -> list[str]:
+        """The metrics ``--metrics`` asks for (``aiideabench.<metric>``)."""
+        return [f"aiideabench.{m}" for m in self.config.metrics]

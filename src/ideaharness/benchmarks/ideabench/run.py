@@ -41,6 +41,7 @@ from ideaharness.benchmarks.ideabench.scores import ideabench_scores
 from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry, LiteratureAccess
 from ideaharness.data.registry import data_files, load_instances
 from ideaharness.errors import UserError
+from ideaharness.metrics.aggregate import percentile
 from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.reliability.adapters import Record
@@ -180,6 +181,11 @@ register_metric(MetricSpec("ideabench.bertscore_f1", higher_is_better=True, aggr
                            range=(-1.0, 1.0), source="IdeaBench §4.2 (BERTScore, Zhang et al. 2020)"))
 register_metric(MetricSpec("ideabench.overlap", higher_is_better=True, range=(1.0, 10.0),
                            source="IdeaBench §4.2 (LLM-judged idea overlap)"))
+for _base, _range in (("bertscore_f1", (-1.0, 1.0)), ("overlap", (1.0, 10.0))):  # the paper's statistic
+    register_metric(MetricSpec(f"ideabench.{_base}_p80", higher_is_better=True,
+                               aggregate=percentile(80, description="p80 over instances (paper's Table 1)"),
+                               inputs=(f"ideabench.{_base}",), range=_range,
+                               source=f"IdeaBench §4.2, Table 1 (80th percentile of ideabench.{_base})"))
 
 
 @register_benchmark("ideabench")

@@ -210,6 +210,10 @@ class JudgeAccuracy(Benchmark):
         """Accuracy per dimension."""
         return [accuracy_table(results)]
 
+    def expected_metrics(self) -> list[str]:
+        """``ligbench.judge_accuracy`` (the benchmark's name is not its metrics' prefix)."""
+        return ["ligbench.judge_accuracy"]
+
     def form_baselines(self, records: Sequence[Record], results: dict[str, Any],
                        prompts: Callable[[str], list[dict[str, Any]] | None]) -> list[dict[str, Any]]:
         """The accuracy of a judge that prefers a paper by form alone (:mod:`.form`)."""

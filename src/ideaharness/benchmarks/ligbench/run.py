@@ -305,6 +305,10 @@ class LigBench(Benchmark):
         """Each idea's final scores, named by its system (:func:`.scores.ligbench_scores`)."""
         return ligbench_scores(records, results)
 
+    def expected_metrics(self) -> list[str]:
+        """``ligbench.score`` (``ligbench.judge_accuracy`` is ``ligbench-judge``'s)."""
+        return [SCORE_SPEC.name]
+
 
 def results_tables(results: dict[str, Any]) -> list[Table]:
     """One row per system: the four LigBench scores (0-5) with counts and failure counts."""

@@ -250,6 +250,12 @@ class LiveIdeaBench(Benchmark):
         (:func:`.scores.liveideabench_scores`)."""
         return liveideabench_scores(records, results)
 
+    def expected_metrics(self) -> list[str]:
+        """The protocol's dimensions, fluency and flexibility (the average's inputs)."""
+        from ideaharness.benchmarks.liveideabench.scores import average_inputs
+
+        return list(average_inputs(self.config.protocol))
+
     def headline(self, results: dict[str, Any]) -> list[MetricValue]:
         """Under ``--parity`` only: the dimensions and the average pooled over (idea x judge) rows
         as the published notebook computes them, which are not aggregates of keyword scores

@@ -247,6 +247,13 @@ class MLRBench(Benchmark):
         """Per task, stage and dimension (:func:`.scores.mlrbench_scores`)."""
         return mlrbench_scores(records, results)
 
+    def expected_metrics(self) -> list[str]:
+        """The six idea metrics, and the seven proposal ones under ``--stage proposal``."""
+        from ideaharness.benchmarks.mlrbench.parsers import DIMENSIONS
+        from ideaharness.benchmarks.mlrbench.scores import metric_name
+
+        return [metric_name(stage, dim) for stage in self.config.stages() for dim in DIMENSIONS[stage]]
+
     # -- presentation --------------------------------------------------------------
     def tables(self, results: dict[str, Any]) -> list[Table]:
         """The rubric table with intervals, counts, per-judge means."""

@@ -481,6 +481,14 @@ class ResearchBench(Benchmark):
         rank scores and directional accuracy (:func:`.scores.researchbench_scores`)."""
         return researchbench_scores(records, results)
 
+    def expected_metrics(self) -> list[str]:
+        """Per task of ``--task``: retrieval's hit ratios, composition's matched score, ranking's
+        rank scores and directional accuracy (the negative selection ratio depends on the data's
+        negative levels: not expected)."""
+        per_task = {"retrieval": ("hit_ratio", "hit_ratio_top1"), "composition": ("matched_score",),
+                    "ranking": ("rank_score", "rank_score_paper", "directional_accuracy")}
+        return [f"researchbench.{m}" for task in self.config.tasks for m in per_task.get(str(task), ())]
+
 
 def planned_rounds(pool_size: int, window_size: int, keep_size: int) -> int:
     """Screening rounds needed when every window keeps ``keep_size`` (75, 15, 3 -> 2)."""
