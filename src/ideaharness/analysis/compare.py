@@ -494,8 +494,9 @@ def compare_runs(
     by_label = {s["label"]: s for s in systems}
     for block in metrics.values():
         for row in block["leaderboard"]:
-            entry = by_label.get(row["system"]) or {}
-            row["coverage"] = (entry.get("coverage") or {}).get("rate")
+            entry: dict[str, Any] = by_label.get(row["system"]) or {}
+            coverage: dict[str, Any] = entry.get("coverage") or {}
+            row["coverage"] = coverage.get("rate")
             row["coverage_differs"] = bool(entry.get("coverage_differs"))
     _mark_evidence(metrics, tables, labels, loaded, specs)  # issue 32: each system's run verdict
     return {
