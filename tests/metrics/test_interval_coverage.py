@@ -45,6 +45,10 @@ DISTRIBUTIONS: dict[str, tuple[tuple[float, float], np.ndarray, np.ndarray]] = {
     "ratings 1..10 peaked at 7": ((1.0, 10.0), RATINGS, np.array([0, 0, 0, .02, .08, .2, .4, .2, .08, .02])),
     "ratings 1..10 at the ceiling": ((1.0, 10.0), RATINGS, np.array([0, 0, 0, 0, 0, 0, .03, .07, .2, .7])),
     "ratings 7 (90 %) or 8": ((1.0, 10.0), RATINGS, np.array([0, 0, 0, 0, 0, 0, .9, .1, 0, 0])),
+    # a rare value far off (a judge's occasional 1): samples without it must still reach the mean
+    "ratings 7 (95 %) or 1": ((1.0, 10.0), RATINGS, np.array([.05, 0, 0, 0, 0, 0, .95, 0, 0, 0])),
+    "ratings 7 (90 %) or 1": ((1.0, 10.0), RATINGS, np.array([.1, 0, 0, 0, 0, 0, .9, 0, 0, 0])),
+    "ratings 7 (80 %) or 1": ((1.0, 10.0), RATINGS, np.array([.2, 0, 0, 0, 0, 0, .8, 0, 0, 0])),
 }
 
 
