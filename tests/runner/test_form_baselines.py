@@ -12,10 +12,12 @@
    entry, the verdict of each such headline is *not evidence* with the reason "not blind", and the
    console says so (:func:`~ideaharness.runner.run.finish_run`).
 3. The same benchmarks with a *content* judge (one that knows the gold by its content, not its form):
-   IdeaBench on a fixture whose ideas leave the target in the middle by every form feature and
-   with 12 instances is *evidence*; the others' fixtures are smaller than
-   :data:`~ideaharness.metrics.evidence.WEAK_N` or answerable by form, and the test asserts exactly
-   which reasons make them weak or not evidence (n, or a form baseline that reaches the judge).
+   IdeaBench on a fixture whose ideas leave the target in the middle by every form feature (12
+   instances) and ligbench-judge on twin papers whose better member is the longer one in half of
+   the pairs (20 pairs) are *evidence*; AI Idea Bench's and ResearchBench's fixtures are smaller
+   than :data:`~ideaharness.metrics.evidence.WEAK_N` (and ResearchBench's is answerable by length),
+   and the test asserts exactly which reasons make them weak or not evidence (n, or a form
+   baseline that reaches the judge).
 4. Every benchmark without gold steps runs its one-number recipe and carries no baseline and no
    verdict reason about one.
 
@@ -231,7 +233,34 @@ def _ligbench_judge_base(messages: Messages) -> str:
     raise AssertionError(f"ligbench-judge asked an unexpected prompt: {messages[-1]['content'][:80]}")
 
 
+TWIN_PADDING = " It also reports a further ablation across several additional settings."
+
+
+def twin_corpus(path: Path) -> None:
+    """The fixture's 20 papers and a twin of each (its nearest neighbour: the same text, padded by a
+    sentence and a method line), the twin rated 0.6 higher on every dimension for even papers and
+    0.6 lower for odd ones: the paper reviewers rated higher is the longer one in half of the pairs,
+    so length, words, lines and position carry nothing about the label."""
+    lines = []
+    for i, line in enumerate(PAIRIQ.read_text().splitlines()):
+        paper = json.loads(line)
+        shift = 0.6 if i % 2 == 0 else -0.6
+        analysis = dict(paper["analysis"])
+        analysis["main_target"] += TWIN_PADDING
+        analysis["innovative_methods"] += "\n4. A further calibration step"
+        twin = {**paper, "title": paper["title"] + ", revisited", "url": paper["url"] + "T",
+                "analysis": analysis,
+                **{k: round(float(paper[k]) + shift, 2) for k in ("rating", "contribute", "soundness")}}
+        lines += [line, json.dumps(twin)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _ligbench_corpus(out: Path) -> Path:
+    return out.parent / f"{out.name}-corpus" / PAIRIQ.name
+
+
 def _ligbench_judge(out: Path, judge: Wrap, big: bool) -> None:
+    """The fixture's corpus, 8 pairs; ``big``: :func:`twin_corpus`, its 20 twin pairs."""
     import asyncio
     import shutil
 
@@ -239,10 +268,13 @@ def _ligbench_judge(out: Path, judge: Wrap, big: bool) -> None:
     from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig
     from ideaharness.runner.options import ExecutionOptions
 
-    corpus = out.parent / f"{out.name}-corpus" / PAIRIQ.name
+    corpus = _ligbench_corpus(out)
     corpus.parent.mkdir(parents=True)
-    shutil.copy(PAIRIQ, corpus)
-    config = JudgeAccuracyConfig(judge="scripted/judge", corpus=str(corpus), n_pairs=8,
+    if big:
+        twin_corpus(corpus)
+    else:
+        shutil.copy(PAIRIQ, corpus)
+    config = JudgeAccuracyConfig(judge="scripted/judge", corpus=str(corpus), n_pairs=20 if big else 8,
                                  bootstrap_resamples=100)
     asyncio.run(arun("ligbench-judge", config=config, options=ExecutionOptions(out=out, progress=False),
                      judge=ScriptedModel(judge(_ligbench_judge_base), model="scripted/judge")))
@@ -253,7 +285,7 @@ def _ligbench_judge_content(base: Responder, out: Path) -> Responder:
     from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
     from ideaharness.benchmarks.ligbench.steps import COMPARE_KEYS, reference_text
 
-    corpus = ReferenceCorpus.load(PAIRIQ)
+    corpus = ReferenceCorpus.load(_ligbench_corpus(out))  # the run's copy (its embeddings stay there)
     known = {reference_text(r): r.id for r in corpus.records}
 
     def respond(messages: Messages) -> str:
@@ -271,6 +303,10 @@ GOLD_CASES: dict[str, Case] = {
 }
 """Each benchmark with gold steps: (run it into a directory with a judge wrapper, its content judge
 given the base responder and the run directory)."""
+EVIDENCE_CASES = ("ideabench", "ligbench-judge")
+"""The cases whose ``big`` fixture has at least WEAK_N units and leaves form uninformative: a content
+judge's gold headlines there are evidence. AI Idea Bench (3 instances) and ResearchBench (2 papers,
+whose gold inspirations and hypotheses are the longer texts) are below WEAK_N."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -372,10 +408,11 @@ def test_a_form_only_judge_is_not_evidence_and_the_console_says_why(
 def test_a_content_judge_passes_the_form_check(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """IdeaBench (12 instances, ideas that leave the target in the middle by every form feature):
-    every Insight Score headline is evidence. The other fixtures are small (n below WEAK_N) and
-    some are answerable by form: each headline's verdict is then exactly what its n and its form
-    baselines imply, and "not blind" appears only where a baseline reaches the judge's value."""
+    """IdeaBench (12 instances, ideas that leave the target in the middle by every form feature) and
+    ligbench-judge (20 twin pairs, the better paper the longer one in half of them): every gold
+    headline is evidence. The other fixtures are small (n below WEAK_N) and answerable by form:
+    each headline's verdict is then exactly what its n and its form baselines imply, and "not
+    blind" appears only where a baseline reaches the judge's value."""
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
     assert name in GOLD_CASES, f"{name}: has gold steps but no case"
     run, content = GOLD_CASES[name]
@@ -394,7 +431,7 @@ def test_a_content_judge_passes_the_form_check(
         beyond = h["value"] > entry["best_value"] if up else h["value"] < entry["best_value"]
         blind_reasons = [r for r in verdict["reasons"] if r.startswith("not blind")]
         assert bool(blind_reasons) == (not beyond), f"{name} {key}: {h['value']} vs {entry}: {verdict}"
-        if name == "ideabench":
+        if name in EVIDENCE_CASES:
             assert h["n"] >= WEAK_N and beyond, f"{name} {key}: {h} vs {entry}"
             assert verdict["verdict"] == "evidence", f"{name} {key}: {verdict}"
         else:  # exactly what its n and its form baselines imply, for no other reason
@@ -403,7 +440,7 @@ def test_a_content_judge_passes_the_form_check(
             assert verdict["verdict"] == expected, f"{name} {key}: {verdict}"
             assert all(r.startswith(("n too small", "small n", "not blind")) for r in verdict["reasons"]), (
                 f"{name} {key}: {verdict}")
-    if name == "ideabench":
+    if name in EVIDENCE_CASES:
         assert "not blind" not in _console(results, out, capsys)
 
 
