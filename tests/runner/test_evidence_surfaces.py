@@ -218,3 +218,33 @@ def test_console_order_verdicts_then_notes_before_the_status_line(
                           "on the 3 left", "note: the comparison is not blind"]
     assert lines[4].startswith("report: ") and len(lines) == 5
     assert "NOT COMPUTED: bench.b" in str(raised.value)
+
+
+def test_a_system_failing_on_the_hard_tasks_is_not_evidence_in_its_run_and_in_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 1's shape (coverage_support.mlrbench_pair): D's unparsable ideas on the low-scored tasks
+    make each of its headlines *not evidence* for coverage (3 of 6 tasks), on the console and in
+    ``compare``; E, which answered every task, has no coverage reason."""
+    from tests.runner.coverage_support import LOW, TASKS, mlrbench_pair
+
+    pair = mlrbench_pair(tmp_path, capsys, monkeypatch)
+    answered = len(TASKS) - len(LOW)
+    said = f"coverage {answered}/{len(TASKS)} ({answered / len(TASKS):.0%})"
+    d = json.loads((pair.d / "results.json").read_text(encoding="utf-8"))["evidence"]["verdicts"]
+    e = json.loads((pair.e / "results.json").read_text(encoding="utf-8"))["evidence"]["verdicts"]
+    assert d and e
+    for v in d:
+        assert v["verdict"] == "not evidence" and any(r.startswith(said) for r in v["reasons"]), v
+        line = next(ln for ln in pair.d_text.splitlines()
+                    if ln.startswith(f"NOT EVIDENCE: {_label(v['metric'], v['group'], v['system'])}: "))
+        assert said in line
+    assert not any(r.startswith("coverage") for v in e for r in v["reasons"]), e
+    comparison = compare_runs([pair.d, pair.e], n_resamples=50)
+    run_of = {s["label"]: s["run_dir"] for s in comparison["systems"]}
+    for block in comparison["metrics"].values():
+        for row in block["leaderboard"]:
+            mine = Path(run_of[row["system"]]) == pair.d
+            assert any(r.startswith(said) for r in row["evidence"]["reasons"]) == mine, row
+            if mine:
+                assert row["evidence"]["verdict"] == "not evidence", row
