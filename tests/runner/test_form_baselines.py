@@ -11,13 +11,14 @@
    ``results["form_baselines"]`` (the replay scores what the judge did), every gold metric has an
    entry, the verdict of each such headline is *not evidence* with the reason "not blind", and the
    console says so (:func:`~ideaharness.runner.run.finish_run`).
-3. The same benchmarks with a *content* judge (one that knows the gold by its content, not its form):
-   IdeaBench on a fixture whose ideas leave the target in the middle by every form feature (12
-   instances) and ligbench-judge on twin papers whose better member is the longer one in half of
-   the pairs (20 pairs) are *evidence*; AI Idea Bench's and ResearchBench's fixtures are smaller
-   than :data:`~ideaharness.metrics.evidence.WEAK_N` (and ResearchBench's is answerable by length),
-   and the test asserts exactly which reasons make them weak or not evidence (n, or a form
-   baseline that reaches the judge).
+3. The same benchmarks with a *content* judge (one that knows the gold by its content or from the
+   run's records, never by its form), on fixtures of at least :data:`~ideaharness.metrics.evidence.WEAK_N`
+   units where form says nothing about the gold: IdeaBench (12 instances whose ideas leave the
+   target in the middle by every form feature), ligbench-judge (20 twin pairs, the better paper the
+   longer one in half of them) and ResearchBench's ranking (12 papers of item 3's shape, the gold
+   rewritten) are *evidence*; AI Idea Bench (12 papers) is *weak* for one stated reason only (the
+   ground truth's letters are uneven over its questions, so a judge that always finds it looks
+   position-biased). A case in neither list gets exactly the verdict its n and form imply.
 4. Every benchmark without gold steps runs its one-number recipe and carries no baseline and no
    verdict reason about one.
 
@@ -158,11 +159,44 @@ def _ideabench(out: Path, judge: Wrap, big: bool) -> None:
 
 # --------------------------------------------------------------------------- AI Idea Bench
 
-def _aiideabench(out: Path, judge: Wrap, big: bool) -> None:
-    from tests.aiideabench.test_aiib_pipeline import responder
-    from tests.analysis.saved_runs import aiib_run
+def aiib_variants(path: Path, copies: int) -> None:
+    """The fixture's 3 target papers, ``copies`` times, each copy with its own titles (so its own
+    inspirations and distractors)."""
+    from tests.aiideabench.test_aiib_pipeline import DATA
 
-    aiib_run(out, judge=ScriptedModel(judge(responder()), model="scripted/judge"), limit=3)
+    rows = json.loads(Path(DATA).read_text())
+    out = []
+    for v in range(copies):
+        for row in json.loads(json.dumps(rows)):
+            row["index"] = len(out)
+            row["target_paper"] += f" (variant {v})"
+            for ref in row["find_cite"]["top_references"]:
+                ref["title"] += f" variant {v}"
+                ref["abstract"] = ref["title"] + ". " + ref["abstract"].split(". ", 1)[1]
+                ref["paper_local_path"] = ref["paper_local_path"].replace(".pdf", f"_{v}.pdf")
+            out.append(row)
+    path.write_text(json.dumps(out))
+
+
+def _aiideabench(out: Path, judge: Wrap, big: bool) -> None:
+    """The pipeline fixture (3 papers); ``big``: :func:`aiib_variants`, 12 papers."""
+    import asyncio
+
+    from ideaharness.api import arun
+    from ideaharness.benchmarks.aiideabench import AIIdeaBenchConfig
+    from ideaharness.runner.options import ExecutionOptions
+    from tests.aiideabench.test_aiib_pipeline import DATA, responder, toy_embed
+
+    data = Path(DATA)
+    if big:
+        data = out.parent / f"{out.name}-data.json"
+        aiib_variants(data, 4)
+    cfg = AIIdeaBenchConfig(data=str(data), generator="scripted/gen", judge="scripted/judge", n_ideas=2,
+                            metrics=["imcq", "i2i", "i2t"], bootstrap_resamples=50)
+    options = ExecutionOptions(out=out, progress=False, max_attempts=2)
+    asyncio.run(arun("aiideabench", config=cfg, options=options,
+                     generator=ScriptedModel(responder(), model="scripted/gen"),
+                     judge=ScriptedModel(judge(responder()), model="scripted/judge"), embed_fn=toy_embed))
 
 
 def _aiideabench_content(base: Responder, out: Path) -> Responder:
@@ -200,23 +234,53 @@ def _researchbench(out: Path, judge: Wrap, big: bool) -> None:
 
     base = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")._responder
     model = ScriptedModel(judge(base), model="scripted/model")  # screens (generator) and judges
+    if big:  # ranking only, on 12 papers of item 3's shape (tests/researchbench/test_rb_length.py)
+        config = ResearchBenchConfig(tasks=["ranking"], ranking_negatives="given", bootstrap_resamples=200)
+        asyncio.run(arun("researchbench", config=config, options=ExecutionOptions(out=out, progress=False),
+                         generator=model, judge=model, bench_data=long_release(12)))
+        return
     config = ResearchBenchConfig(data=str(RELEASE), generator="scripted/model", judge="scripted/model",
                                  n_mutations=1, n_refine=1, bootstrap_resamples=200)
     asyncio.run(arun("researchbench", config=config, options=ExecutionOptions(out=out, progress=False),
                      generator=model, judge=model))
 
 
+def long_release(papers: int) -> Any:
+    """``papers`` papers of item 3's shape: a 44-word gold beside 15 negatives of 100-180 words
+    (``test_rb_length.long_negative_release``'s construction, more papers)."""
+    from ideaharness.benchmarks.researchbench.config import BenchData
+    from ideaharness.data.pools import Candidate, CandidatePool
+    from ideaharness.data.researchbench_jsonl import RankingTask
+    from ideaharness.data.tomato import load_tomato_chem
+    from tests.researchbench.test_rb_length import NEGATIVE_WORDS, _text
+
+    instances = load_tomato_chem()[:papers]
+    ranking, pools = {}, {}
+    for k, inst in enumerate(instances):
+        lengths = NEGATIVE_WORDS[k % 15:] + NEGATIVE_WORDS[:k % 15]
+        ranking[inst.id] = RankingTask(sample_id=inst.id, discipline="Chemistry",
+                                       gold_hypothesis=_text(44, k),
+                                       research_question=inst.research_question or "",
+                                       model_negative_hypotheses=[_text(n, j) for j, n in enumerate(lengths)])
+        pools[inst.id] = CandidatePool(instance_id=inst.id, source="given", candidates=[
+            Candidate(index=i, title=r.title, label="gold") for i, r in enumerate(inst.references)])
+    return BenchData(instances, given_pools=pools, given_ranking=ranking)
+
+
 def _researchbench_content(base: Responder, out: Path) -> Responder:
-    """Picks the hypothesis that is not a negative, keeps the inspiration papers first (then the
-    others by title), both told by what the fixture's texts say, not their form; rates matched
-    hypotheses by the text it reads (not one constant)."""
+    """Picks the gold hypothesis (it knows the gold: the run's recorded rewrites of it), keeps the
+    inspiration papers first (then the others by title: the fixture's titles say which are
+    inspirations), and rates matched hypotheses by the text it reads (not one constant)."""
     def respond(messages: Messages) -> str:
         user = messages[-1]["content"]
         if "Matched score:" in user:
             return f"Matched score: {1 + len(user) % 5}\nReason: content."
         pair = _blocks(user, lambda n: n in ("candidate_1", "candidate_2"))
         if len(pair) == 2:
-            gold = 2 if "negative" in pair[0].lower() else 1
+            records = out / "records" / "researchbench_rewrite.jsonl"
+            known = {(json.loads(line)["data"]["judgment"].get("parsed") or {}).get("hypothesis")
+                     for line in records.read_text().splitlines()}
+            gold = 1 if pair[0] in known else 2
             return f"**Analysis**: content\n**Selection of research hypothesis candidate**: candidate {gold}"
         titles = _blocks(user, lambda n: n == "title")
         found = re.search(r"Select the (\d+) candidates", user)
@@ -303,10 +367,13 @@ GOLD_CASES: dict[str, Case] = {
 }
 """Each benchmark with gold steps: (run it into a directory with a judge wrapper, its content judge
 given the base responder and the run directory)."""
-EVIDENCE_CASES = ("ideabench", "ligbench-judge")
+EVIDENCE_CASES = ("ideabench", "ligbench-judge", "researchbench")
 """The cases whose ``big`` fixture has at least WEAK_N units and leaves form uninformative: a content
-judge's gold headlines there are evidence. AI Idea Bench (3 instances) and ResearchBench (2 papers,
-whose gold inspirations and hypotheses are the longer texts) are below WEAK_N."""
+judge's gold headlines there are evidence (ResearchBench: ranking on 12 papers of item 3's shape)."""
+POSITION_WEAK = {"aiideabench": "the ground truth's letters over the 12 questions are uneven (the "
+                                "benchmark draws them per question), so a judge that always finds it "
+                                "looks position-biased: weak, for that reason alone"}
+"""Cases whose content judge is weak only for a position-bias flag of the reliability block."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -408,11 +475,9 @@ def test_a_form_only_judge_is_not_evidence_and_the_console_says_why(
 def test_a_content_judge_passes_the_form_check(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """IdeaBench (12 instances, ideas that leave the target in the middle by every form feature) and
-    ligbench-judge (20 twin pairs, the better paper the longer one in half of them): every gold
-    headline is evidence. The other fixtures are small (n below WEAK_N) and answerable by form:
-    each headline's verdict is then exactly what its n and its form baselines imply, and "not
-    blind" appears only where a baseline reaches the judge's value."""
+    """Gold headlines of a content judge on each case's large fixture: evidence
+    (:data:`EVIDENCE_CASES`), or weak for the stated reason alone (:data:`POSITION_WEAK`); never
+    "not blind" where no form baseline reaches the judge's value."""
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
     assert name in GOLD_CASES, f"{name}: has gold steps but no case"
     run, content = GOLD_CASES[name]
@@ -434,6 +499,11 @@ def test_a_content_judge_passes_the_form_check(
         if name in EVIDENCE_CASES:
             assert h["n"] >= WEAK_N and beyond, f"{name} {key}: {h} vs {entry}"
             assert verdict["verdict"] == "evidence", f"{name} {key}: {verdict}"
+        elif name in POSITION_WEAK:
+            assert h["n"] >= WEAK_N and beyond, f"{name} {key}: {h} vs {entry}"
+            assert verdict["verdict"] == "weak", f"{name} {key}: {verdict}"
+            assert verdict["reasons"] and all(r.startswith("position bias") for r in verdict["reasons"]), (
+                f"{name} {key}: {POSITION_WEAK[name]}: {verdict}")
         else:  # exactly what its n and its form baselines imply, for no other reason
             expected = ("not evidence" if blind_reasons or h["n"] < MIN_INTERVAL_N else
                         "weak" if h["n"] < WEAK_N else "evidence")
