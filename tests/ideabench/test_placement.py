@@ -147,5 +147,9 @@ def test_a_rewrite_that_fails_its_check_is_final_and_said_once(tmp_path: Path) -
         assert "opens like a paper's summary" in dropped[0]  # why
         units = [u for u in res["unparsed_units"] if u["step"] == "rewrite/low"]
         assert len(units) == 2 and all(u["final"] for u in units)
+        unparsed = [n for n in res["notes"] if "rewrite/low" in n and "did not parse" in n]
+        assert len(unparsed) == 1
+        assert "asked in 1 round(s) of samples, not re-asked by a later run" in unparsed[0]
+        assert "re-asks" not in unparsed[0]
         records = _records(out, "rewrite/low")
         assert all(r["on_failure"].startswith("final") and "parse_rounds" not in r for r in records.values())

@@ -487,7 +487,8 @@ class ResearchBench(Benchmark):
         negative levels: not expected)."""
         per_task = {"retrieval": ("hit_ratio", "hit_ratio_top1"), "composition": ("matched_score",),
                     "ranking": ("rank_score", "rank_score_paper", "directional_accuracy")}
-        return [f"researchbench.{m}" for task in self.config.tasks for m in per_task.get(str(task), ())]
+        return [f"researchbench.{m}" for task in self.config.system_tasks()  # a system: no retrieval
+                for m in per_task.get(str(task), ())]
 
 
 def planned_rounds(pool_size: int, window_size: int, keep_size: int) -> int:
