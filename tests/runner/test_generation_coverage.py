@@ -104,3 +104,38 @@ def test_the_closing_advice_names_what_to_do_for_each_kind_of_failure() -> None:
     assert "retry them" not in retry_advice([as_failed], [from_file], None, [])
     both = retry_advice([call, as_failed], [model], None, [])
     assert both.startswith("run the same command again to retry them") and "1 repl(ies)" in both
+
+
+def test_researchbench_pipeline_generations_outside_generate_step_are_failed_units(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ResearchBench's mutate-refine-recombine pipeline asks the generator outside
+    ``generate_step``: a refinement whose reply never parses was an unparsed *judgment* (the run
+    complete); now it is a generation (``note_generation``): a failed unit, the run partial, the
+    instance failed in the coverage block."""
+    from ideaharness.api import arun
+    from ideaharness.benchmarks.researchbench import ResearchBenchConfig
+    from ideaharness.runner.options import ExecutionOptions
+    from tests.researchbench.test_rb_run import RELEASE, scripted
+
+    monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    base = scripted("**Analysis**: x\n**Selection of research hypothesis candidate**: candidate 1")
+
+    def reply(messages: list[dict[str, str]]) -> str:
+        if "improves research hypotheses" in messages[0]["content"]:  # every refinement
+            return "no"
+        if "Matched score:" in messages[-1]["content"]:
+            return "Matched score: 3\nReason: r."
+        return base._responder(messages)  # type: ignore[operator]
+
+    model = ScriptedModel(reply, model="scripted/gen")
+    config = ResearchBenchConfig(data=str(RELEASE), generator="scripted/gen", judge="scripted/judge",
+                                 n_mutations=1, n_refine=1, bootstrap_resamples=100)
+    results = asyncio.run(arun("researchbench", config=config,
+                               options=ExecutionOptions(out=tmp_path / "run", progress=False),
+                               generator=model, judge=model))
+    refined = [u for u in results["failed_units"] if "/ref" in u["key"]]
+    assert refined and all(u["error"].startswith(GENERATION_UNPARSED) for u in refined)
+    assert results["status"] == "partial"
+    [coverage] = results["coverage"]
+    assert sorted(coverage["failed"]) == sorted({u["instance_id"] for u in refined})
+    assert coverage["answered"] == coverage["asked"] - len(coverage["failed"])

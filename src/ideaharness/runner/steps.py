@@ -449,6 +449,18 @@ class StepRunner:
                 f"({'; '.join(changed)}); run again with --rejudge-changed to re-judge only the affected "
                 "units, or with --force to start a new run here")
 
+    def note_generation(self, step: str, instance_id: str, key: str, generator: str,
+                        task_instance_id: str) -> None:
+        """Count a unit a benchmark asks its generator for outside :meth:`generate_step` (a model's
+        multi-call method, e.g. ResearchBench's mutate-refine-recombine pipeline) as a generation
+        of ``generator`` (its model string) for ``task_instance_id``: asked in ``idea_sources``,
+        and failed in the ``coverage`` block when its call fails. Its record must carry
+        ``task_instance_id`` (:data:`TASK_INSTANCE_KEY`) so a reply that does not parse is a
+        failed unit, as a :meth:`generate_step` one is. Nothing in capture mode."""
+        if self.capture is None:
+            self.generated.setdefault(generator, set()).add(task_instance_id)
+            self.generation_units[(step, instance_id, key)] = (generator, task_instance_id)
+
     def missing_answer(self, step: str, instance_id: str, key: str, generator: str, error: str, *,
                        task_instance_id: str | None = None) -> None:
         """List a generation unit the benchmark did not ask because the system has no answer for it

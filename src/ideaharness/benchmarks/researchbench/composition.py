@@ -23,7 +23,7 @@ from ideaharness.llm.parsing import check_text
 from ideaharness.llm.types import ChatModel
 from ideaharness.metrics.matched_score import MIN_HYPOTHESIS_CHARS, parse_matched_score
 from ideaharness.prompts import render
-from ideaharness.runner.steps import StepRunner
+from ideaharness.runner.steps import TASK_INSTANCE_KEY, StepRunner
 from ideaharness.systems import is_system
 
 STEP_GENERATE = "researchbench_generate"
@@ -124,10 +124,14 @@ class Composer:
         self, key: str, template: str, sample_index: int = 0, **variables: Any
     ) -> dict[str, Any] | None:
         messages = render(template, **self.context, **variables)
+        # a generation outside generate_step (the pipeline is a model's own method): counted as one,
+        # so a reply that never parses is a failed unit of the generator (issue 32, item 1)
+        generator = str(getattr(self.model, "model", ""))
+        self.steps.note_generation(STEP_GENERATE, self.instance_id, key, generator, self.instance_id)
         return await self.steps.judge_step(
             STEP_GENERATE, self.instance_id, key, self.model, messages, parse_hypothesis,
-            extra={"key": key}, temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed,
-            sample_index=sample_index,
+            extra={"key": key, TASK_INSTANCE_KEY: self.instance_id}, temperature=self.temperature,
+            max_tokens=self.max_tokens, seed=self.seed, sample_index=sample_index,
         )
 
     async def one_step(
