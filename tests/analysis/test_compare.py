@@ -48,6 +48,10 @@ def test_researchbench_leaderboard_and_paired_difference(runs: dict[str, Path]) 
     assert board["gen-strong"]["mean"] == 4.0 and board["gen-weak"]["mean"] == 1.0
     # fewer than MIN_INTERVAL_N papers: no interval (was the zero-width [4.0, 4.0]; issue 32 item 7)
     assert board["gen-strong"]["n"] < MIN_INTERVAL_N and board["gen-strong"]["ci95"] is None
+    assert board["gen-strong"]["ci_why"] == f"n too small for an interval (n < {MIN_INTERVAL_N})"
+    table = next(t for t in comparison_tables(result) if t.title.startswith("researchbench.matched_score"))
+    row = next(r for r in table.rows if r[1] == "gen-strong")
+    assert row[table.columns.index("95% CI")] == board["gen-strong"]["ci_why"]  # said where the CI goes
     reported = results_of(runs["researchbench_b"])["composition"]["overall"]["one_step"]["mean_matched_score"]
     assert board["gen-weak"]["mean"] == reported
     (pair,) = score["paired"]

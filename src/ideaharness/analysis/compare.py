@@ -339,7 +339,8 @@ def _metric_block(spec: Any, rows: Mapping[str, dict[str, Row]], order: Sequence
             on = summarise(spec, {k: v for k, v in rows.get(label, {}).items() if k in shared}, settings)
             basis = "shared"
         board.append({"system": label, "n": on.n, "mean": on.value, "ci95": _ci(on.ci), "ranked_on": basis,
-                      "own_n": own.n, "own_mean": own.value, "own_ci95": _ci(own.ci)})
+                      "own_n": own.n, "own_mean": own.value, "own_ci95": _ci(own.ci),
+                      **({"ci_why": on.ci_why} if on.ci_why else {})})  # "n too small for an interval"
     basis = "shared" if shared else "own"
     ranked = _ranked(board, spec.higher_is_better)
     boot = {"n_resamples": settings.n_resamples, "confidence": settings.confidence, "seed": settings.seed}
@@ -414,7 +415,8 @@ def compare_runs(
         answered, failed, rate} or None, coverage_differs}], "settings_mismatch",
         "method", "metrics": {key: {"statistic", "interval", "higher_is_better", "ranked_on" ("shared"
         or "own"), "n_shared_all", "leaderboard": [{system, n, mean, ci95, rank, ranked_on, own_n,
-        own_mean, own_ci95, coverage, coverage_differs}],
+        own_mean, own_ci95, coverage, coverage_differs, ci_why (only where ci95 is withheld: "n too
+        small for an interval (n < 5)")}],
         "paired": [{a, b, n_shared, mean_diff, ci95, p_value, exact, p_holm, significant,
         verdict}]}}, "reliability": {label: {...}}, "instances": [{pair_key, metric, values:
         {label: value}}]}``; ``key`` is :func:`~ideaharness.analysis.load.metric_key` of the

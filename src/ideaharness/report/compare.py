@@ -136,7 +136,7 @@ def comparison_tables(result: dict[str, Any]) -> list[Table]:
                     b["system"],
                     b["n"],
                     b["mean"],
-                    _ci(b["ci95"]),
+                    _ci(b["ci95"]) or b.get("ci_why"),
                     b.get("own_mean"),
                     b.get("own_n"),
                     _rate(b),
