@@ -104,3 +104,20 @@ def test_ideabench_p80_rows_match_the_papers_statistic(runs: dict[str, Path]) ->
             assert board[label]["own_mean"] == pytest.approx(own), (metric, label)
             headline = {(m["metric"], m["group"]): m for m in results_of(run)["metrics"]}
             assert headline[(metric.split("[")[0], "low")]["value"] == pytest.approx(own)
+
+
+def test_systems_scored_on_other_units_by_design_form_their_own_group() -> None:
+    """A reference system whose units no generated system shares (LigBench's ScholarIdeas plans)
+    does not empty the shared set: the generated systems are ranked on the units both were scored
+    on, the reference on its own."""
+    ids = [f"i{k}" for k in range(6)]
+    a = _run("a", dict.fromkeys(ids, 1.0))
+    b = _run("b", {k: 0.0 if k != "i5" else 5.0 for k in ids if k != "i3"})
+    ref = _run("ref", {"r0": 2.0, "r1": 4.0})
+    result = compare_runs([a, b, ref], n_resamples=100)
+    block = result["metrics"]["m/clear"]
+    board = {row["system"]: row for row in block["leaderboard"]}
+    assert (board["a"]["n"], board["a"]["own_n"], board["a"]["ranked_on"]) == (5, 6, "shared")
+    assert board["b"]["n"] == 5 and board["b"]["mean"] == pytest.approx(1.0)
+    assert (board["ref"]["n"], board["ref"]["mean"], board["ref"]["ranked_on"]) == (2, 3.0, "own")
+    assert block["ranked_on"] == "shared" and block["n_shared_all"] == 5

@@ -316,31 +316,57 @@ def _scored_keys(rows: Mapping[str, Row], multi: bool) -> set[str]:
             if (all(np.isfinite(v) for v in row) if multi else np.isfinite(row[0]))}
 
 
+def _shared_units(labels: Sequence[str], scored: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """Label -> the units it is ranked on: systems whose scored units overlap (directly or through
+    another) form a group, ranked on the units every member of the group was scored on; a system
+    overlapping none (LigBench's reference plans beside generated ideas) gets no entry (its own units)."""
+    group = {label: label for label in labels}
+
+    def root(label: str) -> str:
+        while group[label] != label:
+            label = group[label]
+        return label
+
+    for a, b in itertools.combinations(labels, 2):
+        if scored[a] & scored[b]:
+            group[root(a)] = root(b)
+    members: dict[str, list[str]] = {}
+    for label in labels:
+        members.setdefault(root(label), []).append(label)
+    out: dict[str, set[str]] = {}
+    for same in members.values():
+        if len(same) > 1:
+            units = set.intersection(*(scored[label] for label in same))
+            out.update({label: units for label in same} if units else {})
+    return out
+
+
 def _metric_block(spec: Any, rows: Mapping[str, dict[str, Row]], order: Sequence[str],
                   settings: IntervalSettings, test_seed: int) -> dict[str, Any]:
     """Leaderboard and paired differences. Each system's ``mean``, ``n`` and ``ci95`` (what it is
     ranked by) are the spec's over the units every system with a value was scored on (paired: its
     row's ``ranked_on`` "shared"); ``own_mean``, ``own_n`` and ``own_ci95`` over all its own scored
-    units. A system that shares no unit with any other (scored on other units by design, e.g.
-    LigBench's reference plans) is left out of the shared set and ranked on its own units (its
-    row's ``ranked_on`` "own"); so are all when the others share no unit (the block's
-    ``ranked_on`` "own"; ``n_shared_all`` the shared units)."""
+    units. Systems scored on other units by design (LigBench's reference plans beside generated
+    ideas) form their own group (:func:`_shared_units`); a system sharing no unit with any other, or
+    a group whose members share no unit in common, is ranked on its own units (its row's
+    ``ranked_on`` "own"; the block's ``ranked_on`` "own" when no row is on shared units;
+    ``n_shared_all``: the largest group's shared units)."""
     multi = bool(spec.inputs)
     scored = {label: _scored_keys(rows.get(label, {}), multi) for label in order}
     with_value = [label for label in order if scored[label]]
-    linked = [label for label in with_value
-              if any(scored[label] & scored[other] for other in with_value if other != label)]
-    shared = set.intersection(*(scored[label] for label in linked)) if linked else set()
+    shared_of = _shared_units(with_value, scored)
     board = []
     for label in order:
         own = summarise(spec, rows.get(label, {}), settings)
         on, basis = own, "own"
-        if shared and label in linked:
-            on = summarise(spec, {k: v for k, v in rows.get(label, {}).items() if k in shared}, settings)
+        shared_here = shared_of.get(label)
+        if shared_here:
+            on = summarise(spec, {k: v for k, v in rows.get(label, {}).items() if k in shared_here}, settings)
             basis = "shared"
         board.append({"system": label, "n": on.n, "mean": on.value, "ci95": _ci(on.ci), "ranked_on": basis,
                       "own_n": own.n, "own_mean": own.value, "own_ci95": _ci(own.ci),
                       **({"ci_why": on.ci_why} if on.ci_why else {})})  # "n too small for an interval"
+    shared = max((units for units in shared_of.values()), key=len, default=set())
     basis = "shared" if shared else "own"
     ranked = _ranked(board, spec.higher_is_better)
     boot = {"n_resamples": settings.n_resamples, "confidence": settings.confidence, "seed": settings.seed}
