@@ -15,12 +15,16 @@ instances). A failed rewrite is final: a later run does not ask it again, and th
 that the target was dropped and why. ``parity``: the published target text.
 
 Placement (:func:`place_targets`): the target's position among the ranked items is balanced over the
-instances that are actually ranked, the ones whose rewrite passed its check, not over every
+instances whose target is shown, leaving out those whose rewrite failed its check, not over every
 selected instance (with 9 of 12 targets dropped, balancing over the 12 left the 3 survivors at
 positions that gave an always-"A > B > C > D" judge an Insight Score of 0.889 instead of 0.5;
-issue 32, item 4). It is decided after the rewrite phase and recorded per instance (record
-``placement/<scenario>``): an instance keeps its position in every later run, and the instances
-that join in a resumed run fill the positions used least so far (:func:`balanced_fill`).
+issue 32, item 4). An instance whose system gave no ideas (a failed or unparsed generation) keeps
+its place in the balance: its target was never rewritten, not dropped by the check, so a system's
+failure on one instance never moves the target of another (the positions, and so a
+position-biased judge's scores, of the other instances stay those of a run without the failure).
+It is decided after the rewrite phase and recorded per instance (record ``placement/<scenario>``):
+an instance keeps its position in every later run, and the instances that join in a resumed run
+fill the positions used least so far (:func:`balanced_fill`).
 """
 
 from __future__ import annotations
@@ -150,10 +154,12 @@ def balanced_fill(new_ids: Sequence[str], k: int, seed: int, used: Mapping[int, 
 
 
 async def place_targets(bench: IdeaBench, instances: Sequence[Instance], scenario: Scenario) -> None:
-    """Record the target's position for every instance of ``scenario`` that can be ranked (its
-    ideas parsed and its target shown) and has none yet: a position taken from a ranking recorded
-    before placements were (so a resumed run keeps it), else :func:`balanced_fill` over the
-    positions of the placed instances that are ranked. Nothing under ``parity`` (published order)."""
+    """Record the target's position for every instance of ``scenario`` whose target can be shown
+    and has none yet: a position taken from a ranking recorded before placements were (so a
+    resumed run keeps it), else :func:`balanced_fill` over the positions of the placed instances.
+    Left out: instances with no target text, and those whose rewrite failed its check (dropped
+    targets). An instance whose system gave no ideas is placed as if it had ``n_ideas`` (its
+    target was never rewritten; see the module docstring). Nothing under ``parity``."""
     if bench.config.parity:
         return
     step = placement_step(scenario)
@@ -162,6 +168,8 @@ async def place_targets(bench: IdeaBench, instances: Sequence[Instance], scenari
         items = bench.rank_items(inst, scenario)
         if items is not None:
             ranked[inst.id] = len(items)
+        elif _awaits_ideas(bench, inst, scenario):
+            ranked[inst.id] = bench.config.n_ideas + 1
     by_k: dict[int, list[str]] = {}
     for iid, k in ranked.items():
         by_k.setdefault(k, []).append(iid)
@@ -181,6 +189,13 @@ async def place_targets(bench: IdeaBench, instances: Sequence[Instance], scenari
         for iid, position in balanced_fill(todo, k, bench.config.seed, used).items():
             await bench.store.aput(step, iid, {"position": position, "k": k, "from": "balanced",
                                                "balanced_over": len(ids)})
+
+
+def _awaits_ideas(bench: IdeaBench, inst: Instance, scenario: Scenario) -> bool:
+    """Whether ``inst`` has a target but no ideas of its system yet (its rewrite never asked)."""
+    target, _ = bench.target_text(inst)
+    return (target is not None and not bench.ideas(inst, scenario)
+            and bench.store.get(rewrite_step(scenario), inst.id) is None)
 
 
 def recorded_position(bench: IdeaBench, instance_id: str, scenario: Scenario) -> int | None:

@@ -476,9 +476,10 @@ class IdeaBench(Benchmark):
         if self.config.parity:
             return list(range(k))
         position = recorded_position(self, inst.id, scenario)
-        if position is None or position >= k:  # not placed (not expected: placed before ranking)
+        if position is None:  # not placed (not expected: placed before ranking)
             rng = rng_for(self.config.seed, inst.id, scenario, "rank", indicator.name)
             return rng.permutation(k).tolist()
+        position = min(position, k - 1)  # placed for n ideas, ranked with fewer (some unparsed)
         return order_with_target_at(k, 0, position, seed=self.config.seed,
                                     unit=f"{inst.id}|{scenario}|{indicator.name}")
 
