@@ -156,14 +156,23 @@ def test_below_min_interval_n_no_interval_and_the_reason() -> None:
     assert why is None and ci is not None and ci[0] < 0.6 < ci[1]
 
 
-def test_a_value_outside_the_declared_range_is_an_error() -> None:
-    with pytest.raises(ValueError, match=r"value 11 outside the metric's range \[1, 10\]"):
-        bounded_score(np.array([3.0, 11.0, 5.0]), mean, IntervalSettings(bounds=(1.0, 10.0)))
+def test_a_value_outside_the_declared_range_withholds_the_interval_never_raises() -> None:
+    """bounded_score itself refuses (OutOfRange); the headline rule turns that into no interval and
+    a reason naming the value and the declared range, so a wrong ``range`` never ends a run."""
+    from ideaharness.metrics.aggregate import OutOfRange
+
+    settings = IntervalSettings(bounds=(1.0, 10.0))
+    values = np.array([3.0, 11.0, 5.0, 4.0, 6.0])
+    with pytest.raises(OutOfRange, match=r"value 11 outside the metric's declared range \[1, 10\]"):
+        bounded_score(values, mean, settings)
+    ci, why = headline_interval(standard_interval, values, mean, settings, 5)
+    assert ci is None and why is not None
+    assert why.startswith("value 11 outside the metric's declared range [1, 10]: no interval")
 
 
 def test_summarise_applies_the_rule_with_the_metric_range() -> None:
     """The run headline and ``compare`` both summarise through the spec: its range bounds the
-    interval, below 5 units the reason replaces it, a value outside the range names the metric."""
+    interval, below 5 units the reason replaces it, a value outside the range withholds it (no error)."""
     from ideaharness.runner.protocol import MetricSpec
     from ideaharness.runs.scores import summarise
 
@@ -177,6 +186,8 @@ def test_summarise_applies_the_rule_with_the_metric_range() -> None:
     few = summarise(spec, dict(list(rows.items())[:4]), settings)
     assert few.value == pytest.approx(7.0) and few.n == 4 and few.ci is None
     assert few.ci_why == "n too small for an interval (n < 5)"
-    with pytest.raises(ValueError, match=r"^toy.rating: value 12 outside the metric's range"):
-        summarise(spec, {**rows, "bad": [12.0, 1.0]}, settings)
+    bad = summarise(spec, {**rows, "bad": [12.0, 1.0]}, settings)
+    assert bad.value == pytest.approx(56 / 7) and bad.n == 7 and bad.ci is None
+    assert bad.ci_why is not None
+    assert bad.ci_why.startswith("value 12 outside the metric's declared range [1, 10]")
     assert spec.ci == "bounded-mean score interval (Wilson form, t quantile) over instances"

@@ -60,6 +60,17 @@ class IntervalSettings:
     bounds: tuple[float | None, float | None] = (None, None)
 
 
+OUT_OF_RANGE = "outside the metric's declared range"
+"""The words of every ``ci_why`` (and run note) that says an interval was withheld because a unit's
+value lies outside the metric's declared ``range`` (:class:`OutOfRange`)."""
+
+
+class OutOfRange(ValueError):
+    """A unit's value lies outside the ``range`` a metric declares (raised by :func:`bounded_score`;
+    :func:`headline_interval` catches it: the value stands, the interval is withheld and the reason
+    names the value and the range)."""
+
+
 def too_few_units(n: int) -> str | None:
     """Why a headline value of ``n`` units has no interval: ``"n too small for an interval (n < 5)"``
     below :data:`MIN_INTERVAL_N`, else None. The text every surface shows in the interval's cell."""
@@ -249,7 +260,9 @@ def bounded_score(table: np.ndarray, statistic: Statistic,
         finite with a < b (use :func:`standard_interval` to fall back to the bootstrap).
 
     Raises:
-        ValueError: a statistic other than :data:`mean` or :data:`ratio`; a value outside [a, b].
+        ValueError: a statistic other than :data:`mean` or :data:`ratio`.
+        OutOfRange: a value outside [a, b] (:func:`headline_interval` turns it into no interval
+            and a ``ci_why``, never an error in aggregation).
     """
     if statistic is not mean and statistic is not ratio:
         raise ValueError(f"bounded_score: a mean or pooled ratio, not {statistic.description!r}")
@@ -267,7 +280,7 @@ def bounded_score(table: np.ndarray, statistic: Statistic,
     span = high - low
     outside = x[(x < low - 1e-9 * span) | (x > high + 1e-9 * span)]
     if outside.size:
-        raise ValueError(f"value {outside[0]:g} outside the metric's range [{low:g}, {high:g}]")
+        raise OutOfRange(f"value {outside[0]:g} {OUT_OF_RANGE} [{low:g}, {high:g}]")
     u = np.clip((x - low) / span, 0.0, 1.0)
     m = float((w * u).sum() / w.sum())
     s2 = n / (n - 1) * float((w * w * (u - m) ** 2).sum() / (w * w).sum())
@@ -350,13 +363,61 @@ def headline_interval(interval: Interval, table: np.ndarray, statistic: Statisti
 
     Returns:
         ``(ci, why)``: ``ci`` (low, high) or None, ``why`` the reason there is none when the rule
-        withheld it (None otherwise).
+        withheld it (None otherwise). A unit value outside the metric's declared range
+        (:class:`OutOfRange`) gives no interval and a ``why`` naming the value and the range (the
+        declaration or the benchmark is wrong): never an exception, so a long run still writes
+        its results.
     """
     why = too_few_units(n)
     if why is not None:
         return None, why
-    ci = interval(table, statistic, settings)
+    try:
+        ci = interval(table, statistic, settings)
+    except OutOfRange as exc:
+        return None, (f"{exc}: no interval (the range declaration or the benchmark's values are wrong; "
+                      "the value itself is unchanged)")
     return (None if ci is None else (float(ci[0]), float(ci[1]))), None
+
+
+def unit_interval(values: Any, *, statistic: Statistic | None = None,
+                  bounds: tuple[float | None, float | None] = (None, None),
+                  interval: Interval | None = None, n_resamples: int = 2000, confidence: float = 0.95,
+                  seed: int = 0) -> tuple[tuple[float, float] | None, str | None]:
+    """The interval a benchmark's own table shows for a quantity over units, under the same rule as
+    the headline (:func:`headline_interval` with the metric's interval, default
+    :func:`standard_interval`): below :data:`MIN_INTERVAL_N` units no interval and the reason; a
+    bounded mean or ratio the :func:`bounded_score` interval, anything else the percentile bootstrap.
+
+    Args:
+        values: one value per unit (None or NaN: no value, not counted), or a unit table ``(n, k)``.
+        statistic: the aggregate (default :data:`mean`; :func:`percentile` for a p80).
+        bounds: the quantity's range (a metric's ``MetricSpec.range``), None for an open end.
+        interval: the metric's interval (default :func:`standard_interval`).
+        n_resamples, confidence, seed: the run's bootstrap settings (:class:`IntervalSettings`).
+
+    Returns:
+        ``(ci, why)`` as :func:`headline_interval`; n is the units with a value.
+    """
+    rows = as_table([np.nan if v is None else v for v in values] if not isinstance(values, np.ndarray)
+                    else values)
+    rows = rows[np.isfinite(rows[:, 0])] if len(rows) else rows
+    settings = IntervalSettings(n_resamples=n_resamples, confidence=confidence, seed=seed, bounds=bounds)
+    return headline_interval(interval or standard_interval, rows, statistic or mean, settings, len(rows))
+
+
+def spec_interval(spec: Any, values: Any, *, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0,
+                  statistic: Statistic | None = None) -> tuple[tuple[float, float] | None, str | None]:
+    """:func:`unit_interval` with a registered metric's ``aggregate``, ``interval`` and ``range``
+    (a :class:`~ideaharness.runner.protocol.MetricSpec`; ``statistic`` overrides its aggregate, e.g.
+    the mean of a metric whose headline is a p80)."""
+    return unit_interval(values, statistic=statistic or spec.aggregate, bounds=tuple(spec.range),
+                         interval=spec.interval, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def ci_cell(ci: Any, why: str | None) -> Any:
+    """What a table's interval cell shows: the interval ``(low, high)``, else the reason it was
+    withheld (``why``), else None."""
+    return tuple(ci) if ci else why
 
 
 def no_interval(table: np.ndarray, statistic: Statistic, settings: IntervalSettings) -> None:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry
 from ideaharness.errors import PartialRunError, Terminated, UserError
-from ideaharness.metrics.aggregate import IntervalSettings, too_few_units
+from ideaharness.metrics.aggregate import OUT_OF_RANGE, IntervalSettings, too_few_units
 from ideaharness.metrics.evidence import evidence_block, evidence_lines, evidence_table, qualifying_notes
 from ideaharness.redaction import redact
 from ideaharness.report.html import Table, write_report
@@ -429,6 +429,8 @@ def common_blocks(bench: Benchmark, ctx: RunContext, items: Sequence[Any], avail
         notes.insert(0, f"the run was {ended}; finished work is saved and the same command resumes")
     metric_values = [m.model_dump(mode="json", exclude=_unset(m))
                      for m in headline_values(bench, results, scores, interval_settings(ctx.config))]
+    notes += [f"{m['metric']}{' (' + m['group'] + ')' if m.get('group') else ''}: {m['ci_why']}"
+              for m in metric_values if OUT_OF_RANGE in (m.get("ci_why") or "")]  # a wrong range: said
     missing = uncomputed_metrics(metric_values, ctx, items, expected=expected_metrics(bench))
     if missing is not None:
         outcome["status"] = "partial"

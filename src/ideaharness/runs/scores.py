@@ -193,9 +193,12 @@ def summarise(spec: Any, rows: dict[str, Row], settings: IntervalSettings,
     The interval follows the one headline rule (:func:`~ideaharness.metrics.aggregate.headline_interval`):
     none below ``MIN_INTERVAL_N`` units (``ci_why`` says so), else the spec's interval with the
     spec's ``range`` as ``settings.bounds``; the run's headline and ``compare`` both come here.
+    A unit's value outside the spec's ``range`` is no error: the value stands, the interval is
+    withheld and ``ci_why`` names the value and the range
+    (:class:`~ideaharness.metrics.aggregate.OutOfRange`).
 
     Raises:
-        ValueError: a unit's value outside the spec's ``range`` (named with the metric)."""
+        ValueError: the spec's interval rejects the table for another reason (named with the metric)."""
     multi = bool(spec.inputs)
     table = table_of(rows)
     used = complete(table, multi)
@@ -206,7 +209,7 @@ def summarise(spec: Any, rows: dict[str, Row], settings: IntervalSettings,
         ci, ci_why = (headline_interval(spec.interval, source, spec.aggregate,
                                         replace(settings, bounds=tuple(spec.range)), n)
                       if value is not None else (None, None))
-    except ValueError as exc:  # a value outside the metric's declared range: a benchmark's bug
+    except ValueError as exc:  # the interval rejects the table (not a range violation: headline_interval)
         raise ValueError(f"{spec.name}: {exc}") from None
     why = None
     if value is None:
