@@ -72,6 +72,34 @@ def test_export_round_trips(runs: dict[str, Path], tmp_path: Path, fmt: str) -> 
     assert list(judgments["parse_ok"].astype(bool)) == list(run.judgments["parse_ok"])
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_export_evidence_says_why_an_interval_is_missing(runs: dict[str, Path], tmp_path: Path,
+                                                         fmt: str) -> None:
+    """Each exported headline row with no interval carries the run's reason (``ci_why``), equal to
+    results.json's; a row with an interval has none (issue 32, item 7)."""
+    import json
+
+    from ideaharness.analysis.export import EVIDENCE_EXPORT_COLUMNS
+
+    assert "ci_why" in EVIDENCE_EXPORT_COLUMNS
+    withheld = 0
+    for name in ("aiideabench", "ideabench_a", "researchbench_a"):
+        results = json.loads((runs[name] / "results.json").read_text())
+        want = {(m["metric"], m.get("group") or "", m.get("system")): m.get("ci_why")
+                for m in results["metrics"]}
+        *_, evidence_path = export_run(load_run(runs[name]), fmt, tmp_path / name)
+        frame = read_export(evidence_path)
+        assert list(frame.columns) == EVIDENCE_EXPORT_COLUMNS and len(frame)
+        for row in frame.to_dict("records"):
+            why = row["ci_why"] if isinstance(row["ci_why"], str) else None
+            has_ci = row["ci_low"] is not None and row["ci_low"] == row["ci_low"]
+            key = (row["metric"], row["group"] if isinstance(row["group"], str) else "",
+                   row["system"] if isinstance(row["system"], str) else None)
+            assert why == (None if has_ci else want.get(key)), row
+            withheld += why is not None
+    assert withheld, "no exported headline row had its interval withheld: the test checks nothing"
+
+
 def test_export_cli(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     main(["export", str(runs["ideabench_a"]), "--format", "csv", "--out", str(tmp_path / "x")])
     printed = capsys.readouterr().out.split()

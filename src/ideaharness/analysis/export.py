@@ -49,7 +49,9 @@ def with_prompts(judgments: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
 
 def evidence_frame(data: RunData) -> pd.DataFrame:
     """One row per headline value of the run: ``benchmark``, ``run_id``, ``metric``, ``group``,
-    ``system``, ``value``, ``ci_low``, ``ci_high``, ``n``, ``verdict`` (evidence, weak, not
+    ``system``, ``value``, ``ci_low``, ``ci_high``, ``ci_why`` (why there is no interval where the
+    run withheld it: "n too small for an interval (n < 5)", a value outside the metric's declared
+    range; from ``results["metrics"]``), ``n``, ``verdict`` (evidence, weak, not
     evidence) and ``reasons`` (JSON text: a list of sentences), from ``results["evidence"]``
     (recomputed for a run written before it; :func:`ideaharness.metrics.evidence.evidence_rows`)."""
     import json
@@ -58,15 +60,19 @@ def evidence_frame(data: RunData) -> pd.DataFrame:
 
     from ideaharness.metrics.evidence import evidence_rows
 
+    ci_why = {(m.get("metric"), m.get("group") or "", m.get("system")): m.get("ci_why")
+              for m in data.results.get("metrics") or [] if isinstance(m, dict)}
     rows = [{"benchmark": data.benchmark, "run_id": data.run_id, "metric": r["metric"], "group": r["group"],
              "system": r["system"], "value": r["value"], "ci_low": r["ci"][0] if r["ci"] else None,
-             "ci_high": r["ci"][1] if r["ci"] else None, "n": r["n"], "verdict": r["verdict"],
+             "ci_high": r["ci"][1] if r["ci"] else None,
+             "ci_why": None if r["ci"] else ci_why.get((r["metric"], r["group"] or "", r["system"])),
+             "n": r["n"], "verdict": r["verdict"],
              "reasons": json.dumps(r["reasons"], ensure_ascii=False)} for r in evidence_rows(data.results)]
     return pd.DataFrame(rows, columns=EVIDENCE_EXPORT_COLUMNS)
 
 
 EVIDENCE_EXPORT_COLUMNS = ["benchmark", "run_id", "metric", "group", "system", "value", "ci_low", "ci_high",
-                           "n", "verdict", "reasons"]
+                           "ci_why", "n", "verdict", "reasons"]
 """Columns of the export's ``evidence`` table (docs/export.md)."""
 
 
