@@ -168,6 +168,10 @@ class EvidenceBlock(_Open):
     (:func:`ideaharness.metrics.evidence.evidence_block`)."""
 
     thresholds: dict[str, Any] = Field(default_factory=dict)
+    judged_by: dict[str, list[str]] = Field(default_factory=dict)
+    """Headline metric -> the judged steps its value rests on (``MetricSpec.judged_by``; ``[]``: no
+    judge), the declarations that placed the reliability flags; a metric missing here (or a run
+    written before this key) had its flags placed by the name-matching guess (docs/evidence.md)."""
     verdicts: list[EvidenceVerdict] = Field(default_factory=list)
 
 

@@ -580,7 +580,8 @@ def _mark_evidence(metrics: dict[str, Any], tables: Mapping[tuple[str, str], Any
 
     directions = {name: spec.higher_is_better for name, spec in specs.items()}
     inputs = {name: spec.inputs for name, spec in specs.items() if spec.inputs}
-    blocks = {r.run_id: evidence_of(r.results, directions, inputs) for r in runs}
+    judged_by = {name: spec.judged_by for name, spec in specs.items()}  # for runs without a block
+    blocks = {r.run_id: evidence_of(r.results, directions, inputs, judged_by) for r in runs}
     owner = {label: (run_id, system) for (run_id, system), label in labels.items()}
     for name, group in tables:
         for row in metrics[metric_key(name, group)]["leaderboard"]:

@@ -398,9 +398,10 @@ def unit_interval(values: Any, *, statistic: Statistic | None = None,
     Returns:
         ``(ci, why)`` as :func:`headline_interval`; n is the units with a value.
     """
-    rows = as_table([np.nan if v is None else v for v in values] if not isinstance(values, np.ndarray)
-                    else values)
-    rows = rows[np.isfinite(rows[:, 0])] if len(rows) else rows
+    arr = np.asarray([np.nan if v is None else v for v in values] if not isinstance(values, np.ndarray)
+                     else values, dtype=float)
+    rows = as_table(arr) if arr.size else np.empty((0, 1))
+    rows = rows[np.isfinite(rows[:, 0])]
     settings = IntervalSettings(n_resamples=n_resamples, confidence=confidence, seed=seed, bounds=bounds)
     return headline_interval(interval or standard_interval, rows, statistic or mean, settings, len(rows))
 

@@ -321,11 +321,12 @@ async def _finish(bench: Benchmark, ctx: RunContext, items: list[Any], available
 def run_evidence(results: dict[str, Any]) -> dict[str, Any]:
     """``results["evidence"]``: one verdict per headline value (evidence, weak, not evidence, with
     reasons) from the run's coverage, form baselines, n and interval and reliability flags
-    (:func:`ideaharness.metrics.evidence.evidence_block`), the directions and inputs of the
-    registered metrics given as data."""
+    (:func:`ideaharness.metrics.evidence.evidence_block`), the directions, inputs and judged steps
+    (``MetricSpec.judged_by``) of the registered metrics given as data."""
     specs = metrics()
     return evidence_block(results, {name: spec.higher_is_better for name, spec in specs.items()},
-                          {name: spec.inputs for name, spec in specs.items() if spec.inputs})
+                          {name: spec.inputs for name, spec in specs.items() if spec.inputs},
+                          {name: spec.judged_by for name, spec in specs.items()})
 
 
 def budget_units(results: dict[str, Any]) -> list[dict[str, Any]]:

@@ -103,21 +103,24 @@ def input_files(config: AIIdeaBenchConfig) -> dict[str, list[Path]]:
 
 register_metric(MetricSpec("aiideabench.imcq", higher_is_better=True, aggregation="share of instances "
                            "where any idea picks the ground truth",
-                           range=(0.0, 1.0), source="AI Idea Bench 2025, Qiu et al., Eq. 2"))
+                           range=(0.0, 1.0), source="AI Idea Bench 2025, Qiu et al., Eq. 2",
+                           judged_by=("imcq[{group}]",)))
 register_metric(MetricSpec("aiideabench.i2i", higher_is_better=True, aggregation="mean over instances of "
                            "the best idea's rating",
-                           range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 3"))
+                           range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 3", judged_by=("i2i[{group}]",)))
 register_metric(MetricSpec("aiideabench.i2t", higher_is_better=True, aggregation="mean over instances of "
                            "the best idea's rating",
-                           range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 4"))
+                           range=(1.0, 5.0), source="AI Idea Bench 2025, Eq. 4", judged_by=("i2t[{group}]",)))
 register_metric(MetricSpec("aiideabench.novelty", higher_is_better=True,
                            aggregation="mean over instances of the instance's mean idea novelty",
                            ci="percentile bootstrap over instances", range=(0.0, None),
-                           source="AI Idea Bench 2025, Eq. 7 (literature novelty NA)"))
+                           source="AI Idea Bench 2025, Eq. 7 (literature novelty NA)",
+                           judged_by=()))  # embeddings against the literature: no judge
 register_metric(MetricSpec("aiideabench.feasibility", higher_is_better=True,
                            aggregation="mean over instances of the instance's mean idea feasibility",
                            ci="percentile bootstrap over instances", range=(0.0, None),
-                           source="AI Idea Bench 2025, Eq. 8-10 (citation feasibility FA)"))
+                           source="AI Idea Bench 2025, Eq. 8-10 (citation feasibility FA)",
+                           judged_by=()))  # citation counts: no judge
 
 
 def imcq_reorder(comp: J.Component, part: str, q: MCQuestion, idea_id: str) -> Reorder:

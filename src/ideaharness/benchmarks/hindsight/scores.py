@@ -27,16 +27,18 @@ def register_metrics() -> None:
     register_metric(MetricSpec(
         "hindsight.match_rate", higher_is_better=True, aggregate=ratio, unit="topic", range=(0.0, 1.0),
         aggregation="share of decided ideas matched by a paper of the window (pooled over topics)",
-        source=SOURCE))
+        source=SOURCE, judged_by=("match",)))
     register_metric(MetricSpec(
         "hindsight.impact_score", higher_is_better=True, aggregate=ratio, unit="topic", range=(0.0, None),
         aggregation="mean over ideas of the matched paper's field- and age-normalised citations (0 when "
         "unmatched; pooled over topics)",
-        source=f"{SOURCE}; normalised citation score after Waltman et al. 2011 (J. Informetrics 5(1))"))
+        source=f"{SOURCE}; normalised citation score after Waltman et al. 2011 (J. Informetrics 5(1))",
+        judged_by=("match",)))  # the citations of the paper the judge matched
     for dim in REVIEW_DIMENSIONS:
         register_metric(MetricSpec(
             f"hindsight.judge_{dim}", higher_is_better=True, aggregate=ratio, unit="topic", range=(1.0, 10.0),
-            aggregation=f"LLM judge's {dim} score 1-10, mean over ideas (pooled over topics)", source=SOURCE))
+            aggregation=f"LLM judge's {dim} score 1-10, mean over ideas (pooled over topics)", source=SOURCE,
+            judged_by=(f"review[{dim}]",)))
 
 
 def _score(metric: str, topic: str, total: float, n: int, why: str) -> Score:

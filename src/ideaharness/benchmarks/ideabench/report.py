@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ideaharness.benchmarks.ideabench.blinding import shown_target
+from ideaharness.metrics.aggregate import ci_cell
 from ideaharness.metrics.duplicates import DUPLICATE_COLUMNS, duplicate_note, duplicate_row
 from ideaharness.metrics.surface import surface_rows
 from ideaharness.report.html import Section, Table
@@ -55,17 +56,19 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                     summary["mean"],
                     summary["median"],
                     summary["p80"],
-                    summary.get("ci95p80"),
-                    summary["ci95_mean"],
+                    ci_cell(summary.get("ci95p80"), summary.get("ci95p80_why")),
+                    ci_cell(summary["ci95_mean"], summary.get("ci95_mean_why")),
                 ]
             )
         for name, v in block["insight"].items():
             detail_rows.append(
-                [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, None, v["ci95"]]
+                [f"{scenario}: insight {name}", v["m"], v["insight_score"], None, None, None,
+                 ci_cell(v["ci95"], v.get("ci95_why"))]
             )
             for model, b in (v.get("by_rewriter") or {}).items():
                 detail_rows.append([f"{scenario}: insight {name}, target written by {model}", b["m"],
-                                    b["insight_score"], None, None, None, b["ci95"]])
+                                    b["insight_score"], None, None, None,
+                                    ci_cell(b["ci95"], b.get("ci95_why"))])
     blind_rows = []
     for scenario, block in results["scenarios"].items():
         blinding = block.get("blinding")
@@ -85,7 +88,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             "ranked first.",
         ),
         Table(
-            title="Details with bootstrap 95% intervals over instances",
+            title="Details with 95% intervals over instances (the headline's: none below 5 instances)",
             columns=["metric", "count", "mean", "median", "p80", "95% CI of p80", "95% CI of mean"],
             rows=detail_rows,
             note="Percentile bootstrap over instances (method and resamples under 'bootstrap' in "

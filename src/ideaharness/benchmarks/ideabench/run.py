@@ -41,17 +41,17 @@ from ideaharness.benchmarks.ideabench.scores import ideabench_scores
 from ideaharness.cutoff import CUTOFF_STEP, CutoffEntry, LiteratureAccess
 from ideaharness.data.registry import data_files, load_instances
 from ideaharness.errors import UserError
-from ideaharness.metrics.aggregate import percentile
+from ideaharness.metrics.aggregate import percentile, spec_interval
 from ideaharness.metrics.duplicates import duplicate_report
 from ideaharness.metrics.ranking import idea_labels, insight_score, parse_ranking, target_rank
 from ideaharness.metrics.reliability.adapters import Record
 from ideaharness.metrics.reliability.sampling import order_with_target_at
 from ideaharness.metrics.similarity import BertScorer
-from ideaharness.metrics.stats import bootstrap_ci, bootstrap_settings, p80, summarize
+from ideaharness.metrics.stats import bootstrap_settings, summarize
 from ideaharness.prompts import CHARS_PER_TOKEN, TRUNCATION_MARK, render
 from ideaharness.report.html import Section, Table
 from ideaharness.runner import Benchmark, MetricSpec, RunContext
-from ideaharness.runner.registry import register_benchmark, register_metric
+from ideaharness.runner.registry import metrics, register_benchmark, register_metric
 from ideaharness.runner.steps import Reask
 from ideaharness.runs.scores import Score
 from ideaharness.schema import Idea, Instance, Provenance, Reference
@@ -173,18 +173,37 @@ def shown_references(domain: str, references: list[Reference],
 # ----------------------------------------------------------------------------- the run
 
 
+def _interval(metric: str, values: Sequence[float], boot: dict[str, Any]) -> dict[str, Any]:
+    """``ci95`` and ``ci95_why`` of the mean of ``values`` under the headline's rule and interval
+    (the registered spec of ``metric``, :func:`~ideaharness.metrics.aggregate.spec_interval`): the
+    same interval the headline reports for the same units; none below 5 units, with the reason."""
+    ci, why = spec_interval(metrics()[metric], values, **boot)
+    return {"ci95": ci, "ci95_why": why}
+
+
+def _intervals(metric: str, values: Sequence[float], boot: dict[str, Any]) -> dict[str, Any]:
+    """The mean's interval (``ci95_mean``, ``ci95_mean_why``: ``metric``'s spec) and the p80's
+    (``ci95p80``, ``ci95p80_why``: ``<metric>_p80``'s), each as its headline forms it."""
+    mean_ci, mean_why = spec_interval(metrics()[metric], values, **boot)
+    p80_ci, p80_why = spec_interval(metrics()[f"{metric}_p80"], values, **boot)
+    return {"ci95_mean": mean_ci, "ci95_mean_why": mean_why, "ci95p80": p80_ci, "ci95p80_why": p80_why}
+
+
 register_metric(MetricSpec("ideabench.insight_score", higher_is_better=True,
                            aggregation="(1/m) sum (r_i - 1)/n over instances: mean of the summands",
-                           range=(0.0, 1.0), source="IdeaBench, Guo et al. 2024, Eq. 1"))
+                           range=(0.0, 1.0), source="IdeaBench, Guo et al. 2024, Eq. 1",
+                           judged_by=("rank/{group}",)))
 register_metric(MetricSpec("ideabench.bertscore_f1", higher_is_better=True, aggregation="mean over "
                            "instances of the best-of-n F1",
-                           range=(-1.0, 1.0), source="IdeaBench §4.2 (BERTScore, Zhang et al. 2020)"))
+                           range=(-1.0, 1.0), source="IdeaBench §4.2 (BERTScore, Zhang et al. 2020)",
+                           judged_by=()))  # an embedding similarity: no judge
 register_metric(MetricSpec("ideabench.overlap", higher_is_better=True, range=(1.0, 10.0),
-                           source="IdeaBench §4.2 (LLM-judged idea overlap)"))
-for _base, _range in (("bertscore_f1", (-1.0, 1.0)), ("overlap", (1.0, 10.0))):  # the paper's statistic
+                           source="IdeaBench §4.2 (LLM-judged idea overlap)", judged_by=("overlap/{group}",)))
+for _base, _range, _judged in (("bertscore_f1", (-1.0, 1.0), ()),  # the paper's statistic
+                               ("overlap", (1.0, 10.0), ("overlap/{group}",))):
     register_metric(MetricSpec(f"ideabench.{_base}_p80", higher_is_better=True,
                                aggregate=percentile(80, description="p80 over instances (paper's Table 1)"),
-                               inputs=(f"ideabench.{_base}",), range=_range,
+                               inputs=(f"ideabench.{_base}",), range=_range, judged_by=_judged,
                                source=f"IdeaBench §4.2, Table 1 (80th percentile of ideabench.{_base})"))
 
 
@@ -603,15 +622,9 @@ class IdeaBench(Benchmark):
                 "skipped": dict(skipped),
                 "not_done": sum(1 for g in gen if g is None),
                 "references_truncated": sum(1 for g in gen if g and g.get("truncated")),
-                "similarity": {
-                    **summarize(best_f1),
-                    "ci95_mean": bootstrap_ci(best_f1, **boot),
-                    "ci95p80": bootstrap_ci(best_f1, p80, **boot),
-                },
+                "similarity": {**summarize(best_f1), **_intervals("ideabench.bertscore_f1", best_f1, boot)},
                 "overlap": {
-                    **summarize(ratings),
-                    "ci95_mean": bootstrap_ci(ratings, **boot),
-                    "ci95p80": bootstrap_ci(ratings, p80, **boot),
+                    **summarize(ratings), **_intervals("ideabench.overlap", ratings, boot),
                     "parse_failures": sum(1 for o in overlaps if o and not o["judgment"]["parse_ok"]),
                 },
                 "insight": {},
@@ -633,13 +646,14 @@ class IdeaBench(Benchmark):
                     "insight_score": insight_score(ranks, cfg.n_ideas) if ranks else None,
                     "m": len(ranks),
                     "instances": len(instances),
-                    "ci95": bootstrap_ci(per_instance, **boot),
+                    **_interval("ideabench.insight_score", per_instance, boot),
                     "parse_failures": sum(1 for r in recs if r and not r["judgment"]["parse_ok"]),
                     "rank_counts": {str(k): v for k, v in sorted(Counter(ranks).items())},
                     "by_rewriter": {
                         model: {"m": len(rs), "insight_score": insight_score(rs, cfg.n_ideas),
                                 "mean_rank": sum(rs) / len(rs),
-                                "ci95": bootstrap_ci([(x - 1) / cfg.n_ideas for x in rs], **boot)}
+                                **_interval("ideabench.insight_score", [(x - 1) / cfg.n_ideas for x in rs],
+                                            boot)}
                         for model, rs in sorted(by_rewriter.items())},
                 }
             block["blinding"] = blinding_block(self, instances, scenario)

@@ -49,7 +49,7 @@ DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 ACCURACY_SPEC = register_metric(MetricSpec(
     "ligbench.judge_accuracy", higher_is_better=True, aggregation="share of pairs where the judge "
     "prefers the paper with the higher debiased score (a tie is wrong)", unit="pair", range=(0.0, 1.0),
-    source="LigBench §5 (judge accuracy)"))
+    source="LigBench §5 (judge accuracy)", judged_by=("ligbench/judge_pair[{group}]",)))
 """Per pair and dimension 1 (right) or 0; its interval is the default bounded-mean score interval
 (a Wilson-type interval for 0/1 values), as the reliability block's human agreement, which counts
 the same pairs (:func:`~ideaharness.metrics.reliability.panel.human_agreement`)."""

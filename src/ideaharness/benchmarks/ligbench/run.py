@@ -63,7 +63,8 @@ def input_files(config: LigBenchConfig) -> dict[str, list[Path]]:
 SCORE_SPEC = register_metric(MetricSpec(
     "ligbench.score", higher_is_better=True, aggregation="mean over a system's scored ideas, per dimension "
     "(rating, contribution, soundness, novelty)", unit="idea", range=(0.0, 5.0),
-    source="LigBench, Wang, Zhu et al., §3 (Elo against scored papers) and App. F"))
+    source="LigBench, Wang, Zhu et al., §3 (Elo against scored papers) and App. F",
+    judged_by=("ligbench/compare[{group}]", "ligbench/initial_score[{group}]")))
 
 
 @register_benchmark("ligbench")

@@ -41,13 +41,15 @@ for _name, _what in (("originality", "judge score 1-10"), ("feasibility", "judge
     register_metric(MetricSpec(f"liveideabench.{_name}", higher_is_better=True,
                                aggregation=f"{_what}; mean per idea, per keyword, over keywords "
                                "(--parity: over judgment rows)", unit="keyword",
-                               range=(0.0, 10.0), source=f"{_SOURCE}, stats.ipynb / stats_flexibility.ipynb"))
+                               range=(0.0, 10.0), source=f"{_SOURCE}, stats.ipynb / stats_flexibility.ipynb",
+                               judged_by=("fluency",) if _name == "fluency" else (f"critique[{_name}]",)))
 register_metric(MetricSpec("liveideabench.flexibility", higher_is_better=True, aggregate=FLEXIBILITY,
                            unit="keyword", range=(0.0, 10.0),
-                           source=f"{_SOURCE}, stats_flexibility.ipynb get_model_flexibility_with_ci"))
+                           source=f"{_SOURCE}, stats_flexibility.ipynb get_model_flexibility_with_ci",
+                           judged_by=("critique", "fluency")))  # a keyword's mean of the dimensions
 register_metric(MetricSpec("liveideabench.average", higher_is_better=True, aggregate=AVERAGE,
                            inputs=AVERAGE_INPUTS, unit="keyword", range=(0.0, 10.0),
-                           source=f"{_SOURCE}, leaderboard Average"))
+                           source=f"{_SOURCE}, leaderboard Average", judged_by=("critique", "fluency")))
 
 
 def idea_key(k: int) -> str:

@@ -37,7 +37,7 @@ def register_metrics() -> None:
                 metric_name(stage, dim), higher_is_better=True, unit="task",
                 range=(float(SCORE_SCALE[0]), float(SCORE_SCALE[1])),
                 aggregation=f"judge score 1-10 of the {stage}, mean over judges per task, mean over tasks",
-                source=SOURCE.format(stage=stage, label=label)))
+                source=SOURCE.format(stage=stage, label=label), judged_by=(f"review/{stage}[{dim}]",)))
 
 
 def mlrbench_scores(records: Sequence[Record], results: dict[str, Any]) -> list[Score]:

@@ -63,32 +63,37 @@ from ideaharness.systems import system_kind
 STEP_POOL = "researchbench_pool"
 
 
+_SCREEN, _MATCHED, _RANKED = ("researchbench_screen_window",), ("researchbench_matched_score",), \
+    ("researchbench_rank_pair",)
+"""The judged steps each metric rests on (``MetricSpec.judged_by``): the screening windows, the
+matched-score judgments, the pairwise rankings."""
 register_metric(MetricSpec("researchbench.hit_ratio", higher_is_better=True, aggregation="mean over "
                            "papers of the share of gold inspirations kept, per screening round",
                            unit="paper", range=(0.0, 1.0),
-                           source="ResearchBench, Liu, Yang et al. 2025, §4.1"))
+                           source="ResearchBench, Liu, Yang et al. 2025, §4.1", judged_by=_SCREEN))
 register_metric(MetricSpec("researchbench.matched_score", higher_is_better=True, aggregation="mean over "
                            "papers, zeros included", unit="paper", range=(0.0, 5.0),
-                           source="ResearchBench §4.2 (matched score)"))
+                           source="ResearchBench §4.2 (matched score)", judged_by=_MATCHED))
 register_metric(MetricSpec("researchbench.rank_score", higher_is_better=True, aggregation="mean over "
                            "papers of Rank/(k+1)", unit="paper", range=(0.0, 1.0),
-                           source="ResearchBench §4.3 (hypothesis ranking)"))
+                           source="ResearchBench §4.3 (hypothesis ranking)", judged_by=_RANKED))
 register_metric(MetricSpec("researchbench.rank_score_paper", higher_is_better=True, aggregation="mean over "
                            "papers of Rank/(k+1) per order, averaged over the orders (the paper's reading)",
                            unit="paper", range=(0.0, 1.0),
-                           source="ResearchBench §4.3 (hypothesis ranking; fan_1_res swapped order)"))
+                           source="ResearchBench §4.3 (hypothesis ranking; fan_1_res swapped order)",
+                           judged_by=_RANKED))
 register_metric(MetricSpec("researchbench.directional_accuracy", higher_is_better=True, aggregation="share "
                            "of parsed pairwise judgments choosing the gold hypothesis, pooled over papers",
                            aggregate=ratio, unit="paper", range=(0.0, 1.0),
-                           source="ResearchBench §4.3 (hypothesis ranking)"))
+                           source="ResearchBench §4.3 (hypothesis ranking)", judged_by=_RANKED))
 register_metric(MetricSpec("researchbench.hit_ratio_top1", higher_is_better=True, aggregation="mean over "
                            "papers of the share of gold inspirations ranked first in a window, per round",
                            unit="paper", range=(0.0, 1.0),
-                           source="ResearchBench code, calculate_average_ratio_top1_top2"))
+                           source="ResearchBench code, calculate_average_ratio_top1_top2", judged_by=_SCREEN))
 register_metric(MetricSpec("researchbench.negative_selection_ratio", higher_is_better=False,
                            aggregation="mean over papers of the share of level-k negatives kept, per round",
                            unit="paper", range=(0.0, 1.0),
-                           source="ResearchBench §4.1 (negative levels)"))
+                           source="ResearchBench §4.1 (negative levels)", judged_by=_SCREEN))
 
 
 @register_benchmark("researchbench")
