@@ -13,6 +13,7 @@ from ideaharness.metrics.evidence import (
     WEAK_N,
     ReliabilityFlag,
     coverage_entries,
+    declared_targets,
     evidence_block,
     evidence_lines,
     evidence_of,
@@ -190,6 +191,42 @@ def test_reliability_targets_by_name_link_inputs_and_fallback() -> None:
     assert linked == {"rank_pair": [0], "screen_window": [1]}
     assert reliability_targets(["rank_pair"], rb, links=[("rank_pair", "rb.directional_accuracy")]) == {
         "rank_pair": [0, 1]}  # hit_ratio is named by no judged metric: it takes every flag
+
+
+def test_declared_targets_follow_judged_by_with_the_group_filled() -> None:
+    heads = [headline(metric="aiib.imcq", group="motivation"), headline(metric="aiib.imcq", group="plan"),
+             headline(metric="aiib.i2i", group="motivation"), headline(metric="ib.bertscore")]
+    judged = ["imcq[motivation]", "imcq[plan]", "i2i[motivation]", "i2i[plan]"]
+    t = declared_targets(judged, heads, {"aiib.imcq": ["imcq[{group}]"], "aiib.i2i": ["i2i[{group}]"],
+                                         "ib.bertscore": []})
+    assert t == {"imcq[motivation]": [0], "imcq[plan]": [1], "i2i[motivation]": [2], "i2i[plan]": []}
+    # a headline whose metric is not in the mapping is left to the guess
+    assert declared_targets(judged, heads, {}) == {r: [] for r in judged}
+
+
+def test_block_places_flags_by_declaration_and_guesses_only_for_undeclared_metrics() -> None:
+    section = {"metrics": {"rank/low": judge_block("constant_judge"), "i2i[m]": judge_block("position_bias")}}
+    results = {"benchmark": "ib", "reliability": section,
+               "metrics": [headline(metric="ib.insight_score", group="low"),
+                           headline(metric="ib.bertscore_f1"), headline(metric="ib.unregistered")]}
+    block = evidence_block(results, judged_by={"ib.insight_score": ("rank/{group}",), "ib.bertscore_f1": (),
+                                               "ib.unregistered": None})
+    insight, bert, other = block["verdicts"]
+    assert insight["verdict"] == "not evidence"
+    judge = ("constant judge", "position bias")
+    assert [r for r in insight["reasons"] if r.startswith(judge)] == [
+        "constant judge: j gave 7 in all 40 parsed judgments of rank/low"]
+    assert bert["verdict"] == "evidence" and not [r for r in bert["reasons"] if r.startswith(judge)]
+    # undeclared (None): the guess — no judged metric names it, so it takes every flag
+    assert other["verdict"] == "not evidence"
+    assert len([r for r in other["reasons"] if r.startswith(judge)]) == 2
+    assert block["judged_by"] == {"ib.bertscore_f1": [], "ib.insight_score": ["rank/{group}"]}
+    # without declarations (a run written before them) the BERTScore takes both flags too
+    guessed = evidence_block(results)
+    assert guessed["judged_by"] == {} and guessed["verdicts"][1]["verdict"] == "not evidence"
+    # evidence_of recomputes with the declarations given (compare passes the registered ones)
+    assert evidence_of(results, judged_by={"ib.insight_score": ("rank/{group}",), "ib.bertscore_f1": (),
+                                           "ib.unregistered": None}) == block
 
 
 def test_flags_read_from_a_reliability_section() -> None:

@@ -20,13 +20,15 @@ checks gives, each with a short reason that names its numbers (issue 32; docs/ev
 (d) **judge reliability** — the flags of the run's reliability block (``results["reliability"]``,
     :mod:`ideaharness.metrics.reliability`): a constant judge is not evidence (its scores carry
     nothing about the items); position bias, consistency at chance and a near-constant judge
-    ("one answer") are weak. Which judged metric of the block qualifies which headline:
-    :func:`reliability_targets`.
+    ("one answer") are weak. Which judged metric of the block qualifies which headline: the
+    metric's declaration (``MetricSpec.judged_by``, :func:`declared_targets`; ``()``: no judge,
+    no judge flag); for a metric without one (an unregistered metric, a run written before the
+    declarations) the name-matching guess of :func:`reliability_targets`.
 
-Everything here is pure and reads only a results dict (plus the metrics' directions, given as
-data), so the runner, ``compare``, ``export`` and the viewer compute or read the same verdicts
-without importing a benchmark. The thresholds are the module constants below, written into
-``results["evidence"]["thresholds"]`` (:func:`evidence_thresholds`).
+Everything here is pure and reads only a results dict (plus the metrics' directions and
+declarations, given as data), so the runner, ``compare``, ``export`` and the viewer compute or
+read the same verdicts without importing a benchmark. The thresholds are the module constants
+below, written into ``results["evidence"]["thresholds"]`` (:func:`evidence_thresholds`).
 """
 
 from __future__ import annotations
@@ -42,9 +44,10 @@ from ideaharness.tables import Table
 __all__ = [
     "COVERAGE_MIN", "COVERAGE_WEAK", "EVIDENCE", "EVIDENCE_COLUMNS", "NOT_EVIDENCE", "RELIABILITY_RULES",
     "VERDICTS", "WEAK", "WEAK_N", "HeadlineVerdict", "ReliabilityFlag", "Verdict", "coverage_check",
-    "coverage_entries", "evidence_block", "evidence_lines", "evidence_of", "evidence_rows",
-    "evidence_table", "evidence_thresholds", "form_check", "headline_key", "headline_verdict",
-    "interval_check", "qualifying_notes", "reliability_flags", "reliability_targets", "verdict_of",
+    "coverage_entries", "declared_targets", "evidence_block", "evidence_lines", "evidence_of",
+    "evidence_rows", "evidence_table", "evidence_thresholds", "form_check", "headline_key",
+    "headline_verdict", "interval_check", "judged_entry_matches", "qualifying_notes",
+    "reliability_flags", "reliability_targets", "verdict_of",
     "worst",
 ]
 
@@ -329,7 +332,10 @@ def _tokens(text: str) -> set[str]:
 def reliability_targets(judged: Sequence[str], headlines: Sequence[Mapping[str, Any]], *,
                         benchmark: str = "", links: Iterable[tuple[str, str]] = (),
                         inputs: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[int]]:
-    """Which headlines each judged metric of the reliability block qualifies.
+    """Which headlines each judged metric of the reliability block qualifies, guessed from names:
+    the fallback for a headline whose metric declares nothing (``MetricSpec.judged_by`` None: an
+    unregistered metric; a run written before the declarations, read without a registry);
+    declared metrics use :func:`declared_targets`.
 
     A judged metric ``R`` (e.g. ``"critique[originality]"``, ``"review/idea[novelty]"``,
     ``"researchbench_rank_pair"``) qualifies headline ``H`` (an entry of ``headlines``) when
@@ -383,6 +389,48 @@ def reliability_targets(judged: Sequence[str], headlines: Sequence[Mapping[str, 
     return {r: sorted(hits) for r, hits in targets.items()}
 
 
+def judged_entry_matches(entry: str, group: str, judged: str) -> bool:
+    """Whether the declaration ``entry`` (one of ``MetricSpec.judged_by``) of a headline of group
+    ``group`` names the reliability block's judged metric ``judged`` (``<step>`` or
+    ``<step>[<dimension>]``).
+
+    ``{group}`` in ``entry`` becomes ``group``; with an empty group ``[{group}]`` is dropped (the
+    whole step) and ``/{group}`` becomes ``/`` (a prefix). The entry then names ``judged`` when it
+    equals it, equals its step (every dimension), or ends with ``/`` and its step starts with it.
+    """
+    if "{group}" in entry:
+        entry = entry.replace("[{group}]", "") if not group else entry
+        entry = entry.replace("{group}", group)
+    step = judged.split("[", 1)[0]
+    return entry in (judged, step) or (entry.endswith("/") and step.startswith(entry))
+
+
+def declared_targets(judged: Sequence[str], headlines: Sequence[Mapping[str, Any]],
+                     judged_by: Mapping[str, Sequence[str]]) -> dict[str, list[int]]:
+    """Which headlines each judged metric qualifies, by the metrics' declarations.
+
+    Args:
+        judged: the judged metric names (keys of ``results["reliability"]["metrics"]``).
+        headlines: ``results["metrics"]`` entries.
+        judged_by: metric name -> its ``MetricSpec.judged_by`` entries (:func:`judged_entry_matches`);
+            ``()``: the metric rests on no judgment. Headlines of metrics not in it are left out
+            (their flags are placed by :func:`reliability_targets`).
+
+    Returns:
+        judged metric -> indices into ``headlines`` (sorted).
+    """
+    targets: dict[str, list[int]] = {r: [] for r in judged}
+    for i, h in enumerate(headlines):
+        entries = judged_by.get(str(h.get("metric")))
+        if entries is None:
+            continue
+        group = str(h.get("group") or "")
+        for r in judged:
+            if any(judged_entry_matches(str(e), group, r) for e in entries):
+                targets[r].append(i)
+    return targets
+
+
 # the verdict --------------------------------------------------------------------------------------
 
 def headline_verdict(headline: Mapping[str, Any], *, higher_is_better: bool | None = None,
@@ -421,7 +469,8 @@ def headline_verdict(headline: Mapping[str, Any], *, higher_is_better: bool | No
 
 
 def evidence_block(results: Mapping[str, Any], directions: Mapping[str, bool] | None = None,
-                   inputs: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+                   inputs: Mapping[str, Sequence[str]] | None = None,
+                   judged_by: Mapping[str, Sequence[str] | None] | None = None) -> dict[str, Any]:
     """``results["evidence"]``: the thresholds and one verdict per headline value of the run.
 
     Args:
@@ -432,37 +481,51 @@ def evidence_block(results: Mapping[str, Any], directions: Mapping[str, bool] | 
             ``{n: s.higher_is_better for n, s in runner.registry.metrics().items()}``); a metric
             missing from it has an unknown direction.
         inputs: metric name -> the metrics it is computed from (``MetricSpec.inputs``).
+        judged_by: metric name -> the judged steps its value rests on (``MetricSpec.judged_by``;
+            ``()``: no judge). A headline's reliability flags are those its metric declares
+            (:func:`declared_targets`); a metric missing from it or mapped to None (undeclared)
+            falls back to the name-matching guess (:func:`reliability_targets`).
 
     Returns:
-        ``{"thresholds": {...}, "verdicts": [{"metric", "group", "system", "verdict", "reasons"}]}``
-        in the order of ``results["metrics"]``.
+        ``{"thresholds": {...}, "judged_by": {metric: [entries]}, "verdicts": [{"metric", "group",
+        "system", "verdict", "reasons"}]}``, the verdicts in the order of ``results["metrics"]``;
+        ``judged_by`` holds the declarations used, for the run's headline metrics that have one.
     """
     headlines = [m for m in results.get("metrics") or [] if isinstance(m, Mapping)]
     forms = [e for e in results.get("form_baselines") or [] if isinstance(e, Mapping)]
     coverage = coverage_entries(results)
     flags = reliability_flags(results)
-    targets = reliability_targets(sorted({f.metric for f in flags}), headlines,
-                                  benchmark=str(results.get("benchmark") or ""),
+    judged = sorted({f.metric for f in flags})
+    own = {str(h.get("metric")) for h in headlines}
+    declared = {name: [str(e) for e in entries] for name, entries in (judged_by or {}).items()
+                if entries is not None and name in own}
+    guessed = reliability_targets(judged, headlines, benchmark=str(results.get("benchmark") or ""),
                                   links=[(str(e.get("step")), str(e.get("metric")))
                                          for e in forms if e.get("step")],
                                   inputs=inputs)
+    stated = declared_targets(judged, headlines, declared)
     verdicts = []
     for i, h in enumerate(headlines):
+        targets = stated if str(h.get("metric")) in declared else guessed
         mine = [f for f in flags if i in targets.get(f.metric, [])]
         direction = (directions or {}).get(str(h.get("metric")))
         verdicts.append(headline_verdict(h, higher_is_better=direction, coverage=coverage,
                                          form_baselines=forms, flags=mine).to_json())
-    return {"thresholds": evidence_thresholds(), "verdicts": verdicts}
+    return {"thresholds": evidence_thresholds(), "judged_by": dict(sorted(declared.items())),
+            "verdicts": verdicts}
 
 
 def evidence_of(results: Mapping[str, Any], directions: Mapping[str, bool] | None = None,
-                inputs: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+                inputs: Mapping[str, Sequence[str]] | None = None,
+                judged_by: Mapping[str, Sequence[str] | None] | None = None) -> dict[str, Any]:
     """The run's evidence block: ``results["evidence"]`` when it has one, else computed now
-    (:func:`evidence_block`; a run written before the block existed)."""
+    (:func:`evidence_block`; a run written before the block existed), with the declarations
+    ``judged_by`` given (``compare`` passes the registered ones) — without them every headline's
+    judge flags are placed by the name-matching guess (:func:`reliability_targets`)."""
     given = results.get("evidence")
     if isinstance(given, Mapping) and isinstance(given.get("verdicts"), list):
         return dict(given)
-    return evidence_block(results, directions, inputs)
+    return evidence_block(results, directions, inputs, judged_by)
 
 
 def verdict_of(block: Mapping[str, Any], metric: str, group: str = "",

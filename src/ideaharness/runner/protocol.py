@@ -119,6 +119,17 @@ class MetricSpec:
             a unit lacks it, and the metric has no scores of its own. Empty: the metric's own
             scores, columns ``(value, weight)``.
         unit: what one row of the table is ("instance", "keyword", "idea", "pair"), for tables.
+        judged_by: the judged steps the metric's value rests on: which metrics of the run's
+            reliability block (``results["reliability"]["metrics"]``, named ``<step>`` or
+            ``<step>[<dimension>]`` after the benchmark's ``judgment_adapters``) qualify its
+            headline in the evidence verdict (:mod:`ideaharness.metrics.evidence`, docs/evidence.md).
+            Each entry is a recorded step (``"fluency"``: every dimension of that step), one
+            dimension of it (``"critique[originality]"``), or a step prefix ending in ``/``
+            (``"review/"``); ``{group}`` stands for the headline's group (``"imcq[{group}]"``,
+            ``"rank/{group}"``; an empty group drops ``[{group}]`` and leaves ``rank/`` a prefix).
+            ``()``: no judge (an embedding similarity, a citation count): judge flags never apply.
+            None (default): not declared; the verdict falls back to matching names, and the
+            registry test (tests/runner/test_judged_by.py) fails for a registered metric.
     """
 
     name: str
@@ -131,8 +142,13 @@ class MetricSpec:
     interval: Interval = standard_interval
     inputs: tuple[str, ...] = ()
     unit: str = "instance"
+    judged_by: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        for entry in self.judged_by or ():
+            if not isinstance(entry, str) or not entry.strip() or entry.replace("{group}", "").count("{"):
+                raise ValueError(f"metric {self.name}: judged_by entry {entry!r}: expected a step, "
+                                 "'step[dimension]' or 'prefix/', with {group} as the only placeholder")
         units = f"{self.unit}s"
         if not self.aggregation:
             object.__setattr__(self, "aggregation", self.aggregate.description.replace("units", units))
