@@ -1,7 +1,8 @@
 """An ``ideas:`` file whose answer for one instance breaks the benchmark's rules: the error names every
-line the answer came from (an instance given twice is named at both lines), the instance counts as
+line the answer came from (an answer made of several rows is named at each), the instance counts as
 failed (status partial, exit 3, as a model's failed call), and nobody is told it will be re-asked
-with new samples (a file cannot be): the fixed file, under --force, completes the run."""
+with new samples (a file cannot be): the fixed file, under --force, completes the run. (Two answers
+to one task are refused before the run: tests/systems/test_duplicate_and_foreign_answers.py.)"""
 
 from __future__ import annotations
 
@@ -22,7 +23,14 @@ def _answer(instance_id: str, words: list[str]) -> str:
     return json.dumps({"instance_id": instance_id, "ideas": ideas})
 
 
-def test_an_instance_given_twice_is_a_failed_instance_named_at_both_lines(
+def _idea_rows(instance_id: str, words: list[str]) -> list[str]:
+    """One row per idea (IdeaBench reads every row of an instance as one of its ideas)."""
+    return [json.dumps({"instance_id": instance_id,
+                        "text": f"We hypothesise that doping the gel with salt {w} raises its thermopower"})
+            for w in words]
+
+
+def test_an_answer_of_too_many_rows_is_a_failed_instance_named_at_each_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("IDEAHARNESS_CACHE_DIR", str(tmp_path / "cache"))
@@ -31,9 +39,8 @@ def test_an_instance_given_twice_is_a_failed_instance_named_at_both_lines(
     data = tmp_path / "inst.jsonl"
     data.write_text("".join(i.model_dump_json() + "\n" for i in (first, second)))
     ideas = tmp_path / "ideas.jsonl"
-    ideas.write_text("\n".join([_answer(first.id, ["one", "two", "three"]),
-                                _answer(second.id, ["a", "b", "c"]),
-                                _answer(first.id, ["four", "five", "six"])]) + "\n")
+    ideas.write_text("\n".join([*_idea_rows(first.id, ["one", "two"]), _answer(second.id, ["a", "b", "c"]),
+                                *_idea_rows(first.id, ["four", "five"])]) + "\n")
     respond = ideabench_responder()
     with OpenAICompatServer(lambda body: respond(body["messages"])) as judge:
         out = tmp_path / "run"
@@ -46,8 +53,8 @@ def test_an_instance_given_twice_is_a_failed_instance_named_at_both_lines(
         assert results["status"] == "partial"
         failed = [(u["step"], u["instance_id"]) for u in results["failed_units"]]
         assert failed == [("generate/low", first.id)]
-        assert "ideas.jsonl lines 1, 3" in results["failed_units"][0]["error"]
-        assert "expected 3 ideas, got 6" in results["failed_units"][0]["error"]
+        assert "ideas.jsonl lines 1, 2, 4, 5" in results["failed_units"][0]["error"]
+        assert "expected 3 ideas, got 4" in results["failed_units"][0]["error"]
         assert results["unparsed_units"][0]["source"] == "file"
         assert "new samples" not in stdout + err and "cannot be re-asked" in stdout + err
         last = (stdout + err).strip().splitlines()[-1]  # the closing line says the same, not "retry them"

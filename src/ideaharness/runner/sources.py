@@ -104,6 +104,22 @@ def identity_inputs(inputs: Mapping[str, Sequence[Path]], config: Any,
     return out
 
 
+def check_ideas_files(benchmark: str, roles: Mapping[str, str], given: Mapping[str, Any]) -> None:
+    """Check every ``ideas:FILE`` generator of a run for ``benchmark`` before the run folder is made
+    (:func:`~ideaharness.systems.checks.check_ideas_file`: another benchmark's answers, duplicate
+    answers), so a refused file leaves nothing behind; roles with a ready client in ``given`` are
+    not checked.
+
+    Raises:
+        DataError: one line naming the file, the lines and the field (exit 1).
+    """
+    from ideaharness.systems.checks import check_ideas_file
+
+    for role, spec in roles.items():
+        if role not in given and is_generator_role(role) and system_kind(str(spec)) == "ideas-file":
+            check_ideas_file(str(spec), benchmark)
+
+
 def system_roles(models: Mapping[str, Any]) -> list[str]:
     """The generator-like roles whose client is a system (``is_system`` of its model string)."""
     return [r for r, m in models.items() if is_generator_role(r) and is_system(str(getattr(m, "model", "")))]

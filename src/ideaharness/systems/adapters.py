@@ -46,6 +46,7 @@ from ideaharness.errors import UserError
 from ideaharness.llm.errors import MissingAnswer, ProviderError
 from ideaharness.llm.types import ChatRequest, Completion
 from ideaharness.redaction import redact
+from ideaharness.systems.checks import SCHEMA_KEYS
 from ideaharness.systems.contract import get_contract
 from ideaharness.systems.converters import INSTANCE_KEYS, VOCABULARY, read_idea_rows
 from ideaharness.systems.spec import CMD_PREFIX, IDEAS_PREFIX, split_ideas_spec
@@ -222,10 +223,11 @@ and ``scenario``, LiveIdeaBench's ``idea``)."""
 
 def _unknown_row_key(key: str, contract: Any) -> bool:
     """Whether a contract row's ``key`` is no field the file adapter knows (the common vocabulary,
-    an instance-id spelling, the contract's answer fields, :data:`ROW_SPELLINGS`): it is then
+    an instance-id spelling, the contract's answer fields, :data:`ROW_SPELLINGS`, a contract id
+    field (:data:`~ideaharness.systems.checks.SCHEMA_KEYS`, checked before the run)): it is then
     passed on, and the contract refuses it as an unknown field."""
     return not (key.startswith("_") or key in VOCABULARY or key in INSTANCE_KEYS or key in ROW_SPELLINGS
-                or key in contract.answer.model_fields)
+                or key in SCHEMA_KEYS or key in contract.answer.model_fields)
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -64,6 +64,16 @@ class IdeaContract:
             or ``"all"`` (every row of the instance, merged by ``from_rows``).
         from_rows: ``(rows, task) -> answer fields`` for ``group="all"``.
         description: one paragraph for the docs and the schema.
+        row_fields: fields of a contract row (``--ideas-format jsonl``) that ``from_row`` reads as
+            this benchmark's own besides the answer's fields and ``text`` (IdeaBench's one ``idea``
+            per row, MLR-Bench's ``idea``/``proposal``/``stage``): a file whose rows have none of
+            these and fit another contract is refused as that benchmark's answers
+            (:func:`ideaharness.systems.checks.check_answer_rows`).
+        answer_keys: ``rows of one instance (file order) -> per row, the keys of the tasks it
+            answers``, for the duplicate check (two rows with a key in common answer the same task:
+            refused); default :func:`sample_keys` of each row (the explicit ``sample_index``; a row
+            without one answers the instance's next sample by its position, which no other row
+            shares).
     """
 
     benchmark: str
@@ -74,12 +84,33 @@ class IdeaContract:
     group: Literal["one", "all"] = "one"
     from_rows: Callable[[list[dict[str, Any]], GenerationTask], dict[str, Any]] | None = None
     description: str = ""
+    row_fields: frozenset[str] = frozenset()
+    answer_keys: Callable[[list[dict[str, Any]]], list[tuple[tuple[Any, ...], ...]]] | None = None
 
     def __post_init__(self) -> None:
         if self.group == "all" and self.from_rows is None:
             raise ValueError(f"contract {self.benchmark}: group 'all' needs from_rows")
         if not issubclass(self.answer, IdeaAnswer):
             raise TypeError(f"contract {self.benchmark}: answer must subclass IdeaAnswer")
+
+    @property
+    def own_fields(self) -> frozenset[str]:
+        """The answer's fields other than the envelope's (:class:`IdeaAnswer`), plus
+        :attr:`row_fields`: what marks a contract row as this benchmark's."""
+        return frozenset(self.answer.model_fields) - frozenset(IdeaAnswer.model_fields) | self.row_fields
+
+    @property
+    def required_fields(self) -> frozenset[str]:
+        """The answer's required fields other than the envelope's."""
+        return frozenset(name for name, info in self.answer.model_fields.items()
+                         if info.is_required() and name not in IdeaAnswer.model_fields)
+
+    def keys_of(self, rows: list[dict[str, Any]]) -> list[tuple[tuple[Any, ...], ...]]:
+        """Per row of one instance's ``rows`` (file order), the tasks it answers (:attr:`answer_keys`,
+        default :func:`sample_keys` of each row)."""
+        if self.answer_keys is not None:
+            return self.answer_keys(rows)
+        return [sample_keys(row) for row in rows]
 
     @property
     def schema_id(self) -> str:
@@ -144,6 +175,15 @@ class IdeaContract:
             raise ParseError(f"{where}, {exc}") from None
         except ValueError as exc:
             raise ParseError(f"{where}, {exc}") from None
+
+
+def sample_keys(row: dict[str, Any]) -> tuple[tuple[Any, ...], ...]:
+    """``(("sample_index", k),)`` for a row with a whole-number ``sample_index`` k, else ``()`` (a
+    row without one answers its instance's sample by position: no key to share)."""
+    k = row.get("sample_index")
+    if isinstance(k, int) and not isinstance(k, bool):
+        return (("sample_index", k),)
+    return ()
 
 
 def field_text(value: Any) -> str | None:

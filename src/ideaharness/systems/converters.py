@@ -77,7 +77,7 @@ from typing import Any
 
 from ideaharness.errors import DataError
 from ideaharness.jsonl import decode_input, iter_jsonl, parse_json_document
-from ideaharness.textio import read_text
+from ideaharness.textio import decode_utf8, read_text
 
 __all__ = ["FORMATS", "VOCABULARY", "Converter", "read_idea_rows"]
 
@@ -94,6 +94,9 @@ INSTANCE_KEYS = ("instance_id", "instanceId", "instance", "sample_id", "task_id"
 AI_IDEA_BENCH_PREFIX = "aiib-"
 """AI Idea Bench 2025 output names a target paper by its dataset ``index``; ideaharness's AI Idea
 Bench instance of that paper is ``aiib-<index>``."""
+AI_IDEA_BENCH = "aiideabench"
+"""The benchmark whose output files (``{"index", "model_result"}``) the converters read: their rows carry
+``_benchmark`` (its name), so another benchmark refuses them (:mod:`ideaharness.systems.checks`)."""
 _Where = str
 
 
@@ -124,10 +127,7 @@ def _read_text(path: Path) -> str:
         raise DataError(path, "is a directory, expected a file") from None
     except (OSError, EOFError, zlib.error) as exc:
         raise DataError(path, f"not a gzip file ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(path, f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    return decode_utf8(data, path)  # a bad byte: named by line and offset of the decompressed text
 
 
 def _is_jsonl_suffix(path: Path) -> bool:
@@ -417,6 +417,8 @@ class _Entry:
     instance_id: Any
     idea: Any
     has_id: bool
+    benchmark: str | None = None
+    """The benchmark whose own output shape held the idea (AI Idea Bench's ``index``/``model_result``)."""
 
 
 @dataclass
@@ -430,9 +432,9 @@ class _Walk:
     count: int = 0
 
     def entry(self, idea: Any, where: _Where, line: int, instance_id: Any = None,
-              has_id: bool = False) -> _Entry:
+              has_id: bool = False, benchmark: str | None = None) -> _Entry:
         self.count += 1
-        return _Entry(where, line if self.jsonl else self.count, instance_id, idea, has_id)
+        return _Entry(where, line if self.jsonl else self.count, instance_id, idea, has_id, benchmark)
 
     def keyed(self, obj: dict[str, Any]) -> bool:
         """Whether an object is ``{instance_id: idea | [ideas]}`` rather than one idea."""
@@ -477,7 +479,8 @@ class _Walk:
             raise DataError(self.path, f"{where}, field 'index': expected a number or text, "
                                        f"got {_kind(index)}")
         for k, idea in enumerate(ideas if isinstance(ideas, list) else [ideas], start=1):
-            yield self.entry(idea, f"{where}, idea {k}", line, f"{AI_IDEA_BENCH_PREFIX}{index}", True)
+            yield self.entry(idea, f"{where}, idea {k}", line, f"{AI_IDEA_BENCH_PREFIX}{index}", True,
+                             AI_IDEA_BENCH)
 
     def entries(self, value: Any) -> list[_Entry]:
         if self.jsonl:
@@ -557,7 +560,8 @@ def read_idea_rows(path: str | Path, format: str = "auto") -> list[dict[str, Any
         One dict per idea: ``instance_id`` (text), the mapped fields, ``provenance`` (native
         formats: ``format``, ``where`` and the system's own metadata), ``_line`` (1-based line of
         a JSON Lines file, or position of the idea in a JSON file), ``_where`` (``"line 3"``,
-        ``"item 2"``, ``"key 'x', idea 2"``) and ``_source`` (the path). Rows of the ``jsonl``
+        ``"item 2"``, ``"key 'x', idea 2"``), ``_source`` (the path) and, for an idea read from
+        AI Idea Bench's output shape, ``_benchmark`` (:data:`AI_IDEA_BENCH`). Rows of the ``jsonl``
         format are returned as written plus those three (and ``instance_id`` when spelled
         ``task_id`` or given by the key; a text ``model`` is also ``provenance.model``).
 
@@ -607,4 +611,6 @@ def _to_row(e: _Entry, fmt: str, converter: Converter, source: Path) -> dict[str
     row["_line"] = e.line
     row["_where"] = e.where
     row["_source"] = str(source)
+    if e.benchmark is not None:
+        row["_benchmark"] = e.benchmark
     return row

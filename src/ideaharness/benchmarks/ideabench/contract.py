@@ -139,9 +139,28 @@ def from_row(row: dict[str, Any], task: GenerationTask) -> dict[str, Any]:
     return from_rows([row], task)
 
 
+SCENARIOS = ("low", "high")
+
+
+def row_keys(row: dict[str, Any]) -> tuple[tuple[Any, ...], ...]:
+    """The tasks a row answers, for the ideas file's duplicate check: a contract row (``ideas``)
+    answers its ``scenario``'s task, or every scenario's when it names none; a row of one idea is
+    one idea among the instance's (no key: only an identical repeat of it is a duplicate)."""
+    if "ideas" not in row:
+        return ()
+    scenario = row.get("scenario")
+    return tuple(("ideas", s) for s in ((scenario,) if scenario in SCENARIOS else SCENARIOS))
+
+
+def answer_keys(rows: list[dict[str, Any]]) -> list[tuple[tuple[Any, ...], ...]]:
+    """:func:`row_keys` of each of an instance's rows."""
+    return [row_keys(row) for row in rows]
+
+
 CONTRACT = register_contract(IdeaContract(
     benchmark=BENCHMARK, version=1, answer=IdeaBenchAnswer, to_parsed=to_parsed, from_row=from_row,
-    group="all", from_rows=from_rows,
+    group="all", from_rows=from_rows, row_fields=frozenset({"idea", "text"}),
+    answer_keys=answer_keys,
     description=("IdeaBench: n_ideas research ideas per task; a task is one target paper in one scenario "
                  "(low resource: k selected references; high: all of them), given the field and the "
                  "references' titles and abstracts (the target paper is not shown). Scored against the "

@@ -134,9 +134,29 @@ def from_rows(rows: list[dict[str, Any]], task: GenerationTask) -> dict[str, Any
     return from_row(row, task) if row is not None else {}
 
 
+def answer_keys(rows: list[dict[str, Any]]) -> list[tuple[tuple[Any, ...], ...]]:
+    """Per row of one instance (file order), the stages it answers, for the ideas file's duplicate
+    check (:func:`stage_row`'s rule): its ``stage``; else each stage whose own field (``idea`` /
+    ``proposal``) it holds; else the stage of its position among the rows with neither
+    (:data:`STAGE_ROW`: idea, proposal, then idea again for a third row: a second run appended)."""
+    stages = list(STAGE_ROW)
+    out: list[tuple[tuple[Any, ...], ...]] = []
+    plain = 0
+    for row in rows:
+        if isinstance(row.get("stage"), str):
+            out.append((("stage", row["stage"]),))
+        elif own := tuple(("stage", stage) for stage in stages if first_text(row, stage)):
+            out.append(own)
+        else:
+            out.append((("stage", stages[plain % len(stages)]),))
+            plain += 1
+    return out
+
+
 CONTRACT = register_contract(IdeaContract(
     benchmark=BENCHMARK, version=1, answer=MLRBenchAnswer, to_parsed=to_parsed, from_row=from_row,
-    group="all", from_rows=from_rows,
+    group="all", from_rows=from_rows, row_fields=frozenset({"idea", "proposal", "stage"}),
+    answer_keys=answer_keys,
     description=("MLR-Bench (idea and proposal stages): per workshop call (inputs.task), a research idea "
                  "(inputs.stage 'idea'), then a proposal developing that idea (inputs.stage 'proposal', "
                  "inputs.idea the idea); the answer's 'text' is the stage's text. Each is reviewed by LLM "
