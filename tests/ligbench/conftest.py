@@ -10,7 +10,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.fixture
 def corpus_path(tmp_path: Path) -> Path:
-    """A private copy of the PAIR-IQ-format fixture (embeddings get persisted next to it)."""
+    """A private copy of the PAIR-IQ-format fixture, in a folder of its own."""
     target = tmp_path / "corpus" / "pairiq_mini.jsonl"
     target.parent.mkdir()
     shutil.copy(FIXTURES / "pairiq_mini.jsonl", target)
@@ -19,7 +19,7 @@ def corpus_path(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def shared_corpus_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A session-wide copy of the fixture (its embeddings are computed once and persisted)."""
+    """A session-wide copy of the fixture."""
     target = tmp_path_factory.mktemp("corpus") / "pairiq_mini.jsonl"
     shutil.copy(FIXTURES / "pairiq_mini.jsonl", target)
     return target

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus, embeddings_stem
+from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
 from ideaharness.data.pairiq import load_pairiq
 from ideaharness.errors import DataError
+from ideaharness.metrics.embedding_store import EmbeddingRuntime
 from ideaharness.retrieval import HybridIndex, reciprocal_rank_fusion
 
 
@@ -32,15 +33,25 @@ def test_hybrid_index_with_given_embeddings() -> None:
     assert [h.id for h in index.search("offline", k=3, query_embedding=emb[1], exclude=["r"])][0] != "r"
 
 
-def test_corpus_persists_embeddings_and_debiases(corpus_path: Path) -> None:
-    corpus = ReferenceCorpus.load(corpus_path)
-    stem = embeddings_stem(corpus_path, corpus.embedding_model)
-    npy = stem.with_name(stem.name + ".npy")
-    assert npy.is_file() and len(corpus) == 20
-    mtime = npy.stat().st_mtime_ns
-    again = ReferenceCorpus.load(corpus_path)
-    assert npy.stat().st_mtime_ns == mtime  # reused, not recomputed
+def test_corpus_keeps_embeddings_in_the_store_not_beside_it(corpus_path: Path, tmp_path: Path) -> None:
+    """Issue 33, item 5: the papers' embeddings go to the embedding store under the cache folder and
+    are reused from it; the corpus folder is left exactly as it was."""
+    before = sorted(p.name for p in corpus_path.parent.iterdir())
+    runtime = EmbeddingRuntime(store_path=tmp_path / "cache" / "embeddings.sqlite")
+    corpus = ReferenceCorpus.load(corpus_path, runtime=runtime)
+    assert len(corpus) == 20 and sorted(p.name for p in corpus_path.parent.iterdir()) == before
+    (label, counts), = runtime.counts.items()
+    assert counts.embedded == 20 and counts.reused == 0
+    again_rt = EmbeddingRuntime(store_path=tmp_path / "cache" / "embeddings.sqlite")
+    again = ReferenceCorpus.load(corpus_path, runtime=again_rt)
+    assert again_rt.counts[label].embedded == 0 and again_rt.counts[label].reused == 20  # from the store
     assert np.allclose(again.index.embeddings, corpus.index.embeddings)
+    off = EmbeddingRuntime(cache=False)  # --no-embedding-cache: computed, nothing stored anywhere
+    assert off.store is None
+    uncached = ReferenceCorpus.load(corpus_path, runtime=off)
+    assert np.allclose(uncached.index.embeddings, corpus.index.embeddings, atol=1e-5)
+    assert off.counts[label].embedded == 20
+    assert sorted(p.name for p in corpus_path.parent.iterdir()) == before
     first = corpus.records[0]
     assert corpus.score(first.id, "rating") == pytest.approx(first.debiased["rating"])
     hits = corpus.retrieve("explanations for graph neural networks with logic rules over concepts", 3)

@@ -334,11 +334,16 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
     directories hidden files, ``manifest.json``, ``settings.json`` and ``*.state.jsonl`` are skipped.
 
     Rows are numbered from 1 within each file (list position for ``.json``, line for ``.jsonl``).
-    Record ids default to the URL, else a hash of the title; duplicate ids keep the first record.
+    Record ids default to the URL, else a hash of the title.
+
+    A paper may appear once: two rows with the same id (given, URL or title hash), or with the same
+    title and abstract (compared case- and whitespace-insensitively, :func:`paper_key`; the same
+    paper under two URLs), are refused naming both rows — a repeated reference would be drawn
+    twice as often in the comparisons and count twice in the venue means.
 
     Raises:
-        DataError: missing path, invalid JSON, an invalid record (file, row and field named), or no
-            record at all.
+        DataError: missing path, invalid JSON, an invalid record (file, row and field named), a
+            repeated paper (both rows named), or no record at all.
     """
     root = Path(path)
     if not root.exists():
@@ -347,16 +352,29 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
     if not files:
         raise DataError(root, "no .json or .jsonl files found")
     records: list[PairIQRecord] = []
-    seen: set[str] = set()
+    by_id: dict[str, tuple[Path, int]] = {}
+    by_text: dict[str, tuple[Path, int]] = {}
     for file in files:
         for row, data in _rows(file):
             record = record_from_dict(data, path=file, row=row)
-            if record.id not in seen:
-                seen.add(record.id)
-                records.append(record)
+            for seen, key, what in ((by_id, record.id, f"id {record.id!r}"),
+                                    (by_text, paper_key(record), "title and abstract")):
+                if key in seen:
+                    first_file, first_row = seen[key]
+                    where = f"row {first_row}" if first_file == file else f"{first_file} row {first_row}"
+                    raise DataError(file, f"row {row}: repeats the paper of {where} (same {what}: "
+                                          f"{record.title[:60]!r}); keep one of the two rows")
+                seen[key] = (file, row)
+            records.append(record)
     if not records:
         raise DataError(root, "no records (empty file(s))")
     return records
+
+
+def paper_key(record: PairIQRecord) -> str:
+    """What makes two records the same paper besides their id: title and abstract, lower-cased,
+    runs of whitespace collapsed (so a re-wrapped or re-cased copy still matches)."""
+    return " ".join(f"{record.title}\n{record.abstract}".lower().split())
 
 
 BUILDER_FILE = "pairiq.jsonl"

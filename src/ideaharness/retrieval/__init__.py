@@ -5,7 +5,6 @@ from ideaharness.retrieval.hybrid import (
     DEFAULT_CANDIDATES,
     HybridIndex,
     RetrievalHit,
-    cached_embeddings,
     reciprocal_rank_fusion,
 )
 from ideaharness.retrieval.topk import top_k
@@ -16,7 +15,6 @@ __all__ = [
     "HybridIndex",
     "IVFIndex",
     "RetrievalHit",
-    "cached_embeddings",
     "reciprocal_rank_fusion",
     "top_k",
 ]

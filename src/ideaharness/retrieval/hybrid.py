@@ -8,7 +8,8 @@ fusion (Cormack, Clarke & Büttcher, SIGIR 2009):
     RRF(d) = Σ_r 1 / (k + rank_r(d)),  rank 1-based, k = 60
 
 Documents with a BM25 score of 0 are absent from the keyword ranking (they add nothing).
-Embeddings of a corpus are computed once and persisted next to it (:func:`cached_embeddings`).
+A corpus's embeddings are computed through the run's embedding store (``runtime``: the cache
+folder, :mod:`ideaharness.metrics.embedding_store`), never written beside the corpus.
 
 At corpus scale each ranker contributes only its top ``candidates`` documents (default
 :data:`DEFAULT_CANDIDATES`; :func:`~ideaharness.retrieval.topk.top_k`, no full sort), so a query
@@ -21,11 +22,7 @@ IVF index when faiss is installed (:mod:`ideaharness.retrieval.ann`).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
@@ -83,51 +80,6 @@ def fused_top(rankings: Sequence[np.ndarray], top: int, k: int = RRF_K) -> tuple
 def _rank_in(ranking: np.ndarray, doc: int) -> int | None:
     where = np.flatnonzero(ranking == doc)
     return int(where[0]) + 1 if where.size else None
-
-
-def texts_hash(texts: Sequence[str], model: str) -> str:
-    """sha256 of the embedding model name and the texts (identifies persisted embeddings)."""
-    h = hashlib.sha256(model.encode())
-    for text in texts:
-        h.update(b"\x00" + text.encode("utf-8"))
-    return h.hexdigest()
-
-
-def cached_embeddings(
-    texts: Sequence[str], stem: str | Path, model: str = DEFAULT_EMBEDDING_MODEL, *,
-    runtime: EmbeddingRuntime | None = None,
-) -> np.ndarray:
-    """Embeddings of ``texts`` persisted as ``<stem>.npy`` + ``<stem>.json`` (model, text hash).
-
-    Loaded when the stored hash matches the texts and model, else computed with
-    :func:`ideaharness.metrics.embeddings.embed` (on ``runtime``'s device; texts already in its
-    embedding store are not embedded again) and written (a read-only location only warns).
-
-    Returns:
-        float32 array (len(texts), dim), rows L2-normalised.
-    """
-    base = Path(stem)
-    npy, meta = base.with_name(base.name + ".npy"), base.with_name(base.name + ".json")
-    digest = texts_hash(texts, model)
-    if npy.is_file() and meta.is_file():
-        try:
-            info = json.loads(meta.read_text(encoding="utf-8"))
-            if info.get("sha256") == digest:
-                arr = np.load(npy)
-                if arr.shape[0] == len(texts):
-                    return np.asarray(arr, dtype=np.float32)
-        except (OSError, ValueError):
-            pass
-    vectors = embed(list(texts), model=model, runtime=runtime)
-    try:
-        npy.parent.mkdir(parents=True, exist_ok=True)
-        np.save(npy, vectors)
-        meta.write_text(json.dumps({"model": model, "sha256": digest, "n": len(texts),
-                                    "dim": int(vectors.shape[1]) if vectors.ndim == 2 else 0}),
-                        encoding="utf-8")
-    except OSError as exc:
-        warnings.warn(f"could not persist embeddings at {npy}: {exc}", stacklevel=2)
-    return vectors
 
 
 class RetrievalHit(BaseModel):

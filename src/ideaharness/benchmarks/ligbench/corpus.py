@@ -2,9 +2,13 @@
 
 The corpus is read with :func:`ideaharness.data.pairiq.load_pairiq` (the paper's record format or
 the ``pairiq`` builder's output), venue-debiased (ŝ = s − μ_venue + μ_all) and indexed for hybrid
-BM25 + MiniLM retrieval. Embeddings are computed once and persisted next to the corpus
-(``<corpus>.minilm.npy`` / ``.json`` for a file, ``<dir>/.minilm.npy`` for a directory); the stored
-hash of model and texts decides whether they are reused.
+BM25 + MiniLM retrieval. The papers' embeddings are kept in the run's embedding store under the
+cache folder (:mod:`ideaharness.metrics.embedding_store`, off with ``--no-embedding-cache``), keyed by
+model and text, so a second run embeds nothing; nothing is ever written beside the corpus (its folder
+may be read-only or versioned).
+
+:func:`read_corpus` reads and checks the records without embedding them, so a benchmark checks its
+``--corpus`` in :meth:`~ideaharness.runner.Benchmark.load`, before the run folder is made.
 """
 
 from __future__ import annotations
@@ -19,15 +23,41 @@ from ideaharness.data.pairiq import PAPER_VENUE_MEANS, SCORE_DIMENSIONS, PairIQR
 from ideaharness.errors import DataError
 from ideaharness.metrics.embedding_store import EmbeddingRuntime
 from ideaharness.metrics.embeddings import DEFAULT_EMBEDDING_MODEL, aembed, embed
-from ideaharness.retrieval import HybridIndex, RetrievalHit, cached_embeddings
+from ideaharness.retrieval import HybridIndex, RetrievalHit
 
 DebiasMeans = Literal["corpus", "paper", "none"]
 
 
-def embeddings_stem(path: Path, model: str) -> Path:
-    """Where a corpus's embeddings live: next to the file, or inside the directory."""
-    tag = "minilm" if model == DEFAULT_EMBEDDING_MODEL else "emb-" + Path(model).name
-    return path / f".{tag}" if path.is_dir() else path.with_name(f"{path.name}.{tag}")
+def usable_records(records: Sequence[PairIQRecord], *, debias_means: DebiasMeans = "corpus",
+                   source: str = "<records>") -> list[PairIQRecord]:
+    """The records that can serve as Elo references (rating, contribution and soundness all
+    given), debiased with ``debias_means`` (see :class:`ReferenceCorpus`).
+
+    Raises:
+        DataError: fewer than 4 usable records, or ``debias_means="paper"`` with a venue the
+            paper gives no mean for (naming ``source``).
+    """
+    usable = [r for r in records if all(getattr(r, d) is not None for d in SCORE_DIMENSIONS)]
+    if len(usable) < 4:
+        raise DataError(source, f"only {len(usable)} record(s) carry rating, contribute and soundness; "
+                                "LigBench needs at least 4 scored reference papers")
+    if debias_means != "none":
+        try:
+            usable = debias(usable, means=PAPER_VENUE_MEANS if debias_means == "paper" else None)
+        except ValueError as exc:
+            raise DataError(source, f"{exc}; use debias_means='corpus'") from None
+    return usable
+
+
+def read_corpus(path: str | Path, *, debias_means: DebiasMeans = "corpus") -> list[PairIQRecord]:
+    """Read and check a PAIR-IQ corpus (:func:`~ideaharness.data.pairiq.load_pairiq`: a repeated
+    paper is refused) and keep its usable, debiased records (:func:`usable_records`); nothing is
+    embedded or written.
+
+    Raises:
+        DataError: one line naming the file and row (or both rows of a repeated paper).
+    """
+    return usable_records(load_pairiq(path), debias_means=debias_means, source=str(path))
 
 
 class ReferenceCorpus:
@@ -48,15 +78,7 @@ class ReferenceCorpus:
     def __init__(self, records: Sequence[PairIQRecord], *, embeddings: np.ndarray | None = None,
                  embedding_model: str = DEFAULT_EMBEDDING_MODEL, debias_means: DebiasMeans = "corpus",
                  source: str = "<records>", runtime: EmbeddingRuntime | None = None) -> None:
-        usable = [r for r in records if all(getattr(r, d) is not None for d in SCORE_DIMENSIONS)]
-        if len(usable) < 4:
-            raise DataError(source, f"only {len(usable)} record(s) carry rating, contribute and soundness; "
-                                    "LigBench needs at least 4 scored reference papers")
-        if debias_means != "none":
-            try:
-                usable = debias(usable, means=PAPER_VENUE_MEANS if debias_means == "paper" else None)
-            except ValueError as exc:
-                raise DataError(source, f"{exc}; use debias_means='corpus'") from None
+        usable = usable_records(records, debias_means=debias_means, source=source)
         self.records = usable
         self.source = source
         self.debias_means = debias_means
@@ -70,14 +92,16 @@ class ReferenceCorpus:
     def load(cls, path: str | Path, *, embedding_model: str = DEFAULT_EMBEDDING_MODEL,
              debias_means: DebiasMeans = "corpus", runtime: EmbeddingRuntime | None = None
              ) -> ReferenceCorpus:
-        """Load a PAIR-IQ file or directory; embeddings are reused from disk when up to date."""
-        source = Path(path)
-        records = load_pairiq(source)
-        usable = [r for r in records if all(getattr(r, d) is not None for d in SCORE_DIMENSIONS)]
-        vectors = cached_embeddings([r.text() for r in usable], embeddings_stem(source, embedding_model),
-                                    embedding_model, runtime=runtime) if len(usable) >= 4 else None
-        return cls(usable, embeddings=vectors, embedding_model=embedding_model,
-                   debias_means=debias_means, source=str(source), runtime=runtime)
+        """Load a PAIR-IQ file or directory (:func:`read_corpus`) and index it; the papers'
+        embeddings come from ``runtime``'s embedding store when it holds them (None: the default
+        store under the cache folder), else they are computed and stored there.
+
+        Raises:
+            DataError: as :func:`read_corpus`.
+        """
+        records = read_corpus(path, debias_means=debias_means)
+        return cls(records, embedding_model=embedding_model, debias_means=debias_means,
+                   source=str(path), runtime=runtime)
 
     def __len__(self) -> int:
         return len(self.records)

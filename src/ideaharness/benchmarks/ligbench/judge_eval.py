@@ -130,8 +130,12 @@ class JudgeAccuracy(Benchmark):
     def load(self) -> list[PairItem]:
         """Nearest-neighbour pairs whose debiased ratings differ by at least ``min_gap``.
 
+        The corpus is read, checked and embedded here, before the runner makes the run folder; its
+        embeddings are kept in the embedding store under the cache folder, never beside the corpus.
+
         Raises:
             UserError: no such pair in the corpus.
+            DataError: a bad corpus (file and row named; both rows of a repeated paper).
         """
         self.corpus = ReferenceCorpus.load(self.config.corpus, debias_means=self.config.debias_means)
         ratings = [self.corpus.score(r.id, "rating") for r in self.corpus.records]

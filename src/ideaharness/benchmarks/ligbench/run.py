@@ -27,12 +27,12 @@ from ideaharness.benchmarks.ligbench.config import (
     parse_generated_idea,
 )
 from ideaharness.benchmarks.ligbench.contract import generation_task, topic_id
-from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus
+from ideaharness.benchmarks.ligbench.corpus import ReferenceCorpus, read_corpus
 from ideaharness.benchmarks.ligbench.cutoff import LITERATURE, as_date
 from ideaharness.benchmarks.ligbench.scores import ligbench_scores
 from ideaharness.benchmarks.ligbench.steps import IdeaScore, IdeaScorer, formal_text
 from ideaharness.cutoff import CutoffEntry, effective_cutoff
-from ideaharness.data.pairiq import pairiq_files
+from ideaharness.data.pairiq import PairIQRecord, pairiq_files
 from ideaharness.errors import UserError
 from ideaharness.metrics.aggregate import IntervalSettings
 from ideaharness.metrics.duplicates import DUPLICATE_COLUMNS, duplicate_note, duplicate_report, duplicate_row
@@ -93,6 +93,7 @@ class LigBench(Benchmark):
         super().__init__(config, **extras)
         self.idea_scores: dict[str, IdeaScore] = {}
         self.corpus_size: int | None = None
+        self.corpus_records: list[PairIQRecord] | None = None
 
     def model_roles(self) -> dict[str, str]:
         """The judge, and one ``generator:<spec>`` role per generator (a model or a system, and the
@@ -121,9 +122,14 @@ class LigBench(Benchmark):
         """One spec per topic, system and sample (topic first, so ``--limit`` keeps whole topics for
         every system), then the ScholarIdeas plans.
 
+        The ``--corpus`` is read and checked here (:func:`.corpus.read_corpus`), before the runner
+        makes the run folder: a bad corpus leaves nothing behind. It is embedded in :meth:`setup`.
+
         Raises:
             UserError: no topics and no plans; ``--scholarideas`` without its root folder.
+            DataError: a bad corpus (file and row named; both rows of a repeated paper).
         """
+        self.corpus_records = read_corpus(self.config.corpus, debias_means=self.config.debias_means)
         if not self.config.topics and not self.config.scholarideas:
             raise UserError("--topics: no topics given (and no --scholarideas plans)")
         if self.config.topics and not self.config.generator_specs() and not self.config.scholarideas:
@@ -162,9 +168,12 @@ class LigBench(Benchmark):
                            m in ctx.models.items() if role.startswith("generator:")}
         if ctx.steps.exporting:  # tasks export: generation only, no corpus to embed
             return
-        corpus = ReferenceCorpus.load(self.config.corpus, embedding_model=self.config.embedding_model,
-                                      debias_means=self.config.debias_means,
-                                      runtime=ctx.options.embedding_runtime())
+        records = self.corpus_records
+        if records is None:  # set up without load(): read the corpus now
+            records = read_corpus(self.config.corpus, debias_means=self.config.debias_means)
+        corpus = ReferenceCorpus(records, embedding_model=self.config.embedding_model,
+                                 debias_means=self.config.debias_means, source=self.config.corpus,
+                                 runtime=ctx.options.embedding_runtime())
         self.corpus_size = len(corpus)
         self.scorer = IdeaScorer(corpus, ctx.model("judge"), self.steps, self.config.scoring,
                                  timeout_s=ctx.options.timeout)
