@@ -327,3 +327,45 @@ def test_force_moves_the_batches_of_the_old_run_aside(tmp_path: Path) -> None:
     assert not load_state(tmp_path / "run", "ask").jobs  # never re-attached by a new run
     (old,) = (tmp_path / "run" / "superseded").iterdir()
     assert (old / "batches" / "ask.json").exists()
+
+
+def _chat_body(content: str) -> dict:
+    """A chat completion as a Batch output line's ``response.body`` holds it."""
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
+
+
+def test_batch_import_counts_a_request_without_a_line_as_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33, item 8: a recorded request the output file has no line for (and the cache no answer
+    to) is counted as missing, named, and makes the import partial (exit 3); once a later file
+    answers it, nothing is missing."""
+    run_dir, cache = tmp_path / "run", tmp_path / "cache.sqlite"
+    with OpenAICompatServer(batch_plans=[BatchPlan(expire_after=0)]) as server:
+        model = _llm(server, cache)
+        asyncio.run(run_phase_batched(_chat_phase(model), list(range(4)), phase="ask", run_dir=run_dir,
+                                      settings=FAST, progress=False))
+    keys = list(read_requests(run_dir))
+    assert len(keys) == 4
+    answered, failed, absent = keys[:2], keys[2], keys[3]
+    lines = [{"custom_id": k, "error": None, "response": {"status_code": 200, "body": _chat_body("ok")}}
+             for k in answered]
+    lines.append({"custom_id": failed, "response": None, "error": {"code": "batch_expired", "message": "x"}})
+    first = tmp_path / "output-1.jsonl"
+    first.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    capsys.readouterr()
+    assert exit_status(["batch", "import", str(run_dir), str(first), "--cache", str(cache)]) == 3
+    captured = capsys.readouterr()
+    assert ("2 answers imported, 1 line(s) without an answer, 1 request(s) with no line in the file and no "
+            "answer yet, 0 unreadable") in captured.out, captured.out
+    assert f"{absent[:12]}: no line in {first}" in captured.err, captured.err
+    second = tmp_path / "output-2.jsonl"
+    second.write_text("".join(json.dumps({"custom_id": k, "error": None,
+                                          "response": {"status_code": 200, "body": _chat_body("ok")}}) + "\n"
+                              for k in (failed, absent)))
+    assert exit_status(["batch", "import", str(run_dir), str(second), "--cache", str(cache)]) == 0
+    said = "2 answers imported, 0 line(s) without an answer, 0 request(s) with no line"
+    assert said in capsys.readouterr().out

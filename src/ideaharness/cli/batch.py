@@ -63,7 +63,8 @@ def import_(
     file: Annotated[Path, typer.Argument(help="Batch output (or error) JSONL file.")],
     cache: CacheOption = None,
 ) -> None:
-    """Put the answers of a Batch output file into the response cache; exit 3 if lines failed."""
+    """Put the answers of a Batch output file into the response cache; exit 3 if lines failed or a
+    recorded request has no line in the file and no answer in the cache (missing)."""
     _run_dir(run_dir)
     store = ResponseCache(cache or default_cache_path())
     try:
@@ -71,8 +72,12 @@ def import_(
     finally:
         store.close()
     typer.echo(f"{file}: {report.imported} answers imported, {len(report.failed)} line(s) without an answer, "
+               f"{len(report.missing)} request(s) with no line in the file and no answer yet, "
                f"{report.unreadable} unreadable")
     for key, reason in list(report.failed.items())[:5]:
         typer.echo(f"  {key[:12]}: {reason}", err=True)
-    if report.failed or report.unreadable:
+    for key in report.missing[:5]:
+        typer.echo(f"  {key[:12]}: no line in {file} (missing: import the output file that holds it, or "
+                   "'batch export' it again)", err=True)
+    if report.failed or report.unreadable or report.missing:
         raise typer.Exit(EXIT_PARTIAL)

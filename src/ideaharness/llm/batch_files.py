@@ -289,16 +289,19 @@ def export_lines(run_dir: Path | str, cache: ResponseCache | None) -> list[dict[
 
 class ImportReport(BaseModel):
     """What :func:`import_output` did: answers stored, lines without an answer (cache key -> reason),
-    lines that could not be read at all."""
+    lines that could not be read at all, and the recorded requests the file has no line for and
+    the cache no answer to (``missing``, cache keys in recording order: still unanswered)."""
 
     imported: int
     failed: dict[str, str]
     unreadable: int
+    missing: list[str] = []
 
 
 def import_output(run_dir: Path | str, output: Path | str, cache: ResponseCache) -> ImportReport:
     """Put the answers of a Batch output (or error) file into ``cache``; ``custom_id`` must be the
-    cache key of a request recorded in ``run_dir``.
+    cache key of a request recorded in ``run_dir``. A recorded request with no line in the file
+    and no answer in the cache (imported earlier) is listed as ``missing``.
 
     Raises:
         UserError: ``output`` cannot be read; ``run_dir`` holds no recorded requests.
@@ -312,4 +315,7 @@ def import_output(run_dir: Path | str, output: Path | str, cache: ResponseCache)
         raise UserError(f"{output}: cannot be read ({exc})") from None
     lines = read_output_lines(text)
     stored, bad = import_answers(lines, requests, cache)
-    return ImportReport(imported=stored, failed={**lines.failed, **bad}, unreadable=lines.unreadable)
+    failed = {**lines.failed, **bad}
+    missing = [key for key in requests
+               if key not in lines.answers and key not in failed and cache.get(key) is None]
+    return ImportReport(imported=stored, failed=failed, unreadable=lines.unreadable, missing=missing)

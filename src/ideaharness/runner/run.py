@@ -44,6 +44,7 @@ from ideaharness.runner.provenance import RunProvenance
 from ideaharness.runner.registry import enrichers, metrics
 from ideaharness.runner.sources import (
     CaptureClient,
+    check_ideas_files,
     config_defaults,
     coverage_block,
     extras_line,
@@ -149,6 +150,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
     given = {r: m for r, m in args.models.items() if r in roles}
     if capture is not None:  # the generators are never asked: not built (no weights, no key, no agent)
         given.update({r: CaptureClient(m) for r, m in roles.items() if is_generator_role(r)})
+    check_ideas_files(bench_cls.name, roles, given)  # foreign or duplicate answers: before any folder
     out = args.options.out or default_out(bench_cls.name)
     budget = None if capture is not None else run_budget(args.options, out, roles)
     models = build_models(roles, args.options, given, parity=bool(getattr(args.config, "parity", False)),
@@ -708,10 +710,15 @@ def retry_advice(units: Sequence[dict[str, Any]], unparsed: Sequence[dict[str, A
     """What the closing line of a partial run advises: run the same command again for failed calls
     and for replies that did not parse while re-ask rounds are left; another judge or generator
     once the rounds are spent; :data:`~ideaharness.runner.steps.FILE_FIX` for answers read from an
-    ideas file (the same file gives the same answer); nothing to retry when no unit failed."""
+    ideas file (the same file gives the same answer) and for answers missing from one (failed units
+    with ``source`` "file": running again finds them missing again); nothing to retry when no unit
+    failed."""
     from_file = [u for u in unparsed if u.get("source") == "file"]
     keys = {(u.get("step"), u.get("instance_id"), u.get("key") or "") for u in unparsed}
-    calls = [u for u in units if (u.get("step"), u.get("instance_id"), u.get("key") or "") not in keys]
+    absent = [u for u in units if u.get("source") == "file"
+              and (u.get("step"), u.get("instance_id"), u.get("key") or "") not in keys]
+    calls = [u for u in units if (u.get("step"), u.get("instance_id"), u.get("key") or "") not in keys
+             and u.get("source") != "file"]
     model = [u for u in unparsed if u.get("source") != "file"]
     if isinstance(missing, dict) and not (units or unparsed or left):  # skipped by the data or cutoff
         return "no unit failed, so running the same command again gives the same: see why above"
@@ -732,4 +739,7 @@ def retry_advice(units: Sequence[dict[str, Any]], unparsed: Sequence[dict[str, A
                           f"{who} or other {who} settings")
     if from_file:  # an answer read from an ideas file is the file's: asking again gives it again
         advice.append(f"{len(from_file)} answer(s) read from a file cannot be re-asked: {FILE_FIX}")
+    if absent:  # an answer the file lacks: the same file lacks it again
+        advice.append(f"{len(absent)} answer(s) missing from the ideas file cannot be retried by running "
+                      f"again: add them to the file ({FILE_FIX})")
     return "; ".join(advice) or "run the same command again to retry them"

@@ -127,13 +127,16 @@ class UnparsedUnit(BaseModel):
 class FailedUnit(BaseModel):
     """A unit of work left undone: ``status`` "failed" (model call failed for good, or raised),
     "skipped" (a metric whose service could not be used) or "budget" (not started: the run's
-    ``--max-cost`` / ``--max-tokens`` budget would be exceeded); ``error`` is the last error, redacted."""
+    ``--max-cost`` / ``--max-tokens`` budget would be exceeded); ``error`` is the last error, redacted;
+    ``source`` "file": the answer is missing from an ideas file (running again gives the same:
+    :data:`FILE_FIX`), None otherwise (left out of results.json)."""
 
     step: str
     instance_id: str
     key: str = ""
     status: Literal["failed", "skipped", "budget"] = "failed"
     error: str
+    source: Literal["file"] | None = None
 
 
 @dataclass(frozen=True)
@@ -232,15 +235,15 @@ class StepRunner:
         return self.capture is not None
 
     def fail(self, step: str, instance_id: str, key: str, error: object, *, skipped: bool = False,
-             budget: bool = False) -> None:
+             budget: bool = False, source: Literal["file"] | None = None) -> None:
         """List a unit as failed (or skipped, or not started for the budget) with its last error
-        (redacted before it is kept)."""
+        (redacted before it is kept); ``source`` "file": an answer missing from an ideas file."""
         if not skipped and not budget and (step, instance_id, key) not in self.failures:
             self.error_count += 1
         status: Literal["failed", "skipped", "budget"] = (
             "budget" if budget else "skipped" if skipped else "failed")
         self.failures[(step, instance_id, key)] = FailedUnit(
-            step=step, instance_id=instance_id, key=key, status=status, error=redact(error),
+            step=step, instance_id=instance_id, key=key, status=status, error=redact(error), source=source,
         )
 
     def fit(self, messages: list[Message]) -> list[Message]:
@@ -370,7 +373,7 @@ class StepRunner:
             self.fail(step, instance_id, key, exc, budget=True)
             return None
         except MissingAnswer as exc:  # a system without this answer: this unit's failure, no outage
-            self.fail(step, instance_id, key, exc)
+            self.fail(step, instance_id, key, exc, source="file")
             self.missing_answers.setdefault(str(getattr(model, "model", "")), set()).add(
                 exc.instance_id or instance_id)
             return None
@@ -467,7 +470,7 @@ class StepRunner:
         (an ``--ideas`` file without the instance, known up front): a failed unit with ``error``,
         counted as asked and missing for ``generator`` (the model string) in ``idea_sources``."""
         iid = task_instance_id or instance_id
-        self.fail(step, instance_id, key, error)
+        self.fail(step, instance_id, key, error, source="file")
         self.generation_units[(step, instance_id, key)] = (generator, iid)
         self.generated.setdefault(generator, set()).add(iid)
         self.missing_answers.setdefault(generator, set()).add(iid)
@@ -675,7 +678,7 @@ class StepRunner:
                    if isinstance(data, dict) and data.get("prompt_truncations")]
         return {
             "status": "partial" if self.failures else "complete",
-            "failed_units": [unit.model_dump() for unit in self.failures.values()],
+            "failed_units": [unit.model_dump(exclude_none=True) for unit in self.failures.values()],
             "unparsed_units": [unit.model_dump() for unit in self.unparsed.values()],
             "truncated_texts": sum(len(cuts) for cuts in prompts),
             "truncated_prompts": len(prompts),
@@ -685,11 +688,17 @@ class StepRunner:
         """Human-readable notes on failed and skipped units and on truncated texts, for reports."""
         out: list[str] = []
         failed = [u for u in self.failures.values() if u.status == "failed" and not parse_failure(u)]
+        absent = [u for u in failed if u.source == "file"]
+        failed = [u for u in failed if u.source != "file"]
         skipped = [u for u in self.failures.values() if u.status == "skipped"]
         if failed:
             shown = "; ".join(f"{u.step} {u.instance_id}: {u.error}" for u in failed[:3])
             out.append(f"{len(failed)} unit(s) failed after retries and were not recorded "
                        f"(re-run to retry): {shown}")
+        if absent:
+            shown = "; ".join(f"{u.step} {u.instance_id}: {u.error}" for u in absent[:3])
+            out.append(f"{len(absent)} answer(s) missing from the ideas file (running again finds them "
+                       f"missing again: add them to the file, {FILE_FIX}): {shown}")
         if skipped:
             shown = "; ".join(f"{u.step} {u.instance_id}: {u.error}" for u in skipped[:3])
             out.append(f"{len(skipped)} metric unit(s) skipped (re-run to retry): {shown}")

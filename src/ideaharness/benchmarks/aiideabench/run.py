@@ -28,7 +28,7 @@ from ideaharness.benchmarks.aiideabench.blinding import (
     parse_blind_decomposition,
 )
 from ideaharness.benchmarks.aiideabench.config import BENCHMARK_VERSION, AIIdeaBenchConfig
-from ideaharness.benchmarks.aiideabench.contract import generation_task
+from ideaharness.benchmarks.aiideabench.contract import CONTRACT, generation_task
 from ideaharness.benchmarks.aiideabench.decompose import (
     DECOMPOSITION_SCHEMA,
     DIGEST_SCHEMA,
@@ -221,9 +221,12 @@ class AIIdeaBench(Benchmark):
         path, fmt = split_ideas_spec(spec)
         if not Path(path).exists():
             raise UserError(f"--ideas {path}: no such file")
+        from ideaharness.systems.checks import check_answer_rows
         from ideaharness.systems.converters import read_idea_rows
 
-        self.answered = {str(r["instance_id"]) for r in read_idea_rows(Path(path), fmt)}
+        rows = read_idea_rows(Path(path), fmt)
+        check_answer_rows(rows, CONTRACT, path)  # another benchmark's or duplicate answers first (issue 33)
+        self.answered = {str(r["instance_id"]) for r in rows}
         if not any(i.id in self.answered for i in self.pool):
             example = f" (the data's ids look like {self.pool[0].id!r})" if self.pool else ""
             raise DataError(path, f"no idea for any of the {len(self.pool)} instance(s) of --data "
