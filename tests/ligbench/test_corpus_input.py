@@ -15,6 +15,7 @@ import pytest
 from ideaharness import arun
 from ideaharness.benchmarks.ligbench import LigBenchConfig
 from ideaharness.benchmarks.ligbench.judge_eval import JudgeAccuracyConfig
+from ideaharness.benchmarks.ligbench.score_idea import score_idea_async
 from ideaharness.data.pairiq import load_pairiq
 from ideaharness.errors import DataError
 from ideaharness.llm.scripted import ScriptedModel
@@ -118,7 +119,9 @@ def test_cli_bad_corpus_is_one_line_and_leaves_no_folder(tmp_path: Path,
         assert not out.exists()
 
 
-async def test_runs_leave_a_read_only_corpus_folder_unchanged(tmp_path: Path, read_only_corpus: Path) -> None:
+async def test_runs_and_score_idea_leave_a_read_only_corpus_folder_unchanged(
+    tmp_path: Path, read_only_corpus: Path
+) -> None:
     folder = read_only_corpus.parent
     before = _snapshot(folder)
     config, options = _ligbench(read_only_corpus, tmp_path / "run")
@@ -129,5 +132,9 @@ async def test_runs_leave_a_read_only_corpus_folder_unchanged(tmp_path: Path, re
         judge="scripted/judge", corpus=str(read_only_corpus), n_pairs=3, min_gap=0.0),
         options=ExecutionOptions(out=tmp_path / "judge", progress=False), judge=judge)
     assert judged["status"] == "complete" and judge.calls
+    scorer = ScriptedModel(_scripted_judge, model="scripted/j")
+    scored = await score_idea_async(PLAN, read_only_corpus, scorer,
+                                    options=ExecutionOptions(progress=False, no_embedding_cache=True))
+    assert scored.status == "scored"
     assert _snapshot(folder) == before  # no embeddings, no side file, nothing touched
     assert (tmp_path / "cache" / "embeddings.sqlite").is_file()  # the embeddings went to the store

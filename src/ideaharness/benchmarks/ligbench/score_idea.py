@@ -47,9 +47,10 @@ async def score_idea_async(
         (:data:`~ideaharness.runner.steps.MAX_PARSE_ROUNDS`).
     """
     cfg = settings or ScoringSettings()
-    ref = corpus if isinstance(corpus, ReferenceCorpus) else ReferenceCorpus.load(corpus,
-                                                                                  debias_means=debias_means)
     opts = options or ExecutionOptions(progress=False)
+    # the corpus's embeddings: the run's store under the cache folder (--device, --no-embedding-cache)
+    ref = corpus if isinstance(corpus, ReferenceCorpus) else ReferenceCorpus.load(
+        corpus, debias_means=debias_means, runtime=opts.embedding_runtime())
     model = judge if not isinstance(judge, str) else build_model(judge, opts)
     record_config = {"command": "score-idea", "judge": model.model, "corpus": ref.source,
                      "scoring": cfg.model_dump(mode="json"), "debias_means": ref.debias_means}
