@@ -138,3 +138,19 @@ async def test_runs_and_score_idea_leave_a_read_only_corpus_folder_unchanged(
     assert scored.status == "scored"
     assert _snapshot(folder) == before  # no embeddings, no side file, nothing touched
     assert (tmp_path / "cache" / "embeddings.sqlite").is_file()  # the embeddings went to the store
+
+
+@pytest.mark.parametrize("benchmark", ["ligbench", "ligbench-judge"])
+async def test_no_embedding_cache_keeps_the_corpus_out_of_the_store(tmp_path: Path, benchmark: str) -> None:
+    corpus = _write(tmp_path / "corpus.jsonl", ROWS)
+    options = ExecutionOptions(out=tmp_path / "run", progress=False, no_embedding_cache=True)
+    if benchmark == "ligbench":
+        config, _ = _ligbench(corpus, tmp_path / "run")
+        results = await arun(benchmark, config=config, options=options, **_models())
+    else:
+        results = await arun(benchmark, config=JudgeAccuracyConfig(judge="scripted/judge", corpus=str(corpus),
+                                                                   n_pairs=2, min_gap=0.0),
+                             options=options, judge=ScriptedModel(_scripted_judge, model="scripted/judge"))
+    assert results["status"] == "complete"
+    assert not (tmp_path / "cache" / "embeddings.sqlite").exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["corpus.jsonl"]

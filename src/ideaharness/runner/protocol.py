@@ -311,6 +311,10 @@ class Benchmark:
     def __init__(self, config: Any, **extras: Any) -> None:
         self.config = config
         self.extra = extras
+        self.run_options: ExecutionOptions | None = None
+        """The run's execution options, set by the runner before :meth:`load` (a ``load`` that
+        embeds its data honours ``--device``/``--no-embedding-cache`` through them); None outside
+        a run."""
 
     # -- what the run needs ----------------------------------------------------
     def model_roles(self) -> dict[str, str]:

@@ -140,6 +140,7 @@ async def _run(bench_cls: type[Benchmark], args: RunArguments, terminated: list[
     clock = RunClock()  # timing.json: where the run's wall time went (runner.timing)
     check_device(args.options)  # a bad --device ends the run before anything is read or written
     bench = bench_cls(args.config, **args.extras)
+    bench.run_options = args.options  # a load() that embeds its data uses the run's embedding store
     available, cutoff_entries = cutoff_items(bench, list(bench.load()))
     items = select_items(available, args.options)
     if not items:

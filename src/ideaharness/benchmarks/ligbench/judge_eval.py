@@ -131,13 +131,16 @@ class JudgeAccuracy(Benchmark):
         """Nearest-neighbour pairs whose debiased ratings differ by at least ``min_gap``.
 
         The corpus is read, checked and embedded here, before the runner makes the run folder; its
-        embeddings are kept in the embedding store under the cache folder, never beside the corpus.
+        embeddings are kept in the run's embedding store under the cache folder (``--device``,
+        ``--no-embedding-cache``: :attr:`run_options`), never beside the corpus.
 
         Raises:
             UserError: no such pair in the corpus.
             DataError: a bad corpus (file and row named; both rows of a repeated paper).
         """
-        self.corpus = ReferenceCorpus.load(self.config.corpus, debias_means=self.config.debias_means)
+        options = self.run_options
+        self.corpus = ReferenceCorpus.load(self.config.corpus, debias_means=self.config.debias_means,
+                                           runtime=options.embedding_runtime() if options else None)
         ratings = [self.corpus.score(r.id, "rating") for r in self.corpus.records]
         pairs = similar_pairs(self.corpus.index.embeddings, ratings, self.config.n_pairs,
                               min_gap=self.config.min_gap, seed=self.config.seed)
