@@ -74,9 +74,12 @@ def test_repeated_paper_is_refused_naming_both_rows(tmp_path: Path) -> None:
     copy["title"] = copy["title"].upper()
     copy["abstract"] = "  " + copy["abstract"].replace(" ", "\n ", 3)
     same_text = _write(tmp_path / "same_text.jsonl", [*ROWS[:5], json.dumps(copy)])
-    with pytest.raises(DataError, match=r"same_text.jsonl: row 6: repeats the paper of row 2 \(same title "
-                                        r"and abstract"):
+    with pytest.raises(DataError, match=r"same_text.jsonl: row 6: repeats the paper of row 2 \(same venue, "
+                                        r"title and abstract"):
         load_pairiq(same_text)
+    other_venue = {**copy, "conference": "NeurIPS" if copy["conference"] != "NeurIPS" else "ICLR"}
+    resubmitted = _write(tmp_path / "resubmitted.jsonl", [*ROWS[:5], json.dumps(other_venue)])
+    assert len(load_pairiq(resubmitted)) == 6  # a resubmission elsewhere: reviewed again, kept
     folder = tmp_path / "venues"  # across two files of a directory: both files named
     folder.mkdir()
     _write(folder / "a.jsonl", ROWS[:4])

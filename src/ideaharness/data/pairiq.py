@@ -337,9 +337,10 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
     Record ids default to the URL, else a hash of the title.
 
     A paper may appear once: two rows with the same id (given, URL or title hash), or with the same
-    title and abstract (compared case- and whitespace-insensitively, :func:`paper_key`; the same
-    paper under two URLs), are refused naming both rows — a repeated reference would be drawn
-    twice as often in the comparisons and count twice in the venue means.
+    venue-year, title and abstract (compared case- and whitespace-insensitively, :func:`paper_key`;
+    the same submission under two URLs), are refused naming both rows — a repeated reference would
+    be drawn twice as often in the comparisons and count twice in the venue means. The same title
+    and abstract at two venues is a resubmission, reviewed twice: two records, both kept.
 
     Raises:
         DataError: missing path, invalid JSON, an invalid record (file, row and field named), a
@@ -358,7 +359,7 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
         for row, data in _rows(file):
             record = record_from_dict(data, path=file, row=row)
             for seen, key, what in ((by_id, record.id, f"id {record.id!r}"),
-                                    (by_text, paper_key(record), "title and abstract")):
+                                    (by_text, paper_key(record), "venue, title and abstract")):
                 if key in seen:
                     first_file, first_row = seen[key]
                     where = f"row {first_row}" if first_file == file else f"{first_file} row {first_row}"
@@ -372,9 +373,10 @@ def load_pairiq(path: str | Path) -> list[PairIQRecord]:
 
 
 def paper_key(record: PairIQRecord) -> str:
-    """What makes two records the same paper besides their id: title and abstract, lower-cased,
-    runs of whitespace collapsed (so a re-wrapped or re-cased copy still matches)."""
-    return " ".join(f"{record.title}\n{record.abstract}".lower().split())
+    """What makes two records the same submission besides their id: venue-year, title and
+    abstract, lower-cased, runs of whitespace collapsed (so a re-wrapped or re-cased copy still
+    matches; a resubmission to another venue does not)."""
+    return " ".join(f"{record.venue}\n{record.title}\n{record.abstract}".lower().split())
 
 
 BUILDER_FILE = "pairiq.jsonl"
