@@ -13,6 +13,9 @@ entries name a judged metric of the run. Regressions: IdeaBench with a constant 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +24,42 @@ import pytest
 from ideaharness.metrics.evidence import evidence_block, judged_entry_matches
 from ideaharness.metrics.reliability.adapters import adapter_for
 from ideaharness.runner.protocol import MetricSpec
-from ideaharness.runner.registry import benchmarks, metrics
+from ideaharness.runner.registry import benchmarks
 from tests.runner.test_one_number import recipes
 
 JUDGE_RULES = ("constant judge", "near-constant judge", "position bias", "consistency at chance")
 """How the reasons of the reliability flags begin (``metrics.evidence._flag_reason``)."""
 
 
-def _benchmarks_of(metric: str) -> list[str]:
+SNAPSHOT = """
+import json
+from ideaharness.runner.registry import benchmarks, metrics
+print(json.dumps({
+    "metrics": {n: {"judged_by": None if s.judged_by is None else list(s.judged_by), "inputs": list(s.inputs)}
+                for n, s in metrics().items()},
+    "benchmarks": {n: {step: a is not None for step, a in c.judgment_adapters.items()}
+                   for n, c in benchmarks().items()},
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def registry() -> dict[str, Any]:
+    """The package's registry as a fresh interpreter sees it (built-in benchmarks and installed
+    plugins), not the test process's, where test modules register toy metrics at import."""
+    done = subprocess.run([sys.executable, "-c", SNAPSHOT], capture_output=True, text=True, check=True,
+                          timeout=300)
+    snapshot: dict[str, Any] = json.loads(done.stdout)
+    assert snapshot["metrics"], "the metric registry is empty: nothing to check"
+    assert snapshot["benchmarks"], "the benchmark registry is empty: nothing to check"
+    return snapshot
+
+
+def _benchmarks_of(metric: str, names: Iterable[str]) -> list[str]:
     """The registered benchmarks a metric belongs to: its name's prefix (``ligbench.`` ->
     ``ligbench`` and ``ligbench-judge``)."""
     prefix = metric.split(".", 1)[0]
-    return sorted(n for n in benchmarks() if n == prefix or n.startswith(f"{prefix}-"))
+    return sorted(n for n in names if n == prefix or n.startswith(f"{prefix}-"))
 
 
 def _entry_step(entry: str) -> str:
@@ -50,47 +77,43 @@ def _verdicts(block: dict[str, Any], metric: str) -> list[dict[str, Any]]:
     return found
 
 
-def test_every_registered_metric_declares_judged_steps_of_its_benchmark() -> None:
-    registered = metrics()
-    assert registered, "the metric registry is empty: nothing to check"
+def test_every_registered_metric_declares_judged_steps_of_its_benchmark(registry: dict[str, Any]) -> None:
+    steps: dict[str, dict[str, bool]] = registry["benchmarks"]
     problems = []
-    for name, spec in sorted(registered.items()):
-        owners = _benchmarks_of(name)
+    for name, spec in sorted(registry["metrics"].items()):
+        owners = _benchmarks_of(name, steps)
         if not owners:
             problems.append(f"{name}: no registered benchmark named {name.split('.', 1)[0]!r}")
             continue
-        if spec.judged_by is None:
+        if spec["judged_by"] is None:
             problems.append(f"{name}: declares no judged_by (() for a metric no judge scores)")
             continue
-        for entry in spec.judged_by:
-            step = _entry_step(entry)
-            if not any(adapter_for(step, benchmarks()[b].judgment_adapters) is not None for b in owners):
+        for entry in spec["judged_by"]:
+            if not any(adapter_for(_entry_step(entry), steps[b]) for b in owners):  # type: ignore[arg-type]
                 problems.append(f"{name}: judged_by entry {entry!r} names no judgment step of {owners}")
     assert not problems, "\n".join(problems)
 
 
-def test_every_judged_benchmark_has_a_metric_resting_on_a_judgment() -> None:
-    names = sorted(benchmarks())
-    assert names, "the benchmark registry is empty: nothing to check"
-    registered = metrics()
-    for name in names:
-        judged = [s for s, a in benchmarks()[name].judgment_adapters.items() if a is not None]
-        own = [spec for metric, spec in registered.items() if name in _benchmarks_of(metric)]
+def test_every_judged_benchmark_has_a_metric_resting_on_a_judgment(registry: dict[str, Any]) -> None:
+    steps: dict[str, dict[str, bool]] = registry["benchmarks"]
+    for name, adapters in sorted(steps.items()):
+        judged = [s for s, is_judgment in adapters.items() if is_judgment]
+        own = [spec for metric, spec in registry["metrics"].items() if name in _benchmarks_of(metric, steps)]
         assert own, f"{name}: no registered metric"
         if judged:
-            assert any(spec.judged_by for spec in own), (
+            assert any(spec["judged_by"] for spec in own), (
                 f"{name} records judgments ({', '.join(judged)}) but none of its metrics declares "
                 "judged_by: its judge flags would reach no headline")
 
 
-def test_a_derived_metric_declares_the_judgments_of_its_inputs() -> None:
-    registered = metrics()
-    derived = {n: s for n, s in registered.items() if s.inputs}
+def test_a_derived_metric_declares_the_judgments_of_its_inputs(registry: dict[str, Any]) -> None:
+    specs: dict[str, Any] = registry["metrics"]
+    derived = {n: s for n, s in specs.items() if s["inputs"]}
     assert derived, "no registered metric has inputs: nothing to check"
     for name, spec in derived.items():
-        for source in spec.inputs:
-            for entry in registered[source].judged_by or ():
-                assert any(judged_entry_matches(mine, "", entry) for mine in spec.judged_by or ()), (
+        for source in spec["inputs"]:
+            for entry in specs[source]["judged_by"] or ():
+                assert any(judged_entry_matches(mine, "", entry) for mine in spec["judged_by"] or ()), (
                     f"{name} is computed from {source}, which rests on {entry!r}; {name} does not declare it")
 
 
