@@ -22,12 +22,26 @@ instance wherever the ground truth is (a deterministic rule of form), so it scor
 of a guesser that draws independently for each idea (``chance_independent_guesser``): above what
 any deterministic form-only judge reaches, it made such judges look at chance (issue 32, item 5).
 ``parity``: the papers' texts, as published.
+
+Placement (:func:`place_questions`): the ground truth's position (its letter) is balanced over the
+questions asked, per component: a seeded draw per question (the published code's shuffle) left the
+letters uneven (on 18 papers a judge that always answers the last option scored 0.44 on motivation
+against 0.25, and a judge that always finds the ground truth looked position-biased). The options are
+built first (record ``imcq_options``, ground truth first), then, once every instance's options are
+known, each question not placed yet gets a position by
+:func:`~ideaharness.benchmarks.ideabench.blinding.balanced_fill` (IdeaBench's placement) over the
+positions of those already placed (record ``imcq_placement``, key = component), and the question as
+asked is recorded (``imcq_question``): a resumed run keeps every position, and questions that join
+later fill the letters used least. Balanced over: the questions whose options were built, plus the
+instances the ideas file has no answer for (their ground truth is not asked for, so they have no
+options; they keep their place), so a system's failure on one paper never moves the ground truth
+of another. Left out: questions skipped (no distractors, a distractor decomposition failed, options
+not comparable). A question recorded before placements were keeps its letter.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,8 +50,17 @@ from ideaharness.benchmarks.aiideabench import judges as J
 from ideaharness.benchmarks.aiideabench.blinding import parse_blind_decomposition
 from ideaharness.benchmarks.aiideabench.decompose import DECOMPOSITION_SCHEMA, paper_decomposition_messages
 from ideaharness.benchmarks.aiideabench.option_form import uniform_options
+from ideaharness.benchmarks.ideabench.blinding import balanced_fill
 from ideaharness.data.aiideabench import inspiration_text
-from ideaharness.metrics.choice import Candidate, assemble_mcq, imcq_chance, imcq_hit, select_distractors
+from ideaharness.metrics.choice import (
+    LETTERS,
+    Candidate,
+    MCQuestion,
+    imcq_chance,
+    imcq_hit,
+    select_distractors,
+)
+from ideaharness.metrics.reliability.sampling import order_with_target_at
 from ideaharness.metrics.surface import surface_report
 from ideaharness.schema import Instance, Reference
 from ideaharness.seeding import derive_seed
@@ -49,6 +72,9 @@ STEP_QUESTION = "imcq_question"
 CONTENT_BLIND_CHANCE = 0.25
 """S_M of a content-blind deterministic judge: 1 / (4 options) (see the module docstring)."""
 STEP_DISTRACTOR = "decompose_distractor"
+STEP_OPTIONS = "imcq_options"
+STEP_PLACEMENT = "imcq_placement"
+N_OPTIONS = 4
 
 
 def _candidates(bench: AIIdeaBench, inst: Instance, pool: Sequence[Instance]) -> tuple[
@@ -82,28 +108,36 @@ async def _decompose(bench: AIIdeaBench, inst: Instance, paper: Reference) -> di
     return await asyncio.shield(tasks[paper.id])
 
 
-async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Instance]) -> None:
-    """Record the IMCQ question of each component of ``inst`` (resumes; nothing without a ground truth).
+def _built(bench: AIIdeaBench, instance_id: str, comp: str) -> bool:
+    """Whether ``comp``'s options (or its question, recorded before options were) are recorded."""
+    return any(bench.store.has(step, instance_id, comp) for step in (STEP_OPTIONS, STEP_QUESTION))
 
-    Record ``imcq_question`` (key = component): ``{"question": MCQuestion, "distractors": [{"id",
-    "source", "published"}], "form": "uniform", "as_decomposed": {"ground_truth", "distractors"}}``
-    (``published`` = the paper's own text, ``as_decomposed`` = the options before
+
+async def build_options(bench: AIIdeaBench, inst: Instance, pool: Sequence[Instance]) -> None:
+    """Record the four IMCQ options of each component of ``inst`` (resumes; nothing without a
+    ground truth); :func:`place_questions` then decides where the ground truth is shown.
+
+    Record ``imcq_options`` (key = component): ``{"options": [ground truth, 3 distractors],
+    "sources": ["ground_truth", ...], "distractors": [{"id", "source", "published"}], "form":
+    "uniform", "as_decomposed": {"ground_truth", "distractors"}}`` (``published`` = the paper's own
+    text, ``as_decomposed`` = the options before
     :func:`~ideaharness.benchmarks.aiideabench.option_form.uniform_options`, both kept for audit;
     no ``form`` under parity), or ``{"skipped": reason}``. A model call that failed for good records
-    nothing (a re-run retries).
+    nothing (a re-run retries). A component whose question was recorded before options were (an
+    earlier version) is left as it is.
     """
     gt = bench.ground_truth(inst)
-    if gt is None or all(bench.store.has(STEP_QUESTION, inst.id, c) for c in J.COMPONENTS):
+    if gt is None or all(_built(bench, inst.id, c) for c in J.COMPONENTS):
         return
     own, others, papers = _candidates(bench, inst, pool)
     await bench.embedder.aembed([*gt.values(), *(c.text for c in own + others)])  # off the event loop
     for comp in J.COMPONENTS:
-        if bench.store.has(STEP_QUESTION, inst.id, comp):
+        if _built(bench, inst.id, comp):
             continue
         try:
             picked = select_distractors(gt[comp], own, others, bench.embed)
         except ValueError as exc:
-            await bench.store.aput(STEP_QUESTION, inst.id, {"skipped": str(exc)}, comp)
+            await bench.store.aput(STEP_OPTIONS, inst.id, {"skipped": str(exc)}, comp)
             continue
         published = [{"id": c.id, "source": c.source, "published": c.text} for c in picked]
         if not bench.config.parity:
@@ -111,8 +145,8 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
             if any(r is None for r in records):
                 return
             if not all(r and r["judgment"]["parse_ok"] for r in records):
-                await bench.store.aput(STEP_QUESTION, inst.id, {"skipped": "distractor decomposition failed",
-                                                                 "distractors": published}, comp)
+                await bench.store.aput(STEP_OPTIONS, inst.id, {"skipped": "distractor decomposition failed",
+                                                                "distractors": published}, comp)
                 continue
             picked = [c.model_copy(update={"text": r["judgment"]["parsed"][comp]})  # type: ignore[index]
                       for c, r in zip(picked, records, strict=True)]
@@ -124,16 +158,92 @@ async def build_question(bench: AIIdeaBench, inst: Instance, pool: Sequence[Inst
                 truth, *texts = uniform_options(comp, as_decomposed,
                                                 seed=derive_seed(bench.config.seed, inst.id, "form", comp))
             except ValueError as exc:
-                await bench.store.aput(STEP_QUESTION, inst.id, {"skipped": f"options not comparable: {exc}",
-                                                                 "distractors": published}, comp)
+                await bench.store.aput(STEP_OPTIONS, inst.id, {"skipped": f"options not comparable: {exc}",
+                                                                "distractors": published}, comp)
                 continue
             picked = [c.model_copy(update={"text": t}) for c, t in zip(picked, texts, strict=True)]
             form = {"form": "uniform", "as_decomposed": {"ground_truth": as_decomposed[0],
                                                          "distractors": as_decomposed[1:]}}
-        rng = random.Random(derive_seed(bench.config.seed, inst.id, "imcq", comp))
-        question = assemble_mcq(comp, truth, picked, rng)
-        await bench.store.aput(STEP_QUESTION, inst.id, {"question": question.model_dump(),
-                                                         "distractors": published, **form}, comp)
+        if len(picked) != N_OPTIONS - 1:
+            raise ValueError(f"IMCQ needs {N_OPTIONS - 1} distractors, got {len(picked)}")
+        await bench.store.aput(STEP_OPTIONS, inst.id, {
+            "options": [truth.strip(), *(c.text for c in picked)],
+            "sources": ["ground_truth", *(c.source for c in picked)],
+            "distractors": published, **form}, comp)
+
+
+def placed_question(comp: str, options: dict[str, Any], position: int, *, seed: int, unit: str) -> MCQuestion:
+    """The question as asked: ``options`` (an ``imcq_options`` record, ground truth first) with the
+    ground truth at 0-based ``position`` and the distractors in a seeded order
+    (:func:`~ideaharness.metrics.reliability.sampling.order_with_target_at`, ``unit`` names the
+    question).
+
+    Raises:
+        ValueError: ``position`` outside 0..3, or the record does not hold 4 options.
+    """
+    texts, sources = list(options["options"]), list(options["sources"])
+    if len(texts) != N_OPTIONS or len(sources) != N_OPTIONS:
+        raise ValueError(f"an IMCQ question needs {N_OPTIONS} options, the record of {unit} has {len(texts)}")
+    order = order_with_target_at(N_OPTIONS, 0, position, seed=seed, unit=unit)
+    return MCQuestion(component=comp, options=[texts[i] for i in order], answer=LETTERS[position],
+                      sources=[sources[i] for i in order])
+
+
+def recorded_position(bench: AIIdeaBench, instance_id: str, comp: str) -> int | None:
+    """The ground truth's 0-based position in ``comp``'s question of ``instance_id``: its placement,
+    else the letter of a question recorded before placements were; None when not placed."""
+    placement = bench.store.get(STEP_PLACEMENT, instance_id, comp)
+    if placement is not None:
+        return int(placement["position"])
+    question = bench.store.get(STEP_QUESTION, instance_id, comp)
+    if question and "question" in question:
+        return LETTERS.index(question["question"]["answer"])
+    return None
+
+
+async def place_questions(bench: AIIdeaBench, instances: Sequence[Instance]) -> None:
+    """Place the ground truth of every IMCQ question built and not placed yet, and record the
+    question as asked (module docstring: Placement).
+
+    Per component: the instances with options (not skipped), or that the ideas file has no answer
+    for, are balanced together; those with a position (recorded placement, or a question recorded
+    before placements were) keep it, the others get
+    :func:`~ideaharness.benchmarks.ideabench.blinding.balanced_fill`'s positions (seed derived from
+    the run's seed and the component). Records ``imcq_placement`` (key = component:
+    ``{"position", "k", "from", "balanced_over"}``) and ``imcq_question`` (the placed question, or
+    the options' ``skipped`` reason).
+    """
+    for comp in J.COMPONENTS:
+        ids: list[str] = []
+        for inst in instances:
+            options = bench.store.get(STEP_OPTIONS, inst.id, comp)
+            if options is not None and "skipped" in options:
+                if not bench.store.has(STEP_QUESTION, inst.id, comp):
+                    await bench.store.aput(STEP_QUESTION, inst.id, options, comp)
+                continue
+            if options is not None or bench.store.has(STEP_QUESTION, inst.id, comp) \
+                    or bench.store.has(STEP_PLACEMENT, inst.id, comp) or bench.unanswered(inst):
+                ids.append(inst.id)
+        positions: dict[str, int] = {}
+        used: dict[int, int] = {}
+        for iid in ids:
+            known = recorded_position(bench, iid, comp)
+            if known is not None:
+                positions[iid] = known
+                used[known] = used.get(known, 0) + 1
+        todo = [iid for iid in ids if iid not in positions]
+        fill = balanced_fill(todo, N_OPTIONS, derive_seed(bench.config.seed, "imcq-placement", comp), used)
+        for iid, position in fill.items():
+            await bench.store.aput(STEP_PLACEMENT, iid, {"position": position, "k": N_OPTIONS,
+                                                         "from": "balanced", "balanced_over": len(ids)}, comp)
+        positions.update(fill)
+        for iid, position in positions.items():
+            options = bench.store.get(STEP_OPTIONS, iid, comp)
+            if options is None or bench.store.has(STEP_QUESTION, iid, comp):
+                continue
+            question = placed_question(comp, options, position, seed=bench.config.seed, unit=f"{iid}/{comp}")
+            rest = {k: v for k, v in options.items() if k not in ("options", "sources")}
+            await bench.store.aput(STEP_QUESTION, iid, {"question": question.model_dump(), **rest}, comp)
 
 
 def imcq_block(bench: AIIdeaBench, instances: Sequence[Instance], comp: str) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from ideaharness.benchmarks.aiideabench.decompose import (
     parse_decomposition,
     parse_digest,
 )
-from ideaharness.benchmarks.aiideabench.imcq import build_question
+from ideaharness.benchmarks.aiideabench.imcq import build_options, place_questions
 from ideaharness.benchmarks.aiideabench.literature import (
     CONTEMPORARY_SOURCE,
     FEASIBILITY_SOURCE,
@@ -531,7 +531,8 @@ class AIIdeaBench(Benchmark):
             return
         if "imcq" in metrics:
             await self.steps.run_phases(instances, [("imcq questions",
-                                                     lambda i: build_question(self, i, self.pool))])
+                                                     lambda i: build_options(self, i, self.pool))])
+            await place_questions(self, instances)  # the ground truth's letter, balanced (:mod:`.imcq`)
         later: list[Phase] = [(name, fn) for name, fn in
                               (("imcq", self.imcq), ("i2i", self.i2i), ("i2t", self.i2t)) if name in metrics]
         await self.steps.run_phases(instances, later)
