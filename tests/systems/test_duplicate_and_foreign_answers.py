@@ -170,6 +170,8 @@ def test_what_the_check_lets_through(tmp_path: Path) -> None:
 
 
 KEYWORDS = ["meteorology", "stars", "enzymes", "glaciers", "volcanoes", "proteins"]
+SAMPLES = 2
+"""Ideas LiveIdeaBench asks per keyword by default."""
 
 
 def test_answers_missing_from_the_file_get_the_file_advice(isolated: Path,
@@ -179,8 +181,9 @@ def test_answers_missing_from_the_file_get_the_file_advice(isolated: Path,
     for var in [v for v in os.environ if v.startswith("IDEA_AGENT_")]:
         os.environ.pop(var, None)
     ideas = isolated / "ideas.jsonl"
-    ideas.write_text("".join(json.dumps({"instance_id": k, "idea": f"{TEXT} ({k})"}) + "\n"
-                             for k in KEYWORDS[:-1]), encoding="utf-8")
+    rows = [{"instance_id": k, "sample_index": n, "idea": f"{TEXT} We study {k} in setting {n + 1} first."}
+            for k in KEYWORDS[:-1] for n in range(SAMPLES)]
+    ideas.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     out = isolated / "run"
     with OpenAICompatServer(judge_reply("liveideabench")) as judge:
         data = [a for k in KEYWORDS for a in ("--keyword", k)]
@@ -189,9 +192,11 @@ def test_answers_missing_from_the_file_get_the_file_advice(isolated: Path,
         code, stdout, err = run_cli(args, capsys)
     assert code == 3, (stdout + err)[-1500:]
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    missing = [u for u in results["failed_units"] if u["instance_id"] == KEYWORDS[-1]]
-    assert missing and all(u.get("source") == "file" for u in missing), results["failed_units"]
+    assert results["unparsed_units"] == [], results["unparsed_units"]
+    failed = results["failed_units"]
+    assert {u["instance_id"] for u in failed} == {KEYWORDS[-1]}, failed
+    assert len(failed) == SAMPLES and all(u.get("source") == "file" for u in failed), failed
     last = (stdout + err).strip().splitlines()[-1]
     assert last.startswith("error: partial run") and "retry them" not in last, last
     said = "missing from the ideas file cannot be retried by running again: add them to the file"
-    assert said in last, last
+    assert said in last and "unit(s) failed" in last, last
