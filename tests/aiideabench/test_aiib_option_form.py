@@ -255,8 +255,8 @@ def test_uniform_options_remove_markers_labels_markdown_and_length() -> None:
 def test_equal_windows_give_equal_words_and_a_seeded_order_of_length() -> None:
     """Four options whose words differ in length: every run has the same words, and which option
     is longest is a seeded draw (each of the four over seeds), not the option with the longest
-    words; runs that cannot follow the seeded order (one option's
-    words all shorter than another's) fall back to the most equal lengths."""
+    words; the order is drawn among those the runs can follow (one option's words all shorter than
+    another's: it is the shorter for every seed, no fallback that would make it the longer)."""
     # option k's first word is k characters longer; their runs' lengths overlap
     texts = [" ".join("w" + "x" * ((j * 7 + k * 3) % 9 + (k if j == 0 else 0)) for j in range(14))
              for k in range(4)]
@@ -269,8 +269,9 @@ def test_equal_windows_give_equal_words_and_a_seeded_order_of_length() -> None:
         longest.add(max(range(4), key=lambda o: (lengths[o], -o)))
     assert longest == {0, 1, 2, 3}
     apart = [["a", "b", "c", "d"], ["longwordone", "longwordtwo", "longwordthree", "longwordfour"]]
-    for seed in range(10):  # half the seeds ask the long one to be the shorter: the fallback
-        short, long_ = equal_windows(apart, seed=seed)
+    for seed in range(10):  # the long one cannot be the shorter: the order is drawn among those
+        short, long_ = equal_windows(apart, seed=seed)  # the runs can follow, so never asked to be
         assert len(short) == len(long_) == 3
+        assert len(" ".join(short)) < len(" ".join(long_))
     with pytest.raises(ValueError):
         equal_windows([["a"], []])
