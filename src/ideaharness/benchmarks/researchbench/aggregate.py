@@ -1,9 +1,10 @@
 """ResearchBench results: per-instance outcomes aggregated overall, per discipline and on the
 "strict" subset (papers published after ``published_after``, for contamination analysis).
 
-Every mean comes with its count, a 95% percentile bootstrap interval over papers
-(:func:`ideaharness.metrics.stats.bootstrap_ci`) and the parse failures behind it; a parse failure
-is never averaged in as a score.
+Every mean comes with its count, the 95% interval over papers its headline metric reports (the
+registered spec's interval under the headline rule, :func:`ideaharness.metrics.aggregate.spec_interval`:
+the bounded-mean score interval, none below 5 papers, ``<key>_ci_why`` saying so) and the parse
+failures behind it; a parse failure is never averaged in as a score.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ideaharness.benchmarks.researchbench.config import discipline_of
+from ideaharness.metrics.aggregate import ci_cell, spec_interval
 from ideaharness.metrics.matched_score import mean_excluding_zeros, mean_including_zeros
 from ideaharness.metrics.pairwise_ranking import (
     PairResult,
@@ -24,10 +28,20 @@ from ideaharness.metrics.pairwise_ranking import (
     two_order_outcome,
 )
 from ideaharness.metrics.retrieval import LEVELS
-from ideaharness.metrics.stats import bootstrap_ci, bootstrap_ratio_ci, bootstrap_settings
+from ideaharness.metrics.stats import bootstrap_settings
 from ideaharness.metrics.surface import surface_report, surface_rows
 from ideaharness.report.html import Table
 from ideaharness.schema import Instance
+
+
+def _ci(metric: str, key: str, values: Any, seed: int, n_boot: int) -> dict[str, Any]:
+    """``{key: ci, key_why: reason}``: the interval of ``metric``'s registered spec over ``values``
+    (one per paper; for a pooled ratio an ``(n, 2)`` table of value and weight) under the headline
+    rule, the same interval the run's headline gives the same papers."""
+    from ideaharness.runner.registry import metrics
+
+    ci, why = spec_interval(metrics()[metric], values, n_resamples=n_boot, seed=seed)
+    return {key: ci, f"{key}_why": why}
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -68,12 +82,17 @@ def _retrieval_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, 
             "nominal_retention": entries[0]["nominal_retention"],
             "n": len(hits),
             "hit_ratio": _mean(hits),
-            "hit_ratio_ci": bootstrap_ci(hits, n_resamples=n_boot, seed=seed),
+            **_ci("researchbench.hit_ratio", "hit_ratio_ci", hits, seed, n_boot),
             "hit_ratio_top1": _mean(top1),
-            "hit_ratio_top1_ci": bootstrap_ci(top1, n_resamples=n_boot, seed=seed),
+            **_ci("researchbench.hit_ratio_top1", "hit_ratio_top1_ci", top1, seed, n_boot),
             "negative_selection_ratio": {lvl: _mean(values) for lvl, values in nsr.items()},
             "negative_selection_ratio_ci": {
-                lvl: bootstrap_ci(values, n_resamples=n_boot, seed=seed) for lvl, values in nsr.items()
+                lvl: _ci("researchbench.negative_selection_ratio", "ci", values, seed, n_boot)["ci"]
+                for lvl, values in nsr.items()
+            },
+            "negative_selection_ratio_ci_why": {
+                lvl: _ci("researchbench.negative_selection_ratio", "ci", values, seed, n_boot)["ci_why"]
+                for lvl, values in nsr.items()
             },
             "gold_undetermined": sum(e.get("gold_undetermined", 0) for e in entries),
             "windows_called": sum(e["windows_called"] for e in entries),
@@ -95,7 +114,7 @@ def _composition_group(per: dict[str, dict[str, Any]], ids: list[str], methods: 
             "hypotheses": sum(e["hypothesis"] is not None for e in entries.values()),
             "scored": len(parsed),
             "mean_matched_score": mean_including_zeros(scores),
-            "mean_matched_score_ci": bootstrap_ci(parsed, n_resamples=n_boot, seed=seed),
+            **_ci("researchbench.matched_score", "mean_matched_score_ci", parsed, seed, n_boot),
             "mean_excluding_zeros_parity": mean_excluding_zeros(
                 {i: [e["score"]] for i, e in entries.items()}
             ),
@@ -133,16 +152,19 @@ def _ranking_group(per: dict[str, dict[str, Any]], ids: list[str], seed: int, n_
         "n_tasks": len(tasks),
         "n_pairs": len(all_pairs),
         "directional_accuracy": directional_accuracy(all_pairs),
-        "directional_accuracy_ci": bootstrap_ratio_ci(gold_chosen, parsed, n_resamples=n_boot, seed=seed),
+        **_ci("researchbench.directional_accuracy", "directional_accuracy_ci",
+              np.asarray([[g / p if p else np.nan, float(p or 1)]
+                          for g, p in zip(gold_chosen, parsed, strict=True)], dtype=float).reshape(-1, 2),
+              seed, n_boot),
         "accuracy_gold_first": directional_accuracy(all_pairs, "gold_first"),
         "accuracy_gold_second": directional_accuracy(all_pairs, "gold_second"),
         "pair_consistency": consistency_counts(all_pairs),
         "task_outcomes": outcomes,
         "rank_score": _mean(scores),
-        "rank_score_ci": bootstrap_ci(scores, n_resamples=n_boot, seed=seed),
+        **_ci("researchbench.rank_score", "rank_score_ci", scores, seed, n_boot),
         "rank_score_n": len(scores),
         "rank_score_paper": _mean(paper_scores),
-        "rank_score_paper_ci": bootstrap_ci(paper_scores, n_resamples=n_boot, seed=seed),
+        **_ci("researchbench.rank_score_paper", "rank_score_paper_ci", paper_scores, seed, n_boot),
         "pair_parse_failures": sum(t["pair_parse_failures"] for t in tasks),
         "negative_generation_failures": sum(t["negative_generation_failures"] for t in tasks),
         "gold_rewrite_failures": sum(1 for i in ids
@@ -259,7 +281,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                 nsr = r["negative_selection_ratio"]
                 rows.append([
                     name, r["round"], f"{100 * r['nominal_retention']:.0f}%", r["n"], r["hit_ratio"],
-                    r["hit_ratio_ci"], r["hit_ratio_top1"], nsr["negative_t1"], nsr["negative_t2"],
+                    ci_cell(r["hit_ratio_ci"], r.get("hit_ratio_ci_why")), r["hit_ratio_top1"],
+                    nsr["negative_t1"], nsr["negative_t2"],
                     nsr["negative_t3"], f"{r['parse_failures']}/{r['windows_called']}", r["misses"],
                 ])
         tables.append(Table(
@@ -276,11 +299,13 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         tables.append(Table(
             title="Inspiration retrieval: 95% intervals",
             columns=["group", "round", "hit ratio", "top-1 hit (parity)", "NSR L1", "NSR L2", "NSR L3"],
-            rows=[[name, r["round"], r["hit_ratio_ci"], r.get("hit_ratio_top1_ci"),
-                   *[(r.get("negative_selection_ratio_ci") or {}).get(lvl) for lvl in LEVELS]]
+            rows=[[name, r["round"], ci_cell(r["hit_ratio_ci"], r.get("hit_ratio_ci_why")),
+                   ci_cell(r.get("hit_ratio_top1_ci"), r.get("hit_ratio_top1_ci_why")),
+                   *[ci_cell((r.get("negative_selection_ratio_ci") or {}).get(lvl),
+                             (r.get("negative_selection_ratio_ci_why") or {}).get(lvl)) for lvl in LEVELS]]
                   for name, rounds in results["retrieval"].items() for r in rounds],
-            note="Percentile bootstrap intervals over papers (the resampled unit; method and resamples "
-                 "under 'bootstrap' in results.json).",
+            note="The headline's intervals over papers (bounded-mean score interval; none below 5 papers, "
+                 "the reason in its cell; docs/statistics.md).",
         ))
     if "composition" in results:
         rows = []
@@ -288,7 +313,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
             for method, m in methods.items():
                 rows.append([
                     name, method, m["n_papers"], m["hypotheses"], m["scored"], m["mean_matched_score"],
-                    m["mean_matched_score_ci"], m["mean_excluding_zeros_parity"], m["generation_failures"],
+                    ci_cell(m["mean_matched_score_ci"], m.get("mean_matched_score_ci_why")),
+                    m["mean_excluding_zeros_parity"], m["generation_failures"],
                     m["score_parse_failures"], m["not_done"],
                 ])
         tables.append(Table(
@@ -304,11 +330,14 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
         for name, g in results["ranking"].items():
             pc, to = g["pair_consistency"], g["task_outcomes"]
             rows.append([
-                name, g["n_tasks"], g["n_pairs"], g["directional_accuracy"], g.get("directional_accuracy_ci"),
+                name, g["n_tasks"], g["n_pairs"], g["directional_accuracy"],
+                ci_cell(g.get("directional_accuracy_ci"), g.get("directional_accuracy_ci_why")),
                 g["accuracy_gold_first"], g["accuracy_gold_second"],
                 f"{pc['both_gold']}/{pc['both_negative']}/{pc['disagree']}",
                 pc["incomplete"], f"{to['neither']}/{to['one']}/{to['both']}/{to['undetermined']}",
-                g["rank_score"], g["rank_score_ci"], g.get("rank_score_paper"), g.get("rank_score_paper_ci"),
+                g["rank_score"], ci_cell(g["rank_score_ci"], g.get("rank_score_ci_why")),
+                g.get("rank_score_paper"),
+                ci_cell(g.get("rank_score_paper_ci"), g.get("rank_score_paper_ci_why")),
                 g["pair_parse_failures"] + g["gold_rewrite_failures"],
             ])
         tables.append(Table(
@@ -323,7 +352,7 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
                  "parse failure). Rank score = Rank/(k+1), Rank = 1 + pairs gold wins in both orders; "
                  "rank score (paper) = Rank/(k+1) per order, averaged over the orders, as the paper "
                  "reports it (a self-contradicting pair counts as a win in one order). Intervals: "
-                 "percentile bootstrap over papers. "
+                 "the headline's over papers (none below 5 papers, the reason in its cell). "
                  "Unparsable replies are never wins; parse fail. counts them and the gold rewrites that "
                  "failed (those papers are not ranked).",
         ))
