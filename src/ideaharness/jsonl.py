@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ideaharness.errors import DataError, DataWarning, storage_error
-from ideaharness.textio import read_text, replace_surrogates_in
+from ideaharness.textio import iter_utf8_lines, read_text, replace_surrogates_in
 
 M = TypeVar("M", bound=BaseModel)
 _JSON_BLANK = " \t\r"
@@ -166,21 +166,18 @@ def _invalid(exc: json.JSONDecodeError) -> str:
 
 
 def _file_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines of a (possibly ``.gz``) UTF-8 file, streamed; only ``"\\n"`` ends a line."""
+    """Non-blank lines of a (possibly ``.gz``) UTF-8 file, streamed; only ``"\\n"`` ends a line.
+    Read as bytes and decoded line by line (:func:`~ideaharness.textio.iter_utf8_lines`), so a
+    non-UTF-8 byte is named by its own line and offset, not by the first line of a read chunk."""
     import gzip
 
-    lineno = 0
     try:
         opener: Any = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8-sig", newline="\n") as fh:
-            for lineno, line in enumerate(fh, start=1):
+        with opener(path, "rb") as fh:
+            for lineno, line in iter_utf8_lines(fh, path):
                 line = line[:-1] if line.endswith("\n") else line
                 if line.strip(_JSON_BLANK):
                     yield lineno, line
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            path, f"line {lineno + 1}: not UTF-8 text ({exc.reason}); save the file as UTF-8"
-        ) from None
     except IsADirectoryError:
         raise DataError(path, "is a directory, expected a file") from None
     except (OSError, EOFError) as exc:

@@ -216,7 +216,8 @@ def test_bad_files(tmp_path: Path, files: tuple[Path, Path]) -> None:
         load_ideabench(short, refs)
     binary = tmp_path / "bin.csv"
     binary.write_bytes(b"\xff\xfe\x00paperId")
-    with pytest.raises(DataError, match=r"bin\.csv: not UTF-8"):
+    with pytest.raises(DataError, match=r"bin\.csv: line 1 \(row 1\), byte 1 of the line \(byte 0 of the "
+                                        r"file\): not UTF-8"):
         load_ideabench(binary, refs)
     with pytest.raises(DataError, match=r"missing\.csv: file not found"):
         load_ideabench(tmp_path / "missing.csv", refs)

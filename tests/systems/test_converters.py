@@ -414,7 +414,8 @@ def test_unknown_format(tmp_path: Path) -> None:
     ("ideas.json", b"{}", "no ideas in the file (an empty list or object)"),
     ("ideas.json", b"42", "expected ideas (a JSON list, an object {instance_id: [ideas]} or JSON Lines), "
                           "got a number"),
-    ("ideas.json", b'["\xff"]', "not UTF-8 text (byte 2); save the file as UTF-8"),
+    ("ideas.json", b'["\xff"]', "line 1, byte 3 of the line (byte 2 of the file): not UTF-8 text (invalid "
+                                "start byte); save the file as UTF-8"),
     ("ideas.json.gz", b"not gzip", "not a gzip file (Not a gzipped file (b'no'))"),
 ])
 def test_empty_and_unreadable_files(tmp_path: Path, name: str, content: bytes, detail: str) -> None:

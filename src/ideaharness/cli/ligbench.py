@@ -31,10 +31,12 @@ def read_idea(value: str) -> tuple[str, str, str | None]:
     """``(idea id, text, cut-off date)`` from a ScholarIdeas folder, a text file, or literal text.
 
     Raises:
-        UserError: a path-like value that does not exist, or an empty idea.
+        UserError: an empty argument, a path-like value that does not exist, or an empty idea.
     """
     from ideaharness.data.scholarideas import load_plan
 
+    if not value.strip():  # Path("") is ".", the current folder: never read it as a plan folder
+        raise UserError("the IDEA argument is empty: give a file, a ScholarIdeas folder, or the idea text")
     path = Path(value)
     if len(value) < 4096 and path.exists():
         if path.is_dir():
@@ -125,7 +127,10 @@ def score_idea_command(idea: str, out: Path | None = None, as_json: bool = False
         elif key in ExecutionOptions.model_fields and key not in SCORE_IDEA_SKIP:
             opts[key] = value
         else:
-            raise UserError(f"--config {config_file}: unknown setting {key!r}")
+            from ideaharness.runner.arguments import did_you_mean
+
+            known = [*index, *(k for k in ExecutionOptions.model_fields if k not in SCORE_IDEA_SKIP)]
+            raise UserError(f"--config {config_file}: unknown setting {key!r}{did_you_mean([key], known)}")
     config = ScoreIdeaConfig.model_validate(settings)
     options = ExecutionOptions.model_validate(opts)
     from ideaharness.benchmarks.ligbench.cutoff import as_date

@@ -24,8 +24,9 @@ import ast
 import csv
 import math
 import random
+import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from pydantic import BaseModel, Field
 
 from ideaharness.errors import DataError
 from ideaharness.schema import GroundTruth, Instance, Paper, Reference
+from ideaharness.textio import iter_utf8_lines
 
 TARGET_COLUMNS: tuple[str, ...] = (
     "paperId",
@@ -77,14 +79,15 @@ a file without closing quotes from being read as one endless field."""
 def _read_csv(path: Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
     """Rows of a CSV file as ``(row number, {column: text})``; header = row 1.
 
-    Read as UTF-8 with an optional byte-order mark (Excel's "CSV UTF-8" starts with one).
+    Read as UTF-8 with an optional byte-order mark (Excel's "CSV UTF-8" starts with one), decoded
+    line by line, so a non-UTF-8 byte is named by its line, its row and its byte offset.
     """
     if csv.field_size_limit() < CSV_FIELD_LIMIT:
         csv.field_size_limit(CSV_FIELD_LIMIT)
     row = 0  # the last row read
     try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh, strict=True)
+        with path.open("rb") as fh:
+            reader = csv.reader(_csv_lines(fh, path, lambda: row + 1), strict=True)
             header = next(reader, None)
             if header is None:
                 raise DataError(path, "empty file: no header row")
@@ -104,11 +107,21 @@ def _read_csv(path: Path, required: Sequence[str]) -> list[tuple[int, dict[str, 
                 rows.append((row, dict(zip(names, values, strict=True))))
     except FileNotFoundError as exc:
         raise DataError(path, "file not found") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except IsADirectoryError:
+        raise DataError(path, "is a directory, expected a file") from None
     except csv.Error as exc:
         raise DataError(path, f"row {row + 1}: cannot parse CSV: {exc}") from exc
     return rows
+
+
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+
+
+def _csv_lines(fh: Iterable[bytes], path: Path, row_of: Any) -> Iterator[str]:
+    """The text lines of a CSV file opened ``"rb"``, with their line ends, as ``csv.reader`` reads
+    a file opened with ``newline=""``: ``"\\n"``, ``"\\r\\n"`` and a lone ``"\\r"`` end a line."""
+    for _, line in iter_utf8_lines(fh, path, row_of=row_of):
+        yield from (part for part in _LONE_CR.split(line) if part)
 
 
 def _other_columns(row: dict[str, str], known: Iterable[str]) -> dict[str, str]:

@@ -123,7 +123,9 @@ def dataset_file(path: str | Path) -> Path:
     if p.is_dir():
         p = p / INSTANCES_FILE
     if not p.is_file():
-        raise DataError(p, "no such file (expected instances.jsonl or a folder holding one)")
+        raise DataError(p, "no such file (expected instances.jsonl or a folder holding one, IdeaBench CSVs, "
+                           "a ResearchBench release or .xlsx sheets, a target_paper_data.json or a "
+                           "HindSight topics file)")
     return p
 
 
@@ -156,7 +158,11 @@ def _resolve(path: Path, counts: dict[str, Any]) -> tuple[Path, Iterator[Row] | 
     """(the path reported, rows of loaded instances) for every form but an Instance JSONL (None)."""
     from ideaharness.data.researchbench_jsonl import RELEASE_FILES
 
-    if (path.is_dir() and ideabench_csv_files(path) is not None) or path.suffix.lower() == ".csv":
+    if path.suffix.lower() == ".csv" or (path.is_dir() and (
+            ideabench_csv_files(path) is not None
+            or (not (path / INSTANCES_FILE).is_file() and any(path.glob("*.csv"))))):
+        # IdeaBench CSVs, complete or not: the run's loader, so its error (a partner missing) is
+        # the one a run would stop with
         from ideaharness.data.registry import load_instances
 
         return path, _loaded(load_instances(str(path)))

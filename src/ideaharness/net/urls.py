@@ -10,7 +10,9 @@ URL_EXAMPLE = "http://localhost:8000/v1"
 
 def check_base_url(value: str) -> str:
     """``value`` (stripped) if it is an endpoint URL: scheme ``http`` or ``https``, a host, and an
-    optional port in 0..65535.
+    optional port in 1..65535. A ``:`` with no port after it (``http://127.0.0.1:/v1``) is refused:
+    :func:`urllib.parse.urlsplit` reads it as no port, and the request would silently go to port 80
+    (443).
 
     Raises:
         ValueError: not such a URL (the message gives an example).
@@ -24,4 +26,7 @@ def check_base_url(value: str) -> str:
         raise ValueError(problem) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(problem)
+    if parts.netloc.endswith(":") or parts.port == 0:
+        raise ValueError(f"no port after ':' (give one in 1..65535, e.g. {URL_EXAMPLE}, or drop the ':')"
+                         if parts.port is None else f"port 0 cannot be connected to, e.g. {URL_EXAMPLE}")
     return text

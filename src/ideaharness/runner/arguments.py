@@ -39,6 +39,28 @@ class RunArguments:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+"""Largest settings file read, in bytes (1 MiB): a settings file is a few hundred bytes (the longest
+value is a list of models or paths); the bound refuses a wrong file (a dataset, a 50 MB line) by
+its size before parsing, instead of after minutes in the YAML parser."""
+
+
+def did_you_mean(unknown: list[str], known: list[str]) -> str:
+    """``"; did you mean 'n_ideas'?"`` for keys close to a known one (:func:`difflib.get_close_matches`,
+    ratio >= 0.75, ``-`` read as ``_``), ``""`` when none is close. With several unknown keys each
+    suggestion names its key: ``"; did you mean 'n_ideas' (for 'n_idea'), 'judge' (for 'juge')?"``."""
+    import difflib
+
+    names = sorted({k.replace("-", "_") for k in known})
+    hits = [(key, match[0]) for key in unknown
+            if (match := difflib.get_close_matches(key.replace("-", "_"), names, n=1, cutoff=0.75))]
+    if not hits:
+        return ""
+    if len(unknown) == 1:
+        return f"; did you mean {hits[0][1]!r}?"
+    return "; did you mean " + ", ".join(f"{match!r} (for {key!r})" for key, match in hits) + "?"
+
+
 def load_config_file(path: str | Path) -> dict[str, Any]:
     """The settings of a YAML (``.yaml``/``.yml``) or JSON file: one mapping of field or flag names
     (``no-progress: true`` is the flag ``--no-progress``). A key given twice is an error, in every
@@ -47,15 +69,25 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     and its ``no-`` side, a flat and a nested spelling, a field and its flag name). A number that
     is not finite (``.nan``, ``NaN``, ``.inf``) is refused: no setting takes one.
 
+    A file with no setting in it (empty, only blanks or comments, ``{}``, ``null``) is refused: it
+    is a mistake (a file not yet written, the wrong file), and running on every default would start
+    a long run nobody asked for. A file over :data:`MAX_CONFIG_BYTES` is refused by its size, before
+    it is read.
+
     Raises:
-        UserError: the file is missing or a folder; DataError: it does not parse, repeats a key,
-            holds a non-finite number or is not a mapping (names the file and the key).
+        UserError: the file is missing or a folder; DataError: it is empty, larger than 1 MiB, not
+            UTF-8 (names line and byte), does not parse, repeats a key, holds a non-finite number
+            or is not a mapping (names the file and the key).
     """
     file = Path(path)
     if file.is_dir():
         raise UserError(f"--config {file}: is a folder, not a settings file")
     if not file.is_file():
         raise UserError(f"--config {file}: no such file")
+    size = file.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise DataError(file, f"{size:,} bytes, over the {MAX_CONFIG_BYTES // 1024 ** 2} MiB a settings file "
+                        "may have; is this the right file?")
     text = read_text(file)
     try:
         if file.suffix.lower() in (".yaml", ".yml"):
@@ -77,8 +109,9 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
                         "digits") from None
     except Exception as exc:  # yaml.YAMLError carries the line in its message
         raise DataError(file, f"not valid YAML: {' '.join(str(exc).split())}") from None
-    if data is None:
-        return {}
+    if data is None or data == {}:
+        raise DataError(file, "no settings in the file (it is empty); write settings in it, or leave "
+                        "out --config to run on the defaults")
     if not isinstance(data, dict):
         raise DataError(file, f"expected a mapping of settings, got {type(data).__name__}")
     try:
@@ -242,7 +275,9 @@ def resolve(
     if unknown:
         from_file = sorted(k for k in unknown if source and k in base and k not in kwargs)
         where = source if from_file and len(from_file) == len(unknown) else ""
-        raise UserError(f"{where}unknown argument(s) {', '.join(sorted(unknown))} for {bench.name}")
+        known = [*bench.config_class.model_fields, *index, *option_names, "benchmark", "benchmark_version"]
+        raise UserError(f"{where}unknown argument(s) {', '.join(sorted(unknown))} for {bench.name}"
+                        f"{did_you_mean(sorted(unknown), known)}")
     settings = deep_merge(nested_given, settings)
     for name in MODEL_FIELDS:
         if name in settings:

@@ -77,7 +77,7 @@ from typing import Any
 
 from ideaharness.errors import DataError
 from ideaharness.jsonl import decode_input, iter_jsonl, parse_json_document
-from ideaharness.textio import read_text
+from ideaharness.textio import decode_utf8, read_text
 
 __all__ = ["FORMATS", "VOCABULARY", "Converter", "read_idea_rows"]
 
@@ -127,10 +127,7 @@ def _read_text(path: Path) -> str:
         raise DataError(path, "is a directory, expected a file") from None
     except (OSError, EOFError, zlib.error) as exc:
         raise DataError(path, f"not a gzip file ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(path, f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    return decode_utf8(data, path)  # a bad byte: named by line and offset of the decompressed text
 
 
 def _is_jsonl_suffix(path: Path) -> bool:

@@ -79,21 +79,53 @@ from ideaharness.systems.spec import is_system, split_ideas_spec, system_kind
 Phase = tuple[str, Callable[[Instance], Awaitable[None]]]
 
 
+TARGET_PAPER_FILE = "target_paper_data.json"
+DATA_LAYOUT = (f"give 'tomato-chem', a {TARGET_PAPER_FILE} file (the published schema), an Instance JSONL "
+               f"file, or a folder holding {TARGET_PAPER_FILE} or instances.jsonl")
+"""AI Idea Bench's ``--data`` forms, as its errors name them."""
+
+
+def data_spec(spec: str) -> str:
+    """``--data`` resolved to what the readers take: ``<folder>/target_paper_data.json`` for a
+    folder holding one; anything else unchanged.
+
+    Raises:
+        UserError: a path that does not exist, or a folder holding none of AI Idea Bench's data
+            files (names the path and :data:`DATA_LAYOUT`).
+    """
+    if spec == "tomato-chem":
+        return spec
+    from ideaharness.data.registry import folder_instances, ideabench_csv_files
+
+    path = Path(spec)
+    if path.is_dir():
+        if (path / TARGET_PAPER_FILE).is_file():
+            return str(path / TARGET_PAPER_FILE)
+        if folder_instances(path) is None and ideabench_csv_files(path) is None:
+            raise UserError(f"--data {spec}: a folder with no {TARGET_PAPER_FILE} or instances.jsonl in it; "
+                            f"{DATA_LAYOUT}")
+    elif not path.exists():
+        raise UserError(f"--data {spec}: no such file; {DATA_LAYOUT}")
+    return spec
+
+
 def load_aiideabench_instances(config: AIIdeaBenchConfig) -> list[Instance]:
-    """Instances of ``config.data``: a ``.json`` target_paper_data file, else the shared registry
-    (``tomato-chem`` or Instance JSONL) mapped with :func:`from_tomato`."""
-    if config.data.endswith(".json"):
-        return load_target_paper_data(config.data, cutoff=config.cutoff or DEFAULT_CUTOFF)
+    """Instances of ``config.data`` (:func:`data_spec`): a ``.json`` target_paper_data file, else
+    the shared registry (``tomato-chem`` or Instance JSONL) mapped with :func:`from_tomato`."""
+    spec = data_spec(config.data)
+    if spec.endswith(".json"):
+        return load_target_paper_data(spec, cutoff=config.cutoff or DEFAULT_CUTOFF)
     from ideaharness.data.registry import load_instances
 
-    return from_tomato(load_instances(config.data), cutoff=config.cutoff or DEFAULT_CUTOFF)
+    return from_tomato(load_instances(spec), cutoff=config.cutoff or DEFAULT_CUTOFF)
 
 
 def input_files(config: AIIdeaBenchConfig) -> dict[str, list[Path]]:
     """The files a run reads, by flag (their sha256 is part of the run's identity)."""
     from ideaharness.data.registry import data_files
 
-    files = {"--data": [Path(config.data)] if config.data.endswith(".json") else data_files(config.data)}
+    spec = data_spec(config.data)
+    files = {"--data": [Path(spec)] if spec.endswith(".json") else data_files(spec)}
     if config.ideas:
         files["--ideas"] = config.ideas_files()
     elif system_kind(config.generator) == "ideas-file":

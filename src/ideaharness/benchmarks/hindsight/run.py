@@ -34,7 +34,6 @@ from ideaharness.benchmarks.hindsight.search import (
     text_sha,
 )
 from ideaharness.benchmarks.hindsight.topics import (
-    SAMPLE,
     Topic,
     check_run_cutoff,
     load_topics,
@@ -122,9 +121,9 @@ class Hindsight(Benchmark):
     def input_files(self) -> Mapping[str, Sequence[Path]]:
         """``--data`` (a topics file; the bundled sample too) and ``--corpus`` files (the runner
         adds ``--ideas``)."""
-        from ideaharness.benchmarks.hindsight.topics import sample_path
+        from ideaharness.benchmarks.hindsight.topics import topics_path
 
-        data = sample_path() if self.config.data == SAMPLE else Path(self.config.data)
+        data = topics_path(self.config.data)
         return {"--data": [data], **({"--corpus": [Path(c) for c in self.config.corpus]} if self.config.corpus
                                      else {})}
 

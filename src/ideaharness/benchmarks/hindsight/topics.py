@@ -127,17 +127,29 @@ def sample_path() -> Path:
     return Path(__file__).parent / "data" / "sample" / "topics.jsonl.gz"
 
 
+def topics_path(spec: str) -> Path:
+    """The file ``--data`` names: the bundled sample for ``sample``, ``<folder>/topics.jsonl`` for a
+    folder holding one, else the path as given (which may not exist)."""
+    path = sample_path() if spec == SAMPLE else Path(spec)
+    if path.is_dir() and (path / "topics.jsonl").is_file():
+        return path / "topics.jsonl"
+    return path
+
+
 def load_topics(spec: str) -> list[Topic]:
     """The topics of ``--data``: ``sample`` (bundled) or a topics JSONL(.gz) file.
 
     Raises:
-        UserError: no such file; DataError: a line that is not a topic (naming file, line and
+        UserError: no such file, or a folder without ``topics.jsonl``; DataError: a line that is
+            not a topic (naming file, line and
             field), a ``window_end`` on or before the topic's cutoff, two topics with one id, or no
             topic at all.
     """
-    path = sample_path() if spec == SAMPLE else Path(spec)
-    if path.is_dir() and (path / "topics.jsonl").is_file():
-        path = path / "topics.jsonl"
+    path = topics_path(spec)
+    if path.is_dir():
+        raise UserError(f"--data {spec}: is a folder with no topics.jsonl in it (give 'sample', a topics "
+                        "JSONL file, or a folder holding topics.jsonl, as 'ideaharness data build hindsight' "
+                        "writes)")
     if not path.is_file():
         raise UserError(f"--data {spec}: no such file (give 'sample' or a topics JSONL file, as "
                         "'ideaharness data build hindsight' writes)")
