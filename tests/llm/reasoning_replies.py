@@ -298,7 +298,10 @@ mlrbench = [
 CANDIDATES = ["Aligned hydrogels for wearable heat harvesting", "Graph models of ligand descriptors",
               "Acoustic sorting of living cells", "Deep eutectic solvents for coupling"]
 GOLD = SENTENCES[0] + " " + SENTENCES[1]
-HYPOTHESIS_FORM = hypothesis_form(list(SENTENCES[2:]), GOLD)
+# the negatives a gold is ranked against: two sentences each, as long as the replies below (the
+# rewrite is asked and checked at the negatives' length, issue 32 item 3)
+HYPOTHESIS_FORM = hypothesis_form(
+    [f"{a} {b}" for a, b in zip(SENTENCES[2:-1], SENTENCES[3:], strict=True)], GOLD)
 
 
 def _hypothesis(text: str, reasoning: bool) -> str:

@@ -29,6 +29,16 @@ def echo(body: dict[str, Any]) -> str:
     return body["messages"][-1]["content"]
 
 
+@pytest.fixture(autouse=True)
+def _registered_metrics() -> Iterator[None]:
+    """The toy benchmarks register metrics (``toybench.echo_rate``, ...); drop them afterwards, or a
+    later test's own ``toybench`` would be expected to produce them (``expected_metrics``)."""
+    before = dict(registry._METRICS)
+    yield
+    registry._METRICS.clear()
+    registry._METRICS.update(before)
+
+
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

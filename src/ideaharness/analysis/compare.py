@@ -1,7 +1,7 @@
 """``ideaharness compare``: a leaderboard of systems from saved runs of one benchmark.
 
-For every metric: each system's value with its n (instances) and a percentile-bootstrap 95 %
-interval (resampling instances) over the instances *every* compared system with a value was scored
+For every metric: each system's value with its n (instances) and its metric's 95 %
+interval over the instances *every* compared system with a value was scored
 on (paired: a system that failed or did not parse on the hard instances is not ranked on the easy
 ones alone), beside it its value over all its own scored instances and its coverage (answered /
 asked generations, from the run's ``coverage`` block; a system more than :data:`COVERAGE_GAP` below
@@ -532,7 +532,10 @@ def compare_runs(
         "systems": systems,
         "settings_mismatch": mismatch,
         "method": {
-            "interval": "percentile bootstrap",
+            "interval": "each metric's own interval (its MetricSpec, metrics[key]['interval']: a "
+                        "bounded-mean score interval for bounded means and pooled ratios, else a "
+                        "percentile bootstrap; none below MIN_INTERVAL_N units); paired differences: "
+                        "percentile bootstrap",
             "unit": "instance (paired over shared instances)",
             "n_resamples": n_resamples,
             "confidence": confidence,

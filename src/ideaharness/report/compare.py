@@ -173,8 +173,8 @@ def comparison_tables(result: dict[str, Any]) -> list[Table]:
                     "run verdict",
                 ],
                 rows=rows,
-                note=f"{_basis(block)}{method['interval']}, {method['n_resamples']} resamples over "
-                "instances; "
+                note=f"{_basis(block)}95% interval: {block.get('interval') or method['interval']}; Δ: paired "
+                f"percentile bootstrap, {method['n_resamples']} resamples over instances; "
                 "Δ paired over the instances both systems were scored on; p: paired permutation test "
                 f"(exact up to 13 shared instances), Holm over the {method['family_size']} comparisons "
                 f"with at least {method['min_n']} shared instances; * = p (Holm) < {method['alpha']:g}; "

@@ -16,7 +16,8 @@ Protocol per task (published code chchenhui/mlrbench, stepwise evaluation):
    (``mlrbench/evals/review_idea.py``); proposal — the same and soundness (``review_proposal.py``).
    The reply's final JSON score object is read strictly (:func:`.parsers.parse_review`);
 4. scores (:mod:`.scores`): per task the judges' mean of each dimension; the headline per stage
-   and dimension is the mean over tasks with a percentile-bootstrap 95% interval.
+   and dimension is the mean over tasks with its 95% interval (a bounded-mean score interval:
+   docs/statistics.md).
 
 Any idea-generation system can be the generator (:mod:`.contract`: the idea and proposal tasks it
 answers): ``--ideas FILE`` scores a file's ideas and proposals (MLR-Bench's own JSON Lines of

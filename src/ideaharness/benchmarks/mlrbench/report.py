@@ -37,7 +37,8 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     tables = [Table(title=f"MLR-Bench rubric scores of {results.get('system')}",
                     columns=["dimension", *[c for s in stages for c in (s, f"{s} 95% CI", f"{s} n")]],
                     rows=rows, note="judge scores 1-10; mean over tasks (each task: mean over judges), "
-                    "percentile bootstrap 95% interval over tasks")]
+                    "95% interval over tasks as in the headline (a bounded-mean score interval; none below 5 "
+                    "tasks: docs/statistics.md)")]
     c = results.get("counts") or {}
     tables.append(Table(title="Texts and reviews", columns=["quantity", *stages], rows=[
         [what.replace("_", " "), *[c.get(f"{what}_{s}", 0) for s in stages]]

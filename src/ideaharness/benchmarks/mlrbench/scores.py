@@ -3,7 +3,7 @@
 One metric per stage and rubric dimension, ``mlrbench.<stage>_<dimension>`` (``mlrbench.idea_overall``,
 ``mlrbench.proposal_soundness``, ...): a task's score is its judges' mean score of the task's text
 on that dimension (one judge: that judge's score), on the published 1-10 scale; the headline is
-the mean over tasks with a seeded percentile-bootstrap 95% interval over tasks (the defaults of
+the mean over tasks with its 95% interval over tasks (the default interval of
 :class:`~ideaharness.runner.MetricSpec`). A task whose text was never produced (the generation did
 not parse) or whose reviews all failed to parse is unscored, with the reason.
 """
